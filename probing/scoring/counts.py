@@ -1,0 +1,139 @@
+"""Running integer counts of the probe: ``update`` per batch, ``merge`` across parts.
+
+Everything a result holds is a count, so shards, processes and resumed runs
+combine by addition and give exactly the counts of one run. Memory is fixed by
+the model's shape and the relation list, never by the treebank's length.
+
+>>> import torch
+>>> from probing.scoring.pairs import PairBatch
+>>> counts = ProbeCounts(("det",), num_layers=1, num_heads=1)
+>>> predictions = torch.tensor([1, 2, 0]).view(1, 1, 1, 1, 3).expand(1, 2, 1, 1, 3)
+>>> pairs = PairBatch(*(torch.tensor([v]) for v in (0, 0, 1, 0)))  # word 0's head is word 1
+>>> counts.update(predictions, pairs, sentence_indices=[0], num_words=[3])
+>>> counts.total.tolist(), counts.heads[0, :, 0, 0].tolist(), counts.baselines[0].tolist()
+([1], [1, 1], [0, 0, 0, 1, 0, 0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from ..errors import ProbingError
+from .bootstrap import poisson_weights
+from .pairs import PairBatch
+
+OFFSETS = (-3, -2, -1, 1, 2, 3)
+"""The positional baselines: word i's head is predicted to be word i + offset."""
+
+
+@dataclass(frozen=True)
+class BootstrapSpec:
+    replicates: int = 1000
+    seed: int = 0
+
+
+class ProbeCounts:
+    """Correct counts of every head, direction and baseline offset, per relation.
+
+    Shapes (R relations, L layers, H heads, O offsets, B bootstrap replicates):
+    ``total`` [R]; ``heads`` [R, direction, L, H]; ``baselines`` [R, O];
+    with a bootstrap also ``boot_total`` [B, R], ``boot_heads``
+    [B, R, direction, L, H], ``boot_baselines`` [B, R, O].
+    """
+
+    def __init__(
+        self,
+        relations: Sequence[str],
+        num_layers: int,
+        num_heads: int,
+        offsets: Sequence[int] = OFFSETS,
+        bootstrap: BootstrapSpec | None = None,
+    ):
+        self.relations = tuple(relations)
+        self.num_layers, self.num_heads = num_layers, num_heads
+        self.offsets = tuple(offsets)
+        self.bootstrap = bootstrap
+        shape = (len(self.relations),)
+        self.total = torch.zeros(shape, dtype=torch.long)
+        self.heads = torch.zeros(shape + (2, num_layers, num_heads), dtype=torch.long)
+        self.baselines = torch.zeros(shape + (len(self.offsets),), dtype=torch.long)
+        self.sentences = 0
+        self.words = 0
+        if bootstrap is not None:
+            replicates = (bootstrap.replicates,)
+            self.boot_total = torch.zeros(replicates + self.total.shape, dtype=torch.long)
+            self.boot_heads = torch.zeros(replicates + self.heads.shape, dtype=torch.long)
+            self.boot_baselines = torch.zeros(replicates + self.baselines.shape, dtype=torch.long)
+
+    def update(
+        self,
+        predictions: torch.Tensor,
+        pairs: PairBatch,
+        sentence_indices: Sequence[int],
+        num_words: Sequence[int],
+    ) -> None:
+        """Count one batch.
+
+        predictions: long [batch, direction, layer, head, word] (see predict_heads).
+        pairs: the batch's pairs, ``row`` indexing the batch axis.
+        """
+        self.sentences += len(sentence_indices)
+        self.words += int(sum(num_words))
+        if len(pairs) == 0:
+            return
+        relation = pairs.relation
+        target = pairs.target.to(predictions.device)
+        # [pair, direction, layer, head]: advanced indices on axes 0 and 4 move to the front
+        predicted = predictions[pairs.row.to(predictions.device), :, :, :, pairs.query.to(predictions.device)]
+        head_correct = (predicted == target[:, None, None, None]).cpu().long()
+        offsets = torch.tensor(self.offsets, dtype=torch.long)
+        # [pair, offset]; a ROOT target (-1) is never right, even where query + offset == -1
+        baseline_correct = ((pairs.query[:, None] + offsets[None, :]) == pairs.target[:, None]) & (
+            pairs.target[:, None] >= 0
+        )
+        baseline_correct = baseline_correct.long()
+        ones = torch.ones(len(pairs), dtype=torch.long)
+
+        self.total.index_add_(0, relation, ones)
+        self.heads.index_add_(0, relation, head_correct)
+        self.baselines.index_add_(0, relation, baseline_correct)
+        if self.bootstrap is not None:
+            self._update_bootstrap(pairs, sentence_indices, ones, head_correct, baseline_correct)
+
+    def _update_bootstrap(self, pairs, sentence_indices, ones, head_correct, baseline_correct) -> None:
+        """Replicate counts: per-sentence counts weighted by each sentence's Poisson weights."""
+        batch, relations = len(sentence_indices), len(self.relations)
+        weights = poisson_weights(sentence_indices, replicates=self.bootstrap.replicates, seed=self.bootstrap.seed)
+        key = pairs.row * relations + pairs.relation  # one bucket per (sentence, relation)
+
+        def replicate(per_pair: torch.Tensor, into: torch.Tensor) -> None:
+            per_sentence = torch.zeros((batch * relations,) + per_pair.shape[1:], dtype=torch.float64)
+            per_sentence.index_add_(0, key, per_pair.to(torch.float64))
+            per_sentence = per_sentence.view(batch, -1)  # [sentence, relation * rest]
+            # float64 holds these integer sums exactly (far below 2**53)
+            into += torch.matmul(weights, per_sentence).round().long().view(into.shape)
+
+        replicate(ones, self.boot_total)
+        replicate(head_correct, self.boot_heads)
+        replicate(baseline_correct, self.boot_baselines)
+
+    def merge(self, other: "ProbeCounts") -> "ProbeCounts":
+        """Add another part's counts into this one (same relations, shape and bootstrap)."""
+        mine = (self.relations, self.num_layers, self.num_heads, self.offsets, self.bootstrap)
+        theirs = (other.relations, other.num_layers, other.num_heads, other.offsets, other.bootstrap)
+        if mine != theirs:
+            raise ProbingError(f"cannot merge counts of different shape or options: {mine} vs {theirs}")
+        for name in self.tensor_names():
+            getattr(self, name).add_(getattr(other, name))
+        self.sentences += other.sentences
+        self.words += other.words
+        return self
+
+    def tensor_names(self) -> list[str]:
+        names = ["total", "heads", "baselines"]
+        if self.bootstrap is not None:
+            names += ["boot_total", "boot_heads", "boot_baselines"]
+        return names

@@ -1,0 +1,54 @@
+"""The (query, head) pairs of a batch of sentences, flattened into tensors.
+
+Scoring gathers each pair's prediction with one advanced-indexing operation,
+so the pairs of every relation and sentence of a batch travel together as
+four equally long index tensors.
+
+>>> from probing.treebank import Sentence
+>>> s = Sentence(words=("the", "cat", "sat"), heads=(1, 2, -1),
+...              labels=("det", "nsubj", "root"), upos=("DET", "NOUN", "VERB"))
+>>> batch = collect_pairs([s], ("det", "all"))
+>>> batch.relation.tolist(), batch.query.tolist(), batch.target.tolist()
+([0, 1, 1], [0, 0, 1], [1, 1, 2])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from ..relations import relation_pairs
+from ..treebank import Sentence
+
+
+@dataclass(frozen=True)
+class PairBatch:
+    """All pairs of a batch; each tensor is long [pair].
+
+    ``row`` is the sentence's position in the batch, ``query`` the word whose
+    prediction is scored, ``target`` the head it must equal (-1 for ROOT,
+    which no head ever predicts), ``relation`` the index into the relation list.
+    """
+
+    row: torch.Tensor
+    query: torch.Tensor
+    target: torch.Tensor
+    relation: torch.Tensor
+
+    def __len__(self) -> int:
+        return int(self.row.numel())
+
+
+def collect_pairs(sentences: Sequence[Sentence], relations: Sequence[str]) -> PairBatch:
+    rows, queries, targets, relation_ids = [], [], [], []
+    for row, sentence in enumerate(sentences):
+        for relation_id, name in enumerate(relations):
+            for query, target in relation_pairs(name, sentence):
+                rows.append(row)
+                queries.append(query)
+                targets.append(target)
+                relation_ids.append(relation_id)
+    as_long = lambda values: torch.tensor(values, dtype=torch.long)  # noqa: E731
+    return PairBatch(as_long(rows), as_long(queries), as_long(targets), as_long(relation_ids))

@@ -1,0 +1,84 @@
+"""Tiny models and tokenizers built offline, for tests, doctests and examples.
+
+Nothing here touches the network: tokenizers are trained on the spot with the
+``tokenizers`` package on the sample treebank's words, and models are drawn
+at random from a small config and saved to a temporary folder, so every code
+path that loads "a checkpoint" can be exercised exactly as with a real one.
+
+>>> path = tiny_bert()
+>>> sorted(p.name for p in Path(path).iterdir())[:2]
+['config.json', 'model.safetensors']
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from pathlib import Path
+
+from .pipeline import sample_treebank_path
+from .treebank import read_treebank
+
+_TMP = Path(tempfile.mkdtemp(prefix="probing-tiny-"))
+
+
+def sample_path() -> Path:
+    """The project's sample treebank."""
+    return sample_treebank_path()
+
+
+def training_words() -> list[str]:
+    """Every word of the sample treebank: the corpus tiny tokenizers learn from."""
+    return [word for sentence in read_treebank(sample_path()) for word in sentence.words]
+
+
+@functools.lru_cache(maxsize=None)
+def tiny_wordpiece_tokenizer(vocab_size: int = 300):
+    """A BERT-style fast tokenizer with a small WordPiece vocabulary (words split often)."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    backend.decoder = decoders.WordPiece()
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials)
+    backend.train_from_iterator([" ".join(training_words())], trainer=trainer)
+    cls_id, sep_id = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=128,
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def tiny_bert(num_layers: int = 2, num_heads: int = 4, seed: int = 0) -> str:
+    """Save a random BERT (with its tiny tokenizer) to a folder and return the folder."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    tokenizer = tiny_wordpiece_tokenizer()
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16 * num_heads,
+        num_hidden_layers=num_layers,
+        num_attention_heads=num_heads,
+        intermediate_size=32 * num_heads,
+        max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = BertForMaskedLM(config)
+    folder = _TMP / f"bert-{num_layers}x{num_heads}-seed{seed}"
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
