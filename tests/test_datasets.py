@@ -1,0 +1,275 @@
+"""probing.datasets against a real local HTTP server standing in for GitHub.
+
+The served treebank is a copy, made at test time, of the shared en_ewt dev
+file (never committed to the project), so the pinned sha256 really matches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import http.server
+import json
+import os
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from probing import datasets
+from probing.datasets import KNOWN_TREEBANKS, cache_dir, fetch, resolve_treebank, sha256_of
+from probing.errors import ProbingError
+
+EWT = KNOWN_TREEBANKS["en_ewt"]
+EWT_DEV = EWT.file("dev")
+PUD = KNOWN_TREEBANKS["en_pud"]
+PUD_TEST = PUD.file("test")
+
+
+def _shared_treebanks() -> Path:
+    env = os.environ.get("PROBING_TREEBANKS")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "treebanks"
+
+
+# Resolved at import, before any test's monkeypatch removes PROBING_TREEBANKS.
+SHARED = _shared_treebanks()
+SHARED_EWT_DEV = SHARED / "en_ewt" / EWT_DEV.filename
+
+
+class _Server:
+    """A ThreadingHTTPServer over ``root`` that counts the requests it gets."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.requests: list[str] = []
+        server = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's naming)
+                server.requests.append(self.path)
+                super().do_GET()
+
+            def log_message(self, *args):  # keep pytest output clean
+                pass
+
+        handler = functools.partial(Handler, directory=str(root))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    def put(self, tb, tb_file, data: bytes) -> str:
+        path = self.root / tb.repo / tb.commit / tb_file.filename
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return f"{self.base_url}/{tb.repo}/{tb.commit}/{tb_file.filename}"
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """A clean environment: cache in tmp_path, no local copy, no proxies."""
+    for var in ("PROBING_TREEBANKS", "PROBING_UD_BASE_URL", "http_proxy", "HTTP_PROXY",
+                "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PROBING_CACHE", str(tmp_path / "cache"))
+    return tmp_path
+
+
+@pytest.fixture
+def server(env, monkeypatch):
+    srv = _Server(env / "served")
+    srv.root.mkdir()
+    monkeypatch.setenv("PROBING_UD_BASE_URL", srv.base_url)
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def ewt_dev_bytes(env) -> bytes:
+    # A copy into tmp_path, so nothing a test does can touch the shared file.
+    copy = env / "ewt-dev-copy.conllu"
+    shutil.copyfile(SHARED_EWT_DEV, copy)
+    return copy.read_bytes()
+
+
+def _cache_files() -> list[Path]:
+    root = cache_dir()
+    return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+
+
+def test_registry_matches_the_shared_readme():
+    readme = (SHARED / "README.md").read_text(encoding="utf-8")
+    for name in ("en_ewt", "en_gum"):
+        tb = KNOWN_TREEBANKS[name]
+        assert tb.commit in readme
+        for f in tb.files:
+            assert f"| {name}/{f.filename} |" in readme
+            assert f.sha256 and f.sha256 in readme
+    assert PUD.splits == ("test",) and PUD_TEST.sha256 is None
+    assert len(PUD.commit) == 40
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        EWT.commit = "0" * 40
+
+
+def test_cache_dir_follows_probing_cache(env):
+    assert cache_dir() == env / "cache" / "treebanks"
+
+
+def test_download_verifies_caches_and_is_not_repeated(server, ewt_dev_bytes):
+    url = server.put(EWT, EWT_DEV, ewt_dev_bytes)
+
+    path = resolve_treebank("en_ewt:dev")
+
+    assert path == cache_dir() / "en_ewt" / EWT_DEV.filename
+    assert path.read_bytes() == ewt_dev_bytes
+    assert sha256_of(path) == EWT_DEV.sha256
+    assert server.requests == [url.removeprefix(server.base_url)]
+    assert _cache_files() == [path]  # no temp file left behind
+
+    assert resolve_treebank("en_ewt:dev") == path
+    assert resolve_treebank("en_ewt:dev", download=False) == path
+    assert fetch("en_ewt", ["dev"]) == [path]
+    assert len(server.requests) == 1
+
+
+def test_corrupted_download_caches_nothing(server, ewt_dev_bytes):
+    bad = ewt_dev_bytes.replace(b"\tobj\t", b"\tiobj\t", 1)
+    assert bad != ewt_dev_bytes
+    server.put(EWT, EWT_DEV, bad)
+
+    with pytest.raises(ProbingError) as info:
+        resolve_treebank("en_ewt:dev")
+
+    msg = str(info.value)
+    assert "sha256" in msg and EWT_DEV.filename in msg
+    assert EWT_DEV.sha256 in msg
+    assert datasets.hashlib.sha256(bad).hexdigest() in msg
+    assert len(server.requests) == 1
+    assert _cache_files() == []
+    with pytest.raises(ProbingError, match="not in the cache"):
+        resolve_treebank("en_ewt:dev", download=False)
+
+
+def test_damaged_cache_file_is_downloaded_again(server, ewt_dev_bytes):
+    server.put(EWT, EWT_DEV, ewt_dev_bytes)
+    path = resolve_treebank("en_ewt:dev")
+    path.write_bytes(b"truncated")
+
+    assert resolve_treebank("en_ewt:dev").read_bytes() == ewt_dev_bytes
+    assert len(server.requests) == 2
+
+
+def test_http_404_names_the_url(server):
+    with pytest.raises(ProbingError) as info:
+        resolve_treebank("en_ewt:dev")
+
+    msg = str(info.value)
+    assert EWT.url(EWT_DEV) in msg and msg.startswith(server.base_url)
+    assert "404" in msg and "PROBING_TREEBANKS" in msg
+    assert len(server.requests) == 1
+    assert _cache_files() == []
+
+
+def test_unreachable_server_names_the_url(env, monkeypatch):
+    with socket.socket() as sock:  # a port nobody listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("PROBING_UD_BASE_URL", f"http://127.0.0.1:{port}/")
+
+    with pytest.raises(ProbingError) as info:
+        fetch("en_ewt", ["test"])
+
+    msg = str(info.value)
+    assert f"http://127.0.0.1:{port}/UD_English-EWT/{EWT.commit}/en_ewt-ud-test.conllu" in msg
+    assert "PROBING_TREEBANKS" in msg
+    assert _cache_files() == []
+
+
+def test_local_copy_is_used_without_any_request(server, monkeypatch):
+    monkeypatch.setenv("PROBING_TREEBANKS", str(SHARED))
+
+    assert resolve_treebank("en_ewt:dev") == SHARED_EWT_DEV
+    assert fetch("en_ewt", ["dev"]) == [SHARED_EWT_DEV]
+    assert server.requests == []
+    assert _cache_files() == []
+
+
+def test_local_copy_with_wrong_checksum_is_an_error(server, env, ewt_dev_bytes, monkeypatch):
+    local = env / "local"
+    (local / "en_ewt").mkdir(parents=True)
+    (local / "en_ewt" / EWT_DEV.filename).write_bytes(ewt_dev_bytes + b"\n")
+    monkeypatch.setenv("PROBING_TREEBANKS", str(local))
+
+    with pytest.raises(ProbingError, match="sha256 mismatch") as info:
+        resolve_treebank("en_ewt:dev")
+    assert str(local / "en_ewt" / EWT_DEV.filename) in str(info.value)
+    assert server.requests == []
+
+
+def test_local_copy_without_the_file_falls_back_to_download(server, env, ewt_dev_bytes, monkeypatch):
+    monkeypatch.setenv("PROBING_TREEBANKS", str(env / "empty"))
+    server.put(EWT, EWT_DEV, ewt_dev_bytes)
+
+    assert resolve_treebank("en_ewt:dev") == cache_dir() / "en_ewt" / EWT_DEV.filename
+    assert len(server.requests) == 1
+
+
+def test_unverified_treebank_is_trusted_on_first_use(server, capsys):
+    data = b"# sent_id = 1\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
+    server.put(PUD, PUD_TEST, data)
+
+    path = resolve_treebank("en_pud")  # one split: no need to name it
+
+    assert path.read_bytes() == data
+    err = capsys.readouterr().err
+    assert "unverified" in err and "warning" in err
+    manifest = json.loads((cache_dir() / "manifest.json").read_text())
+    entry = manifest["en_pud/en_pud-ud-test.conllu"]
+    assert entry["sha256"] == datasets.hashlib.sha256(data).hexdigest()
+    assert entry["verified"] is False
+
+    assert resolve_treebank("en_pud:test") == path
+    assert len(server.requests) == 1
+
+    path.write_bytes(data + b"tampered")
+    with pytest.raises(ProbingError, match="recorded on first download"):
+        resolve_treebank("en_pud")
+
+
+def test_unknown_names_and_splits_list_the_known_ones(env):
+    with pytest.raises(ProbingError) as info:
+        resolve_treebank("en_foo:dev")
+    for name in ("en_ewt", "en_gum", "en_pud"):
+        assert name in str(info.value)
+
+    with pytest.raises(ProbingError, match="known splits: dev, test"):
+        resolve_treebank("en_ewt:train")
+
+    with pytest.raises(ProbingError, match="en_ewt:dev or en_ewt:test"):
+        resolve_treebank("en_ewt")
+
+    with pytest.raises(ProbingError, match="known treebanks: en_ewt, en_gum, en_pud"):
+        fetch("nope")
+
+
+def test_plain_file_path_passes_through(env):
+    path = env / "mine.conllu"
+    path.write_text("# text = x\n1\tx\tx\tX\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
+
+    assert resolve_treebank(str(path)) == path
+    assert _cache_files() == []
+
+
+def test_missing_path_is_reported(env):
+    missing = env / "nope.conllu"
+    with pytest.raises(ProbingError, match="treebank file not found: .*nope.conllu"):
+        resolve_treebank(str(missing))
+    with pytest.raises(ProbingError, match="treebank file not found: typo"):
+        resolve_treebank("typo")
