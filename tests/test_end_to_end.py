@@ -1,0 +1,142 @@
+"""`probing score` end to end with a tiny random BERT built offline, and its bad inputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from probing.cli import main
+from probing.relations import DEFAULT_RELATIONS, relation_pairs
+from probing.testing import sample_path, tiny_bert
+from probing.treebank import read_treebank
+
+from conftest import conllu_rows
+
+RESULT_KEYS = {"schema_version", "tool", "model", "treebank", "config", "relations", "timing", "created"}
+
+
+def score(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["score", "--quiet", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_tiny_bert_end_to_end_result_file(capsys, tmp_path):
+    output = tmp_path / "r.json"
+    code, out, _ = score(capsys, "--model", tiny_bert(), "--treebank", str(sample_path()), "--output", str(output),
+                         "--relations", *DEFAULT_RELATIONS, "nsubj", "--bootstrap", "20")
+    assert code == 0
+    assert "best head (layer-head, from 1)" in out and "nsubj" in out
+    result = json.loads(output.read_text())
+    assert RESULT_KEYS <= set(result)
+    assert result["schema_version"] == "1"
+    assert (result["model"]["num_layers"], result["model"]["num_heads"]) == (2, 4)
+    sentences = list(read_treebank(sample_path()))
+    assert result["treebank"]["sentences_total"] == result["treebank"]["sentences_scored"] == len(sentences)
+    assert result["treebank"]["words_scored"] == sum(map(len, sentences))
+    assert result["config"]["offsets"] == [-3, -2, -1, 1, 2, 3]
+    assert result["config"]["pooling"] == {"to": "sum", "from": "mean"}
+    for name, entry in result["relations"].items():
+        assert entry["total"] == sum(len(relation_pairs(name, s)) for s in sentences) > 0
+        for direction in ("dep_to_head", "head_to_dep"):
+            grid = entry["heads"][direction]
+            assert len(grid) == 2 and all(len(row) == 4 for row in grid)
+            assert all(0 <= c <= entry["total"] for row in grid for c in row)
+        assert set(entry["baselines"]) == {"-3", "-2", "-1", "1", "2", "3"}
+        best = entry["best"]
+        assert best["accuracy"] == max(max(map(max, entry["heads"][d])) for d in entry["heads"]) / entry["total"]
+        assert best["accuracy"] == entry["heads"][best["direction"]][best["layer"]][best["head"]] / entry["total"]
+        assert entry["best_baseline"]["accuracy"] == max(entry["baselines"].values()) / entry["total"]
+
+
+def test_same_counts_whatever_the_batch_size(capsys, tmp_path):
+    results = []
+    for batch_size in ("1", "7"):
+        output = tmp_path / f"b{batch_size}.json"
+        assert score(capsys, "--model", tiny_bert(), "--limit", "20", "--batch-size", batch_size,
+                     "--output", str(output), "--bootstrap", "10")[0] == 0
+        results.append(json.loads(output.read_text()))
+    assert results[0]["relations"] == results[1]["relations"]
+    assert results[0]["bootstrap"]["arrays"] == results[1]["bootstrap"]["arrays"]
+
+
+def test_relation_matching_nothing_is_reported_not_dropped(capsys, tmp_path):
+    output = tmp_path / "r.json"
+    assert score(capsys, "--model", tiny_bert(), "--limit", "5", "--relations", "det", "vocative",
+                 "--output", str(output), "--bootstrap", "0")[0] == 0
+    entry = json.loads(output.read_text())["relations"]["vocative"]
+    assert entry["total"] == 0 and entry["best"] is None and entry["best_baseline"] is None
+
+
+def test_too_long_sentences_are_skipped_and_counted(capsys, tmp_path):
+    output = tmp_path / "r.json"
+    assert score(capsys, "--model", tiny_bert(), "--limit", "10", "--max-length", "16",
+                 "--output", str(output), "--bootstrap", "0")[0] == 0
+    treebank = json.loads(output.read_text())["treebank"]
+    assert treebank["skipped"]["too_long"] > 0
+    assert treebank["sentences_scored"] + treebank["skipped"]["too_long"] == 10
+
+
+def test_zero_piece_words_become_unk_and_are_counted(capsys, write_conllu, tmp_path):
+    # A zero-width space is erased by BERT's normaliser: the word would own no piece.
+    path = write_conllu(conllu_rows("1 the the DET _ _ 2 det _ _", "2 \u200b x X _ _ 0 root _ _"))
+    output = tmp_path / "r.json"
+    assert score(capsys, "--model", tiny_bert(), "--treebank", str(path), "--output", str(output), "--bootstrap", "0")[0] == 0
+    result = json.loads(output.read_text())
+    assert result["treebank"]["unk_substituted_words"] == 1
+    assert result["relations"]["det"]["total"] == 1
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--relations", "DOBJ"], "--relations: unknown relation 'DOBJ'"),
+        (["--treebank", "missing.conllu"], "treebank file not found"),
+        (["--model", "/nonexistent/model-folder"], "--model: cannot load model"),
+        (["--batch-size", "0"], "--batch-size: must be a positive integer"),
+        (["--shard", "3/2"], "--shard"),
+    ],
+)
+def test_bad_options_get_one_clear_message(capsys, args, fragment):
+    code, out, err = score(capsys, "--model", tiny_bert(), *args)
+    assert code == 2
+    assert fragment in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_malformed_treebank_via_the_real_command_line(write_conllu, tmp_path):
+    bad = write_conllu(conllu_rows("1 a a X _ _ 0 root _ _", "2 b b X _ _ x dep _ _"))
+    output = tmp_path / "r.json"
+    output.write_text("previous result\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "probing", "score", "--model", tiny_bert(), "--treebank", str(bad), "--output", str(output)],
+        capture_output=True, text=True,
+    )
+    assert completed.returncode == 2
+    assert f"{bad}:2: HEAD is not an integer: 'x'" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert output.read_text() == "previous result\n"  # nothing the user had is lost
+
+
+def test_empty_treebank(capsys, write_conllu):
+    code, _, err = score(capsys, "--model", tiny_bert(), "--treebank", str(write_conllu("")))
+    assert code == 2 and "holds no sentence" in err
+
+
+def test_output_is_replaced_only_by_a_complete_file(tmp_path, monkeypatch):
+    from probing import results
+
+    target = tmp_path / "r.json"
+    target.write_text("old\n")
+
+    def broken_dump(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(results.json, "dump", broken_dump)
+    with pytest.raises(RuntimeError):
+        results.write_result({"a": 1}, target)
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temp file left behind

@@ -1,0 +1,81 @@
+"""Token -> word attention and head predictions (spec sections 2-3, vectors.json)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from probing.pooling import pool_word_attention
+from probing.scoring.predictions import predict_heads
+
+
+@pytest.fixture(scope="module")
+def vectors(shared):
+    return json.loads((shared / "spec" / "vectors.json").read_text())["cases"]
+
+
+def test_spec_vectors_word_attention_and_both_directions(vectors):
+    assert len(vectors) == 6
+    for case in vectors:
+        attention = torch.tensor(case["token_attention"], dtype=torch.float64).float()
+        word_of_token = torch.tensor([case["word_of_token"]])
+        pooled = pool_word_attention(attention[None, None, None], word_of_token)[0, 0, 0]
+        expected = torch.tensor(case["word_attention"])
+        torch.testing.assert_close(pooled, expected, atol=2e-6, rtol=0)
+        predictions = predict_heads(pooled[None, None, None], torch.tensor([len(expected)]))[0, :, 0, 0]
+        assert predictions[0].tolist() == case["dep_to_head"]
+        assert predictions[1].tolist() == case["head_to_dep"]
+
+
+def test_pooling_against_a_hand_computation():
+    # tokens: [CLS] w0a w0b w1 [SEP]
+    A = torch.tensor(
+        [
+            [0.2, 0.2, 0.2, 0.2, 0.2],
+            [0.1, 0.3, 0.2, 0.3, 0.1],
+            [0.0, 0.5, 0.1, 0.2, 0.2],
+            [0.4, 0.1, 0.1, 0.1, 0.3],
+            [0.2, 0.2, 0.2, 0.2, 0.2],
+        ]
+    )
+    word_of_token = torch.tensor([[-1, 0, 0, 1, -1]])
+    pooled = pool_word_attention(A[None, None, None], word_of_token)[0, 0, 0]
+    # to w0 = sum of columns 1,2; from w0 = mean of rows 1,2; specials dropped, rows not renormalised
+    expected = torch.tensor([[(0.5 + 0.6) / 2, (0.3 + 0.2) / 2], [0.2, 0.1]])
+    torch.testing.assert_close(pooled, expected)
+    first = pool_word_attention(A[None, None, None], word_of_token, "first")[0, 0, 0]
+    torch.testing.assert_close(first, torch.tensor([[0.5, 0.3], [0.2, 0.1]]))
+    maxed = pool_word_attention(A[None, None, None], word_of_token, "max")[0, 0, 0]
+    # max of rows 1,2 over pseudo-words [CLS], w0, w1, [SEP] = (0.1, 0.6, 0.3, 0.2) -> / 1.2
+    torch.testing.assert_close(maxed, torch.tensor([[0.6 / 1.2, 0.3 / 1.2], [0.2, 0.1]]))
+
+
+def test_pooling_does_not_modify_the_callers_tensor():
+    A = torch.rand(2, 3, 4, 6, 6).softmax(-1)
+    before = A.clone()
+    pool_word_attention(A, torch.tensor([[-1, 0, 1, 1, 2, -1], [-1, 0, 0, 1, -1, -1]]))
+    assert torch.equal(A, before)
+
+
+def test_directions_ties_and_padding():
+    W = torch.tensor(
+        [
+            [0.9, 0.3, 0.3, 0.0],  # diagonal ignored; tie between words 1 and 2 -> 1
+            [0.2, 0.1, 0.2, 0.6],  # word 3 is padding -> never predicted; tie 0/2 -> 0
+            [0.1, 0.8, 0.5, 0.0],
+            [0.0, 0.0, 0.0, 0.0],
+        ]
+    )
+    predictions = predict_heads(W[None, None, None], torch.tensor([3]))[0, :, 0, 0]
+    assert predictions[0, :3].tolist() == [1, 0, 1]
+    # head_to_dep: word i's head is argmax_j W[j, i]
+    assert predictions[1, :3].tolist() == [1, 2, 0]
+    assert torch.equal(W, W.clone())
+
+
+def test_word_never_predicts_itself_when_others_get_attention():
+    W = torch.eye(4) + 0.01 * torch.rand(4, 4)
+    predictions = predict_heads(W[None, None, None], torch.tensor([4]))[0, :, 0, 0]
+    assert all(int(p) != i for row in predictions for i, p in enumerate(row))
