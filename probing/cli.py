@@ -20,6 +20,8 @@ from .errors import ProbingError
 COMMANDS = {
     "score": "score every attention head on a dependency treebank (Clark et al. 2019, sec. 4)",
     "data": "fetch public UD treebanks into the local cache",
+    "leaderboard": "one table of held-out head accuracy per model, with intervals (md, csv, json, latex, html)",
+    "plot": "layer x head heatmaps of a result's accuracy per relation and direction (PNG)",
 }
 """Command name -> one-line help; the module is probing.commands.<name>."""
 

@@ -39,6 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of --random-init (default: %(default)s)")
     parser.add_argument("--random-init", action="store_true", help="same architecture with seeded random weights: the untrained control")
     parser.add_argument("--shard", type=parse_shard, metavar="I/N", help="score only sentences with index %% N == I; merge the parts with probing merge")
+    parser.add_argument(
+        "--select-on",
+        metavar="DEV",
+        help="choose each relation's head and offset on DEV (a treebank, or a DEV result JSON) and report them on "
+        "--treebank with 95%% bootstrap intervals; --treebank en_ewt alone means select on en_ewt:dev, report on en_ewt:test",
+    )
     parser.add_argument("--trust-remote-code", action="store_true", help="allow a hub model's own Python code to run")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -64,13 +70,15 @@ def config_from_args(args: argparse.Namespace) -> ScoreConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..api import score_config
+    from ..heldout import score_with_selection
     from ..results import write_result
-    from ..tables import run_header, score_table
+    from ..tables import heldout_table, run_header, score_table
 
-    result = score_config(config_from_args(args), progress=not args.quiet and sys.stderr.isatty())
+    result = score_with_selection(config_from_args(args), args.select_on, progress=not args.quiet and sys.stderr.isatty())
     print(run_header(result))
     print(score_table(result))
+    if "heldout" in result:
+        print(heldout_table(result))
     if args.output:
         print(f"wrote {write_result(result, args.output)}", file=sys.stderr)
     else:

@@ -1,0 +1,500 @@
+"""Leaderboards: result files -> one table of accuracies per model, in five formats.
+
+One row per model (a result file) plus the best-offset baseline row of each
+treebank, one column per relation. A cell holds the held-out accuracy (head
+chosen on dev, reported on test) with its 95% bootstrap interval and the head
+as layer-head counted from 1. A result without a ``heldout`` object shows its
+in-sample numbers, marked as such. Reference rows (figures quoted from a
+paper) come last, unranked.
+
+Never imports torch: it reads result JSON and uses numpy-free dict access.
+
+>>> cell = Cell(accuracy=0.868, interval=[0.851, 0.884], head="8-10", direction="dep_to_head")
+>>> cell_text(cell)
+'86.8 [85.1, 88.4] 8-10'
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .errors import ProbingError
+from .heldout import in_sample_reports
+
+SCHEMA_VERSION = "1"
+"""The result schema this reads (probing.results.SCHEMA_VERSION; not imported, as it pulls in torch)."""
+
+COUNTING = "layers and heads counted from 1 (8-10 = layer 8, head 10)"
+
+
+@dataclass
+class Cell:
+    """One relation of one row. ``head`` is ``"8-10"`` (from 1) or an offset such as ``"+1"``."""
+
+    accuracy: float | None
+    interval: list[float] | None = None
+    head: str = ""
+    direction: str | None = None
+    pairs: int | None = None
+    ties: int = 1
+    p_not_better: float | None = None
+    clearly_better: bool | None = None  # the difference's interval lies above 0
+
+
+@dataclass
+class Row:
+    model: str
+    kind: str  # "model", "baseline" or "reference"
+    selection: str  # "held-out", "in-sample"
+    treebank: str
+    cells: dict[str, Cell | None] = field(default_factory=dict)
+    rank: str = ""
+    mean: float | None = None
+    note: str = ""
+
+
+@dataclass
+class Leaderboard:
+    relations: list[str]
+    rows: list[Row]
+    notes: list[str]
+    level: float = 0.95
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_json(path: str | Path) -> dict:
+    """A result or reference file, checked to be one."""
+    path = Path(path)
+    if not path.is_file():
+        raise ProbingError("file not found", source=str(path))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ProbingError(f"not JSON ({error})", source=str(path)) from None
+    if isinstance(data, dict) and "reference" in data:
+        return data
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION or "relations" not in data:
+        raise ProbingError(f"neither a probing result of schema {SCHEMA_VERSION} nor a reference file", source=str(path))
+    return data
+
+
+def model_label(model: dict) -> str:
+    """A short model name: a local folder's name, or the hub id; random-init runs say so."""
+    name = str(model["name_or_path"])
+    path = Path(name)
+    if path.is_absolute() or name.startswith((".", "~")):
+        name = path.parent.name if path.name == "model" else path.name
+    if model.get("random_init"):
+        name += " (random init)"
+    return name
+
+
+def treebank_label(path: str) -> str:
+    """``en_ewt-ud-test`` for ``.../en_ewt-ud-test.conllu``."""
+    return Path(path).stem
+
+
+# ---------------------------------------------------------------- rows
+
+
+def _head_cell(head: dict | None, difference: dict | None, pairs: int, ties: int = 1) -> Cell | None:
+    if head is None:
+        return Cell(accuracy=None, pairs=pairs)
+    interval = difference and difference.get("interval")
+    return Cell(
+        accuracy=head["accuracy"],
+        interval=head.get("interval"),
+        head=f"{head['layer'] + 1}-{head['head'] + 1}",
+        direction=head["direction"],
+        pairs=pairs,
+        ties=ties,
+        p_not_better=difference and difference.get("p_not_better"),
+        clearly_better=None if not interval else interval[0] > 0,
+    )
+
+
+def _baseline_cell(baseline: dict | None, pairs: int, ties: int = 1) -> Cell:
+    if baseline is None:
+        return Cell(accuracy=None, pairs=pairs)
+    return Cell(
+        accuracy=baseline["accuracy"],
+        interval=baseline.get("interval"),
+        head=f"{baseline['offset']:+d}",
+        pairs=pairs,
+        ties=ties,
+    )
+
+
+def result_rows(result: dict) -> tuple[Row, Row]:
+    """The model's row and its treebank's best-offset baseline row."""
+    heldout = result.get("heldout")
+    treebank = treebank_label(result["treebank"]["path"])
+    if heldout:
+        treebank = f"{treebank_label(heldout['select_on']['treebank']['path'])} -> {treebank}"
+    selection = "held-out" if heldout else "in-sample"
+    model = Row(model_label(result["model"]), "model", selection, treebank)
+    baseline = Row("best offset baseline", "baseline", selection, treebank)
+    in_sample = {} if heldout else in_sample_reports(result)
+    for name, entry in result["relations"].items():
+        if heldout:
+            chosen, dev = heldout["relations"][name]["heldout"], heldout["relations"][name]["dev"]
+            pairs = heldout["relations"][name]["pairs"]
+            model.cells[name] = _head_cell(
+                chosen["head"], chosen["difference"], pairs, dev["head"]["ties"] if dev["head"] else 1
+            )
+            baseline.cells[name] = _baseline_cell(
+                chosen["baseline"], pairs, dev["baseline"]["ties"] if dev["baseline"] else 1
+            )
+        else:
+            report = in_sample[name]
+            model.cells[name] = _head_cell(report["head"], report["difference"], entry["total"])
+            baseline.cells[name] = _baseline_cell(report["baseline"], entry["total"])
+    return model, baseline
+
+
+def reference_rows(data: dict) -> list[Row]:
+    """Rows quoted from a paper: the model's and, when given, its baseline's."""
+    ref = data["reference"]
+    label = f"{ref['model']} [{ref['short_citation']}]"
+    model = Row(label, "reference", ref.get("selection", "in-sample"), ref["treebank"], rank="ref", note=ref.get("note", ""))
+    baseline = Row(f"best offset baseline [{ref['short_citation']}]", "reference", model.selection, ref["treebank"], rank="ref")
+    for name, entry in ref["relations"].items():
+        model.cells[name] = Cell(
+            accuracy=entry["accuracy"],
+            head=f"{entry['layer'] + 1}-{entry['head'] + 1}" if "layer" in entry else "",
+            direction=entry.get("direction"),
+        )
+        if "baseline" in entry:
+            baseline.cells[name] = Cell(accuracy=entry["baseline"]["accuracy"], head=f"{entry['baseline']['offset']:+d}")
+    return [model, baseline] if baseline.cells else [model]
+
+
+def build_leaderboard(results: Iterable[dict], references: Iterable[dict] = ()) -> Leaderboard:
+    """Rows of every result (sorted within each treebank), one baseline row per treebank, references last."""
+    results, references = list(results), list(references)
+    if not results and not references:
+        raise ProbingError("no result files given")
+    relations: list[str] = []
+    for data in results:
+        relations += [name for name in data["relations"] if name not in relations]
+    groups: dict[str, list[Row]] = {}
+    baselines: dict[str, list[Row]] = {}
+    for data in results:
+        model, baseline = result_rows(data)
+        groups.setdefault(model.treebank, []).append(model)
+        baselines.setdefault(model.treebank, []).append(baseline)
+    notes = _notes(results, references)
+    rows: list[Row] = []
+    for treebank, models in groups.items():
+        baseline = baselines[treebank][0]
+        if any(b.cells.keys() != baseline.cells.keys() or _pairs(b) != _pairs(baseline) for b in baselines[treebank]):
+            notes.append(f"{treebank}: the results differ in pairs scored (skipped sentences); the baseline row is the first result's")
+        rows += _ranked(models + [baseline], relations)
+    for data in references:
+        for row in reference_rows(data):
+            row.mean = _mean(row, relations)
+            rows.append(row)
+    return Leaderboard(relations, rows, notes, level=_level(results))
+
+
+def _pairs(row: Row) -> dict:
+    return {name: cell and cell.pairs for name, cell in row.cells.items()}
+
+
+def _level(results: list[dict]) -> float:
+    levels = {data["heldout"]["level"] for data in results if data.get("heldout")}
+    return levels.pop() if len(levels) == 1 else 0.95
+
+
+def _mean(row: Row, relations: list[str]) -> float | None:
+    """Mean accuracy over every relation column; None when a relation is missing or has no pairs."""
+    values = [row.cells.get(name) and row.cells[name].accuracy for name in relations]
+    return None if any(v is None for v in values) else sum(values) / len(values)
+
+
+def _ranked(rows: list[Row], relations: list[str]) -> list[Row]:
+    """Sorted by mean accuracy (rows lacking a relation last); equal shown means share a rank (=2)."""
+    for row in rows:
+        row.mean = _mean(row, relations)
+    rows.sort(key=lambda row: (row.mean is None, -(row.mean or 0.0), row.kind != "model", row.model))
+    shown = [None if row.mean is None else round(100 * row.mean, 1) for row in rows]
+    for position, row in enumerate(rows):
+        if row.mean is None:
+            row.rank = "-"
+            continue
+        first = shown.index(shown[position]) + 1
+        row.rank = f"={first}" if shown.count(shown[position]) > 1 else str(first)
+    return rows
+
+
+def _notes(results: list[dict], references: list[dict]) -> list[str]:
+    replicates = sorted({(data.get("bootstrap") or {}).get("replicates", 0) for data in results})
+    notes = [
+        f"Layers and heads are counted from 1, as in the paper ({COUNTING.split('(')[1].rstrip(')')}).",
+        "Held-out: the layer, head, direction and offset are chosen on the dev split and scored on the "
+        "test split; in-sample rows choose and score on the same sentences, as the paper does (optimistic).",
+        f"[low, high]: 95% percentile bootstrap interval over sentences ({'/'.join(map(str, replicates))} "
+        "Poisson replicates).",
+        "Cell: accuracy % [interval] head. h>d: the head word attends to the dependent (the paper's head<-dep); "
+        "otherwise the dependent attends to its head. *: the 95% interval of head minus baseline reaches 0 "
+        "(not clearly better than the best offset). (tie k): k heads tied on dev; the lowest layer, head wins.",
+        "Rows are sorted by the mean over the relation columns; equal means share a rank (=); '-' ranks last "
+        "(a relation is missing); 'not scored': the relation is not in that result; 'no pairs': none in the treebank.",
+    ]
+    for data in references:
+        ref = data["reference"]
+        notes.append(f"[{ref['short_citation']}] {ref['citation']}. {ref.get('note', '')}".strip())
+    return notes
+
+
+# ---------------------------------------------------------------- cells
+
+
+def cell_text(cell: Cell | None) -> str:
+    """``86.8 [85.1, 88.4] 8-10``; plain words for missing data."""
+    if cell is None:
+        return "not scored"
+    if cell.accuracy is None:
+        return "no pairs"
+    text = f"{100 * cell.accuracy:.1f}"
+    if cell.interval:
+        text += f" [{100 * cell.interval[0]:.1f}, {100 * cell.interval[1]:.1f}]"
+    suffix = cell_suffix(cell)
+    return f"{text} {suffix}" if suffix else text
+
+
+def cell_suffix(cell: Cell) -> str:
+    """What follows the numbers: head or offset, direction, markers (``9-6 h>d*``)."""
+    text = cell.head
+    if cell.direction == "head_to_dep":
+        text += " h>d"
+    if cell.clearly_better is False:
+        text += "*"
+    if cell.ties > 1:
+        text += f" (tie {cell.ties})"
+    return text.strip()
+
+
+def _mean_text(row: Row) -> str:
+    return "-" if row.mean is None else f"{100 * row.mean:.1f}"
+
+
+def _title(board: Leaderboard) -> str:
+    treebanks = sorted({row.treebank for row in board.rows if row.kind != "reference"})
+    return "Attention-head probe leaderboard" + (f": {', '.join(treebanks)}" if treebanks else "")
+
+
+def _header(board: Leaderboard) -> list[str]:
+    return ["rank", "model", "selection", "treebank", *board.relations, "mean"]
+
+
+def _text_rows(board: Leaderboard, cell: Callable[[Cell | None], str] = cell_text) -> list[list[str]]:
+    return [
+        [row.rank, row.model, row.selection, row.treebank, *(cell(row.cells.get(r)) for r in board.relations), _mean_text(row)]
+        for row in board.rows
+    ]
+
+
+# ---------------------------------------------------------------- formats
+
+
+def render_markdown(board: Leaderboard) -> str:
+    from tabulate import tabulate
+
+    table = tabulate(_text_rows(board), headers=_header(board), tablefmt="github", disable_numparse=True)
+    notes = "\n".join(f"- {note}" for note in board.notes)
+    return f"# {_title(board)}\n\n{table}\n\n{notes}\n"
+
+
+def render_csv(board: Leaderboard) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    columns = ["rank", "model", "kind", "selection", "treebank"]
+    for name in board.relations:
+        columns += [f"{name}_acc_pct", f"{name}_low_pct", f"{name}_high_pct", f"{name}_head_from_1", f"{name}_direction",
+                    f"{name}_pairs", f"{name}_p_not_better"]
+    writer.writerow(columns + ["mean_acc_pct"])
+    for row in board.rows:
+        values = [row.rank, row.model, row.kind, row.selection, row.treebank]
+        for name in board.relations:
+            cell = row.cells.get(name)
+            if cell is None or cell.accuracy is None:
+                values += ["", "", "", "", "", "" if cell is None else cell.pairs, ""]
+                continue
+            low, high = cell.interval or ("", "")
+            values += [_pct(cell.accuracy), _pct(low), _pct(high), cell.head, cell.direction or "", _blank(cell.pairs),
+                       _blank(cell.p_not_better)]
+        writer.writerow(values + [_pct(row.mean)])
+    return out.getvalue()
+
+
+def _pct(value) -> str:
+    return "" if value is None or value == "" else f"{100 * value:.2f}"
+
+
+def _blank(value) -> str:
+    return "" if value is None else str(value)
+
+
+def render_json(board: Leaderboard) -> str:
+    data = {
+        "title": _title(board),
+        "counting": COUNTING,
+        "level": board.level,
+        "relations": board.relations,
+        "notes": board.notes,
+        "rows": [
+            {
+                **{key: value for key, value in asdict(row).items() if key != "cells"},
+                "cells": {name: (asdict(row.cells[name]) if name in row.cells and row.cells[name] else None)
+                          for name in board.relations},
+            }
+            for row in board.rows
+        ],
+    }
+    return json.dumps(data, indent=1) + "\n"
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    r"""Escape LaTeX's special characters.
+
+    >>> latex_escape("en_ewt 50% & more")
+    'en\\_ewt 50\\% \\& more'
+    """
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in str(text))
+
+
+def render_latex(board: Leaderboard) -> str:
+    header = _header(board)
+    lines = [
+        "% Requires \\usepackage{booktabs}. " + latex_escape(COUNTING),
+        "\\begin{table}[t]",
+        "\\centering",
+        "\\small",
+        f"\\begin{{tabular}}{{ll l l{'r' * (len(board.relations) + 1)}}}",
+        "\\toprule",
+        " & ".join(latex_escape(title) for title in header) + " \\\\",
+        "\\midrule",
+    ]
+    previous_kind = None
+    for row in _text_rows(board):
+        kind = "reference" if row[0] == "ref" else "ranked"
+        if previous_kind is not None and kind != previous_kind:
+            lines.append("\\midrule")
+        previous_kind = kind
+        lines.append(" & ".join(latex_escape(value) for value in row) + " \\\\")
+    lines += [
+        "\\bottomrule",
+        "\\end{tabular}",
+        f"\\caption{{{latex_escape(' '.join(board.notes))}}}",
+        "\\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+_HTML_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;font-size:0.9em}
+th,td{padding:0.35em 0.7em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
+th{border-bottom:2px solid #444}
+td.l,th.l{text-align:left}
+tr.baseline td{color:#555;font-style:italic}
+tr.reference td{color:#666;background:#f6f6f6}
+.ci{color:#777;font-size:0.85em}
+.head{font-family:monospace}
+li{margin:0.3em 0}
+"""
+
+
+def _html_cell(cell: Cell | None) -> str:
+    if cell is None or cell.accuracy is None:
+        return html.escape(cell_text(cell))
+    parts = [f"{100 * cell.accuracy:.1f}"]
+    if cell.interval:
+        parts.append(f'<span class="ci">[{100 * cell.interval[0]:.1f}, {100 * cell.interval[1]:.1f}]</span>')
+    suffix = cell_suffix(cell)
+    if suffix:
+        parts.append(f'<span class="head">{html.escape(suffix)}</span>')
+    return " ".join(parts)
+
+
+def render_html(board: Leaderboard) -> str:
+    header = _header(board)
+    left = {"rank", "model", "selection", "treebank"}
+    head_cells = "".join(f'<th class="{"l" if title in left else ""}">{html.escape(title)}</th>' for title in header)
+    body = []
+    for row in board.rows:
+        cells = [row.rank, row.model, row.selection, row.treebank]
+        tds = "".join(f'<td class="l">{html.escape(value)}</td>' for value in cells)
+        tds += "".join(f"<td>{_html_cell(row.cells.get(name))}</td>" for name in board.relations)
+        tds += f"<td>{html.escape(_mean_text(row))}</td>"
+        body.append(f'<tr class="{html.escape(row.kind)}">{tds}</tr>')
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in board.notes)
+    title = html.escape(_title(board))
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{title}</title>\n<style>{_HTML_STYLE}</style>\n</head>\n<body>\n"
+        f"<h1>{title}</h1>\n<table>\n<thead><tr>{head_cells}</tr></thead>\n<tbody>\n"
+        + "\n".join(body)
+        + f"\n</tbody>\n</table>\n<ul>{notes}</ul>\n</body>\n</html>\n"
+    )
+
+
+FORMATS: dict[str, Callable[[Leaderboard], str]] = {
+    "md": render_markdown,
+    "csv": render_csv,
+    "json": render_json,
+    "latex": render_latex,
+    "html": render_html,
+}
+"""Format name -> renderer; a new format is one function added here."""
+
+
+def render(board: Leaderboard, fmt: str) -> str:
+    try:
+        renderer = FORMATS[fmt]
+    except KeyError:
+        raise ProbingError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}", source="--format") from None
+    return renderer(board)
+
+
+def leaderboard_from_files(paths: Iterable[str | Path], references: Iterable[str | Path] = ()) -> Leaderboard:
+    """Read result files (and reference files, which may also be mixed into ``paths``)."""
+    results, refs = [], []
+    for path in list(paths) + list(references):
+        data = read_json(path)
+        (refs if "reference" in data else results).append(data)
+    return build_leaderboard(results, refs)
+
+
+def write_text_atomic(text: str, path: str | Path) -> Path:
+    """Write ``text`` so that ``path`` holds either the old file or the whole new one."""
+    path = Path(path)
+    if path.is_dir():
+        raise ProbingError("is a folder; give a file name", source=str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path

@@ -1,0 +1,180 @@
+"""Layer x head heatmaps of a result file's accuracy (matplotlib, Agg; never imports torch).
+
+Per relation and direction, one heatmap: layers down, heads across, both
+counted from 1; colour = accuracy on the result's treebank. The chosen head is
+outlined (chosen on dev when the result has a ``heldout`` object, else the
+in-sample best), and the chosen offset's accuracy is drawn across the colour
+bar, so a glance shows which heads beat the positional baseline.
+
+>>> import numpy as np
+>>> entry = {"total": 4, "heads": {"dep_to_head": [[1, 4]], "head_to_dep": [[0, 2]]}}
+>>> accuracy_grid(entry).tolist()
+[[[0.25, 1.0]], [[0.0, 0.5]]]
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ProbingError
+from .heldout import in_sample_reports
+from .leaderboard import model_label, treebank_label
+from .selection import DIRECTIONS
+
+ARROWS = {"dep_to_head": "dependent → head", "head_to_dep": "head → dependent"}
+CMAP = "viridis"
+MARK = "#ff2d55"
+
+
+def accuracy_grid(entry: dict) -> np.ndarray:
+    """float [direction, layer, head] accuracy of one relation entry; NaN without pairs."""
+    heads = np.stack([np.asarray(entry["heads"][d], dtype=np.float64) for d in DIRECTIONS])
+    return heads / entry["total"] if entry["total"] else np.full_like(heads, np.nan)
+
+
+def chosen(result: dict, relation: str) -> dict:
+    """The report to mark for ``relation``: held-out (chosen on dev) when present, else in-sample."""
+    heldout = result.get("heldout")
+    if heldout:
+        return {**heldout["relations"][relation]["heldout"], "selection": "chosen on dev"}
+    return {**in_sample_reports(result)[relation], "selection": "in-sample best"}
+
+
+def _check_relation(result: dict, relation: str) -> None:
+    if relation not in result["relations"]:
+        known = ", ".join(result["relations"])
+        raise ProbingError(f"relation {relation!r} is not in this result (it has: {known})", source="--relation")
+
+
+def _draw_heatmap(ax, grid: np.ndarray, mark: tuple[int, int] | None, *, annotate: bool):
+    """One [layer, head] heatmap with 1-based ticks; returns the image for the colour bar."""
+    layers, heads = grid.shape
+    image = ax.imshow(100 * grid, vmin=0, vmax=100, cmap=CMAP, aspect="equal", interpolation="nearest")
+    ax.set_xticks(range(heads), [str(h + 1) for h in range(heads)], fontsize=7)
+    ax.set_yticks(range(layers), [str(layer + 1) for layer in range(layers)], fontsize=7)
+    ax.set_xlabel("head", fontsize=8)
+    ax.set_ylabel("layer", fontsize=8)
+    ax.tick_params(length=0)
+    if annotate:
+        for layer in range(layers):
+            for head in range(heads):
+                value = 100 * grid[layer, head]
+                if np.isfinite(value):
+                    ax.text(head, layer, f"{value:.0f}", ha="center", va="center", fontsize=5.5,
+                            color="black" if value > 60 else "white")
+    if mark is not None:
+        from matplotlib.patches import Rectangle
+
+        layer, head = mark
+        ax.add_patch(Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, edgecolor=MARK, linewidth=2.2))
+    return image
+
+
+def _colour_bar(figure, image, axes, baseline: dict | None, *, label: bool = True):
+    """Colour bar with the baseline's accuracy drawn across it as a red line."""
+    bar = figure.colorbar(image, ax=axes, fraction=0.05, pad=0.02, aspect=15)
+    bar.ax.tick_params(labelsize=7)
+    text = "accuracy %" if label else ""
+    if baseline is not None:
+        value = 100 * baseline["accuracy"]
+        bar.ax.axhline(value, color=MARK, linewidth=2.5)
+        text += ("\n" if label else "") + f"red: offset {baseline['offset']:+d} = {value:.1f}%"
+    bar.set_label(text, fontsize=7)
+    return bar
+
+
+def _choice_text(report: dict) -> str:
+    head, baseline = report.get("head"), report.get("baseline")
+    if head is None:
+        return "no pairs"
+    interval = head.get("interval")
+    ci = f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else ""
+    text = (f"{report['selection']}: {head['layer'] + 1}-{head['head'] + 1} {ARROWS[head['direction']]}, "
+            f"{100 * head['accuracy']:.1f}%{ci}")
+    if baseline is not None:
+        text += f"; best offset {baseline['offset']:+d}: {100 * baseline['accuracy']:.1f}%"
+    return text
+
+
+def _subject(result: dict) -> str:
+    return f"{model_label(result['model'])} on {treebank_label(result['treebank']['path'])}"
+
+
+def plot_relation(result: dict, relation: str, path: str | Path, *, dpi: int = 150) -> Path:
+    """Both directions of one relation side by side, the chosen head outlined."""
+    from matplotlib.figure import Figure
+
+    _check_relation(result, relation)
+    entry, report = result["relations"][relation], chosen(result, relation)
+    grid = accuracy_grid(entry)
+    layers, heads = grid.shape[1:]
+    cell = 0.34  # inches per heatmap cell
+    figure = Figure(figsize=(2 * (0.5 + cell * heads) + 1.2, 1.5 + cell * layers), layout="constrained")
+    axes = figure.subplots(1, 2, sharey=True)
+    head = report.get("head")
+    image = None
+    for d, (ax, direction) in enumerate(zip(axes, DIRECTIONS)):
+        mark = (head["layer"], head["head"]) if head and head["direction"] == direction else None
+        image = _draw_heatmap(ax, grid[d], mark, annotate=True)
+        ax.set_title(ARROWS[direction], fontsize=9)
+    axes[1].set_ylabel("")
+    _colour_bar(figure, image, list(axes), report.get("baseline"))
+    figure.suptitle(f"{relation}: {_subject(result)}, {entry['total']} pairs\n{_choice_text(report)} "
+                    "(layers and heads from 1; outlined: chosen head)", fontsize=9)
+    return _save(figure, path, dpi)
+
+
+def plot_overview(result: dict, path: str | Path, *, dpi: int = 120) -> Path:
+    """Every relation (rows) in both directions (columns), one figure."""
+    from matplotlib.figure import Figure
+
+    relations = list(result["relations"])
+    if not relations:
+        raise ProbingError("the result has no relations to plot")
+    layers, heads = result["model"]["num_layers"], result["model"]["num_heads"]
+    cell = 0.2  # inches per heatmap cell
+    figure = Figure(figsize=(2 * (0.5 + cell * heads) + 1.4, (0.6 + cell * layers) * len(relations) + 0.8),
+                    layout="constrained")
+    axes = np.atleast_2d(figure.subplots(len(relations), 2, squeeze=False))
+    for row, relation in enumerate(relations):
+        entry, report = result["relations"][relation], chosen(result, relation)
+        grid, head = accuracy_grid(entry), report.get("head")
+        image = None
+        for d, direction in enumerate(DIRECTIONS):
+            ax = axes[row, d]
+            mark = (head["layer"], head["head"]) if head and head["direction"] == direction else None
+            image = _draw_heatmap(ax, grid[d], mark, annotate=False)
+            title = f"{relation}, {ARROWS[direction]}"
+            if mark is not None:
+                title += f": {head['layer'] + 1}-{head['head'] + 1} = {100 * head['accuracy']:.1f}%"
+            ax.set_title(title, fontsize=8)
+            if d:
+                ax.set_ylabel("")
+            if row < len(relations) - 1:
+                ax.set_xlabel("")
+        _colour_bar(figure, image, list(axes[row]), report.get("baseline"), label=False)
+    selection = "chosen on dev" if result.get("heldout") else "in-sample best"
+    figure.suptitle(f"{_subject(result)}: accuracy % per head (layers and heads from 1)\n"
+                    f"outlined: head {selection}; red line on each colour bar: best offset baseline", fontsize=9)
+    return _save(figure, path, dpi)
+
+
+def _save(figure, path: str | Path, dpi: int) -> Path:
+    """PNG written atomically (temp file + rename)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ProbingError("is a folder; give a file name such as plot.png", source=str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    os.close(handle)
+    try:
+        figure.savefig(temporary, dpi=dpi, format="png")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
