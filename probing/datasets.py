@@ -4,8 +4,7 @@ A treebank is named ``name:split`` (``en_ewt:dev``); a name alone is enough
 when the treebank has one split (``en_pud``). A plain file path is passed
 through untouched, so every command can take either.
 
->>> path = resolve_treebank("en_ewt:dev")   # doctest: +SKIP
->>> path.name                               # doctest: +SKIP
+>>> KNOWN_TREEBANKS["en_ewt"].file("dev").filename   # what resolve_treebank("en_ewt:dev") finds
 'en_ewt-ud-dev.conllu'
 
 Where a file comes from, first match wins:
