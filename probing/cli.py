@@ -22,6 +22,10 @@ COMMANDS = {
     "data": "fetch public UD treebanks into the local cache",
     "leaderboard": "one table of held-out head accuracy per model, with intervals (md, csv, json, latex, html)",
     "plot": "layer x head heatmaps of a result's accuracy per relation and direction (PNG)",
+    "surface": "attention to [CLS], [SEP], punctuation, previous/next/self, and entropy, per head (Clark et al. sec. 3)",
+    "heads": "Jensen-Shannon distances between heads, MDS map coloured by behaviour (Clark et al. sec. 6)",
+    "gradients": "gradient of the masked-LM loss w.r.t. attention to [SEP] vs other tokens (Clark et al. Fig. 3)",
+    "report": "surface, heads, gradients and the probe on the same sentences: one folder with a Markdown summary",
 }
 """Command name -> one-line help; the module is probing.commands.<name>."""
 

@@ -1,0 +1,195 @@
+"""Clusters of heads (Clark et al. 2019, section 6): how alike two heads attend.
+
+The distance between heads a and b is the Jensen-Shannon divergence of their
+attention rows, averaged over every real query token of every unit:
+
+    JS(P, Q) = H(M) - (H(P) + H(Q)) / 2,   M = (P + Q) / 2,   in nats (0 .. ln 2).
+
+Smoothing: :data:`SMOOTHING` (1e-10) is added to every real key's weight of
+a row, and the row renormalised, so that no probability is exactly zero
+(padding keys stay out). Heads are then embedded in two dimensions by metric
+multidimensional scaling (scikit-learn's SMACOF, seeded) of the
+Jensen-Shannon *distance* sqrt(JS), which, unlike the divergence, is a metric.
+
+Each head also gets a behaviour label from its surface statistics
+(:data:`BEHAVIOURS`, in order): the share rule with the largest share above
+its threshold, else ``broad`` when its mean entropy is at least
+:data:`BROAD_ENTROPY_RATIO` of the uniform-attention entropy, else ``other``.
+
+>>> import torch
+>>> same = torch.tensor([[0.5, 0.5], [0.9, 0.1]]).view(1, 1, 1, 2, 2).expand(1, 1, 2, 2, 2)
+>>> divergence = HeadDivergence(1, 2)
+>>> divergence.update(same, torch.ones(1, 2))
+>>> divergence.result()["mean"]
+[[0.0, 0.0], [0.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+SMOOTHING = 1e-10
+"""Added to every real key's attention weight before renormalising the row."""
+
+CHUNK_CELLS = 1 << 23
+"""Cap on (head pairs) x rows x keys in one step, to bound memory (~32 MB per float32 tensor)."""
+
+DECIMALS = 7
+
+
+class HeadDivergence:
+    """Running sum over query rows of JS divergence between every pair of heads.
+
+    Heads are numbered ``layer * num_heads + head``. ``update`` takes attention
+    [batch, layer, head, query, key] and a real-token mask [batch, tok].
+    """
+
+    def __init__(self, num_layers: int, num_heads: int):
+        self.num_layers, self.num_heads = num_layers, num_heads
+        count = num_layers * num_heads
+        self.sums = torch.zeros(count, count, dtype=torch.float64)  # [head, head], upper triangle filled
+        self.rows = 0
+        self.first, self.second = torch.triu_indices(count, count, offset=1)  # [pair] each
+
+    def update(self, attention: torch.Tensor, real: torch.Tensor) -> None:
+        rows = smoothed_rows(attention, real)  # [head, row, key]
+        if rows.shape[1] == 0:
+            return
+        entropy = -torch.special.xlogy(rows, rows).sum(dim=-1)  # [head, row]
+        step = max(1, CHUNK_CELLS // (rows.shape[1] * rows.shape[2]))
+        for start in range(0, len(self.first), step):
+            first = self.first[start : start + step].to(rows.device)
+            second = self.second[start : start + step].to(rows.device)
+            mixture = 0.5 * (rows[first] + rows[second])  # [pair, row, key]
+            divergence = -torch.special.xlogy(mixture, mixture).sum(dim=-1) - 0.5 * (entropy[first] + entropy[second])
+            # H(M) >= mean of H(P), H(Q) in exact arithmetic; clip float noise.
+            self.sums[first.cpu(), second.cpu()] += divergence.clamp_min(0).sum(dim=-1).double().cpu()
+        self.rows += rows.shape[1]
+
+    def merge(self, other: "HeadDivergence") -> "HeadDivergence":
+        if other.sums.shape != self.sums.shape:
+            raise ValueError("cannot merge divergences of models of different shapes")
+        self.sums += other.sums
+        self.rows += other.rows
+        return self
+
+    def matrix(self) -> np.ndarray:
+        """Symmetric [head, head] mean divergence (nats), zero diagonal."""
+        upper = (self.sums / max(self.rows, 1)).numpy()
+        return upper + upper.T
+
+    def result(self) -> dict:
+        return {
+            "mean": np.round(self.matrix(), DECIMALS).tolist(),
+            "rows": self.rows,
+            "units": "nats",
+            "smoothing": f"add {SMOOTHING:g} to each real key's weight, then renormalise the row",
+            "head_order": "layer * num_heads + head, both from 0",
+        }
+
+
+def smoothed_rows(attention: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """Real query rows of every head, smoothed: [layer * head, row, key].
+
+    attention: [batch, layer, head, query, key]; real: [batch, tok] (1 real, 0 padding).
+    """
+    batch, layers, heads, tokens, _ = attention.shape
+    real = real.to(attention.device).float()
+    keys = real.unsqueeze(1).expand(batch, tokens, tokens)  # [batch, query, key]: the real keys of each row
+    selected = real.reshape(-1).bool()  # [batch * query]
+    rows = attention.float().permute(1, 2, 0, 3, 4).reshape(layers * heads, batch * tokens, tokens)
+    rows, keys = rows[:, selected], keys.reshape(batch * tokens, tokens)[selected]  # [head, row, key], [row, key]
+    rows = rows + SMOOTHING * keys
+    return rows / rows.sum(dim=-1, keepdim=True)
+
+
+def embed(divergence: np.ndarray, seed: int = 0) -> np.ndarray:
+    """2-D coordinates [head, 2] by metric MDS of the Jensen-Shannon distance sqrt(JS)."""
+    from sklearn.manifold import MDS
+
+    distance = np.sqrt(np.clip(divergence, 0.0, None))
+    parameters = inspect.signature(MDS).parameters
+    if "metric_mds" in parameters:  # scikit-learn >= 1.8 renamed the options
+        options = {"metric_mds": True, "metric": "precomputed", "init": "classical_mds"}
+    else:
+        options = {"metric": True, "dissimilarity": "precomputed", "n_init": 4}
+    return MDS(n_components=2, random_state=seed, **options).fit_transform(distance)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """A share rule: a head whose ``statistic`` exceeds ``threshold`` attends to ``label``."""
+
+    label: str
+    statistic: str
+    threshold: float
+
+
+BEHAVIOURS = (
+    Behaviour("previous", "previous", 0.5),
+    Behaviour("next", "next", 0.5),
+    Behaviour("first special", "first_special", 0.5),
+    Behaviour("separator", "separator", 0.5),
+    Behaviour("punctuation", "punctuation", 0.3),
+)
+"""Share rules; of those that hold, the one with the largest share labels the head."""
+
+BROAD_ENTROPY_RATIO = 0.8
+"""A head whose mean entropy is at least this share of the uniform entropy attends broadly."""
+
+LABELS = tuple(rule.label for rule in BEHAVIOURS) + ("broad", "other")
+
+
+def behaviours(surface: dict) -> list[list[str]]:
+    """Behaviour label [layer][head] from the ``surface`` part of a result (see module doc)."""
+    heads = surface["heads"]
+    entropy = np.array(heads["entropy"], dtype=float)  # [layer, head]; every real query has one
+    shares = np.stack([_array(heads[rule.statistic], entropy.shape) for rule in BEHAVIOURS])  # [rule, layer, head]
+    thresholds = np.array([rule.threshold for rule in BEHAVIOURS]).reshape(-1, 1, 1)
+    passing = np.where(shares > thresholds, shares, -np.inf)
+    best = passing.argmax(axis=0)  # [layer, head]
+    any_rule = np.isfinite(passing.max(axis=0))
+    uniform = surface["uniform_entropy"]["entropy"] or 0.0
+    broad = entropy >= BROAD_ENTROPY_RATIO * uniform
+    labels = np.where(any_rule, np.array([rule.label for rule in BEHAVIOURS], dtype=object)[best], "other")
+    labels = np.where(~any_rule & broad, "broad", labels)
+    return labels.tolist()
+
+
+def behaviour_rules() -> dict:
+    """The thresholds, as written into results."""
+    return {
+        "shares": {rule.label: {"statistic": rule.statistic, "above": rule.threshold} for rule in BEHAVIOURS},
+        "broad": {"entropy_at_least_times_uniform": BROAD_ENTROPY_RATIO},
+        "tie_break": "largest share among the share rules that hold; then broad; else other",
+    }
+
+
+def probe_marks(probe: dict, num_layers: int, num_heads: int) -> list[dict]:
+    """The best head per relation of a ``probing score`` result: [{relation, layer, head, accuracy}]."""
+    from ..errors import ProbingError
+
+    model = probe.get("model", {})
+    if (model.get("num_layers"), model.get("num_heads")) != (num_layers, num_heads):
+        raise ProbingError(
+            f"the probe result is for a {model.get('num_layers')}x{model.get('num_heads')} model, "
+            f"this one is {num_layers}x{num_heads}",
+            source="--probe",
+        )
+    marks = []
+    for relation, entry in probe.get("relations", {}).items():
+        best = entry.get("best")
+        if best is not None:
+            marks.append({"relation": relation, "layer": best["layer"], "head": best["head"], "accuracy": best["accuracy"]})
+    return marks
+
+
+def _array(values, shape: tuple[int, ...]) -> np.ndarray:
+    """A [layer][head] list as floats; all NaN when the statistic was not measured (None)."""
+    if values is None:
+        return np.full(shape, np.nan)
+    return np.array(values, dtype=float)
