@@ -93,10 +93,10 @@ def _choice_text(report: dict) -> str:
         return "no pairs"
     interval = head.get("interval")
     ci = f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else ""
-    text = (f"{report['selection']}: {head['layer'] + 1}-{head['head'] + 1} {ARROWS[head['direction']]}, "
+    text = (f"outlined, {report['selection']}: {head['layer'] + 1}-{head['head'] + 1} {ARROWS[head['direction']]}, "
             f"{100 * head['accuracy']:.1f}%{ci}")
     if baseline is not None:
-        text += f"; best offset {baseline['offset']:+d}: {100 * baseline['accuracy']:.1f}%"
+        text += f"\nred line: best offset {baseline['offset']:+d}, {100 * baseline['accuracy']:.1f}%"
     return text
 
 
@@ -112,8 +112,9 @@ def plot_relation(result: dict, relation: str, path: str | Path, *, dpi: int = 1
     entry, report = result["relations"][relation], chosen(result, relation)
     grid = accuracy_grid(entry)
     layers, heads = grid.shape[1:]
-    cell = 0.34  # inches per heatmap cell
-    figure = Figure(figsize=(2 * (0.5 + cell * heads) + 1.2, 1.5 + cell * layers), layout="constrained")
+    cell = 0.34  # inches per heatmap cell; small models still get room for their titles
+    width, height = max(3.4, 0.5 + cell * heads), max(1.4, cell * layers)
+    figure = Figure(figsize=(2 * width + 1.2, height + 1.9), layout="constrained")
     axes = figure.subplots(1, 2, sharey=True)
     head = report.get("head")
     image = None
@@ -123,8 +124,8 @@ def plot_relation(result: dict, relation: str, path: str | Path, *, dpi: int = 1
         ax.set_title(ARROWS[direction], fontsize=9)
     axes[1].set_ylabel("")
     _colour_bar(figure, image, list(axes), report.get("baseline"))
-    figure.suptitle(f"{relation}: {_subject(result)}, {entry['total']} pairs\n{_choice_text(report)} "
-                    "(layers and heads from 1; outlined: chosen head)", fontsize=9)
+    figure.suptitle(f"{relation}: {_subject(result)}, {entry['total']} pairs (layers and heads from 1)\n"
+                    f"{_choice_text(report)}", fontsize=9)
     return _save(figure, path, dpi)
 
 
@@ -136,9 +137,9 @@ def plot_overview(result: dict, path: str | Path, *, dpi: int = 120) -> Path:
     if not relations:
         raise ProbingError("the result has no relations to plot")
     layers, heads = result["model"]["num_layers"], result["model"]["num_heads"]
-    cell = 0.2  # inches per heatmap cell
-    figure = Figure(figsize=(2 * (0.5 + cell * heads) + 1.4, (0.6 + cell * layers) * len(relations) + 0.8),
-                    layout="constrained")
+    cell = 0.2  # inches per heatmap cell; small models still get room for their titles
+    width, height = max(2.9, 0.5 + cell * heads), max(1.5, 0.75 + cell * layers)
+    figure = Figure(figsize=(2 * width + 1.4, height * len(relations) + 0.9), layout="constrained")
     axes = np.atleast_2d(figure.subplots(len(relations), 2, squeeze=False))
     for row, relation in enumerate(relations):
         entry, report = result["relations"][relation], chosen(result, relation)
@@ -150,7 +151,7 @@ def plot_overview(result: dict, path: str | Path, *, dpi: int = 120) -> Path:
             image = _draw_heatmap(ax, grid[d], mark, annotate=False)
             title = f"{relation}, {ARROWS[direction]}"
             if mark is not None:
-                title += f": {head['layer'] + 1}-{head['head'] + 1} = {100 * head['accuracy']:.1f}%"
+                title += f"\nchosen {head['layer'] + 1}-{head['head'] + 1}: {100 * head['accuracy']:.1f}%"
             ax.set_title(title, fontsize=8)
             if d:
                 ax.set_ylabel("")

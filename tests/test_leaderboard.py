@@ -1,0 +1,198 @@
+"""`probing leaderboard`: rows, sorting, ties, missing relations, and every format parsed back."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from probing.cli import main
+from probing.leaderboard import FORMATS, build_leaderboard, cell_text, latex_escape, read_json, render
+
+import heldout_runs
+
+REFERENCE = Path(__file__).resolve().parents[1] / "leaderboards" / "reference" / "clark2019-bert-base-wsj.json"
+
+
+def renamed(result: dict, name: str) -> dict:
+    result = copy.deepcopy(result)
+    result["model"]["name_or_path"] = name
+    return result
+
+
+@pytest.fixture(scope="module")
+def board_inputs():
+    """A held-out result, a tie of it under another name, one lacking a relation, and the paper reference."""
+    heldout = heldout_runs.results()["heldout"]
+    lacking = renamed(heldout, "/models/lacks_nsubj")
+    del lacking["relations"]["nsubj"], lacking["heldout"]["relations"]["nsubj"]
+    results = [renamed(heldout, "/models/model_a"), renamed(heldout, "/models/<i>model_b&co"), lacking]
+    return results, [read_json(REFERENCE)]
+
+
+@pytest.fixture(scope="module")
+def board(board_inputs):
+    return build_leaderboard(*board_inputs)
+
+
+def test_rows_baseline_reference_and_columns(board):
+    assert board.relations == list(heldout_runs.RELATIONS)
+    kinds = [row.kind for row in board.rows]
+    assert kinds.count("model") == 3 and kinds.count("baseline") == 1
+    assert kinds[-2:] == ["reference", "reference"]  # the paper's model and baseline rows, unranked, last
+    assert {row.rank for row in board.rows if row.kind == "reference"} == {"ref"}
+    assert all(row.selection == "held-out" for row in board.rows if row.kind in ("model", "baseline"))
+    assert all(row.selection == "in-sample" for row in board.rows if row.kind == "reference")
+
+
+def test_sorted_ties_share_a_rank_and_missing_relations_rank_last(board):
+    ranked = [row for row in board.rows if row.kind != "reference"]
+    means = [row.mean for row in ranked if row.mean is not None]
+    assert means == sorted(means, reverse=True)
+    ties = [row for row in ranked if row.model in ("model_a", "<i>model_b&co")]
+    assert ties[0].rank == ties[1].rank and ties[0].rank.startswith("=")
+    lacking = ranked[-1]
+    assert lacking.model == "lacks_nsubj" and lacking.rank == "-" and lacking.mean is None
+    assert cell_text(lacking.cells.get("nsubj")) == "not scored"
+
+
+def test_cells_hold_heldout_accuracy_interval_and_head_from_1(board, board_inputs):
+    row = next(row for row in board.rows if row.model == "model_a")
+    entry = board_inputs[0][0]["heldout"]["relations"]["det"]["heldout"]["head"]
+    cell = row.cells["det"]
+    assert cell.accuracy == entry["accuracy"] and cell.interval == entry["interval"]
+    assert cell.head == f"{entry['layer'] + 1}-{entry['head'] + 1}"
+    assert cell_text(cell).startswith(f"{100 * entry['accuracy']:.1f} [{100 * entry['interval'][0]:.1f}, ")
+
+
+def test_results_without_heldout_show_in_sample_numbers_marked(board_inputs):
+    in_sample = heldout_runs.results()["test"]
+    board = build_leaderboard([in_sample])
+    model = next(row for row in board.rows if row.kind == "model")
+    assert model.selection == "in-sample"
+    best = in_sample["relations"]["det"]["best"]
+    assert model.cells["det"].accuracy == best["accuracy"]
+    assert model.cells["det"].interval is not None  # from the result's own replicates
+
+
+def test_markdown(board):
+    text = render(board, "md")
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert len(table) == 2 + len(board.rows)
+    assert "counted from 1" in text and "held-out" in text and "Clark" in text
+
+
+def test_csv_parses_back(board):
+    rows = list(csv.DictReader(io.StringIO(render(board, "csv"))))
+    assert len(rows) == len(board.rows)
+    assert {"det_acc_pct", "det_low_pct", "det_high_pct", "det_head_from_1", "mean_acc_pct"} <= set(rows[0])
+    first = board.rows[0]
+    assert rows[0]["model"] == first.model
+    assert float(rows[0]["det_acc_pct"]) == pytest.approx(100 * first.cells["det"].accuracy, abs=0.005)
+    assert rows[0]["det_head_from_1"] == first.cells["det"].head
+    lacking = next(row for row in rows if row["model"] == "lacks_nsubj")
+    assert lacking["nsubj_acc_pct"] == "" and lacking["rank"] == "-"
+
+
+def test_json_parses_back(board):
+    data = json.loads(render(board, "json"))
+    assert "from 1" in data["counting"]
+    assert data["relations"] == board.relations and len(data["rows"]) == len(board.rows)
+    first = data["rows"][0]
+    assert first["cells"]["det"]["head"] == board.rows[0].cells["det"].head
+    assert next(r for r in data["rows"] if r["model"] == "lacks_nsubj")["cells"]["nsubj"] is None
+
+
+class TableCells(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.rows, self.headers, self.cell, self.tags = [], [], None, []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "td":
+            self.rows[-1].append(self.cell.strip())
+        elif tag == "th":
+            self.headers.append(self.cell.strip())
+        if tag in ("td", "th"):
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+def test_html_is_one_page_and_parses_back(board):
+    text = render(board, "html")
+    parser = TableCells()
+    parser.feed(text)
+    body = [row for row in parser.rows if row]
+    assert len(body) == len(board.rows)
+    assert parser.headers[:2] == ["rank", "model"] and len(parser.headers) == 5 + len(board.relations)
+    assert "<i>model_b&co" in [row[1] for row in body]  # escaped: text, not markup
+    assert "i" not in parser.tags  # no tag from the model name leaked into the page
+    assert text.startswith("<!DOCTYPE html>") and "<style>" in text
+    assert "<script" not in text and "http" not in text  # self-contained
+
+
+def test_latex_structure_without_compiling(board):
+    text = render(board, "latex")
+    for command in ("\\begin{tabular}", "\\toprule", "\\midrule", "\\bottomrule", "\\end{tabular}"):
+        assert command in text
+    assert "booktabs" in text
+    lines = text.splitlines()
+    body = lines[lines.index("\\midrule") + 1 : lines.index("\\bottomrule")]
+    rows = [line for line in body if line.endswith("\\\\")]
+    assert len(rows) == len(board.rows)
+    columns = 5 + len(board.relations)
+    spec = re.search(r"\\begin\{tabular\}\{([^}]*)\}", text).group(1).replace(" ", "")
+    assert len(spec) == columns
+    assert all(len(re.split(r"(?<!\\)&", row)) == columns for row in rows)
+    assert not re.search(r"(?<!\\)_", "\n".join(rows))  # every underscore escaped
+    assert "lacks\\_nsubj" in text and "\\&co" in text
+    assert latex_escape("50%_x") == "50\\%\\_x"
+
+
+def test_command_writes_each_format(board_inputs, tmp_path, capsys):
+    paths = []
+    for index, result in enumerate(board_inputs[0]):
+        path = tmp_path / f"r{index}.json"
+        path.write_text(json.dumps(result))
+        paths.append(str(path))
+    for fmt in FORMATS:
+        output = tmp_path / f"board.{fmt}"
+        assert main(["leaderboard", *paths, "--reference", str(REFERENCE), "--format", fmt, "--output", str(output)]) == 0
+        assert output.stat().st_size > 500
+    assert main(["leaderboard", paths[0]]) == 0
+    assert "| rank" in capsys.readouterr().out
+
+
+def test_bad_inputs_fail_with_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema_version": "0"}')
+    assert main(["leaderboard", str(bad)]) == 2
+    assert "neither a probing result" in capsys.readouterr().err
+    assert main(["leaderboard", str(tmp_path / "missing.json")]) == 2
+
+
+def test_leaderboard_and_plot_never_import_torch():
+    code = (
+        "import sys, probing.cli, probing.commands.leaderboard, probing.commands.plot, probing.leaderboard, "
+        "probing.plots, probing.heldout, probing.selection, probing.scoring.intervals; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
