@@ -20,6 +20,7 @@ from .errors import ProbingError
 COMMANDS = {
     "score": "score every attention head on a dependency treebank (Clark et al. 2019, sec. 4)",
     "data": "fetch public UD treebanks into the local cache",
+    "merge": "add up the result files of `score --shard i/N` into the result of one run",
     "leaderboard": "one table of held-out head accuracy per model, with intervals (md, csv, json, latex, html)",
     "plot": "layer x head heatmaps of a result's accuracy per relation and direction (PNG)",
     "surface": "attention to [CLS], [SEP], punctuation, previous/next/self, and entropy, per head (Clark et al. sec. 3)",
