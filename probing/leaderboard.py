@@ -394,6 +394,11 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(char, char) for char in str(text))
 
 
+def _latex_cell(text: str) -> str:
+    """Escaped, with the arrows of treebank labels and directions typeset as arrows."""
+    return latex_escape(text).replace(" -\\textgreater{} ", " $\\to$ ").replace("h\\textgreater{}d", "h$\\to$d")
+
+
 def render_latex(board: Leaderboard) -> str:
     header = _header(board)
     lines = [
@@ -401,7 +406,7 @@ def render_latex(board: Leaderboard) -> str:
         "\\begin{table}[t]",
         "\\centering",
         "\\small",
-        f"\\begin{{tabular}}{{ll l l{'r' * (len(board.relations) + 1)}}}",
+        f"\\begin{{tabular}}{{llll{'r' * (len(board.relations) + 1)}}}",
         "\\toprule",
         " & ".join(latex_escape(title) for title in header) + " \\\\",
         "\\midrule",
@@ -412,7 +417,7 @@ def render_latex(board: Leaderboard) -> str:
         if previous_kind is not None and kind != previous_kind:
             lines.append("\\midrule")
         previous_kind = kind
-        lines.append(" & ".join(latex_escape(value) for value in row) + " \\\\")
+        lines.append(" & ".join(_latex_cell(value) for value in row) + " \\\\")
     lines += [
         "\\bottomrule",
         "\\end{tabular}",
@@ -507,8 +512,17 @@ def write_text_atomic(text: str, path: str | Path) -> Path:
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
             stream.write(text)
+        readable_by_all(temporary)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
     return path
+
+
+def readable_by_all(path: str | Path) -> None:
+    """Give a temporary file (mkstemp makes it 0600) the mode a plain open() would have: tables
+    and figures are meant to be shared."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)

@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import ProbingError
 from .heldout import in_sample_reports
-from .leaderboard import model_label, treebank_label
+from .leaderboard import model_label, readable_by_all, treebank_label
 from .selection import DIRECTIONS
 
 ARROWS = {"dep_to_head": "dependent → head", "head_to_dep": "head → dependent"}
@@ -174,6 +174,7 @@ def _save(figure, path: str | Path, dpi: int) -> Path:
     os.close(handle)
     try:
         figure.savefig(temporary, dpi=dpi, format="png")
+        readable_by_all(temporary)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
