@@ -97,6 +97,7 @@ def prepare(config: ScoreConfig) -> tuple[ScoreConfig, Path, LoadedModel]:
         random_init=config.random_init,
         seed=config.seed,
         trust_remote_code=config.trust_remote_code,
+        attention=config.attention,
     )
     return config, treebank_path, loaded
 
@@ -116,6 +117,7 @@ def run_probe(config: ScoreConfig, *, progress: bool = False, loaded: LoadedMode
         loaded.num_heads,
         offsets=config.offsets,
         bootstrap=BootstrapSpec(config.bootstrap, config.seed) if config.bootstrap else None,
+        causal=loaded.is_causal,
     )
     run = ProbeRun(
         config=config,
@@ -129,7 +131,10 @@ def run_probe(config: ScoreConfig, *, progress: bool = False, loaded: LoadedMode
     selected = select_sentences(read_treebank(treebank_path), config)
     expected = _expected_in_part(sentences_total, config)
     with tqdm(total=expected, unit="sent", disable=not progress, desc="scoring", leave=False) as bar:
-        for batch in make_batches(selected, loaded.tokenizer, run.max_length, config.batch_size, run.stats):
+        batches = make_batches(
+            selected, loaded.tokenizer, run.max_length, config.batch_size, run.stats, prepend=loaded.prepend_token_id
+        )
+        for batch in batches:
             count_batch(batch, loaded, counts, config, run.stats)
             bar.update(len(batch.sentences))
         bar.update(expected - bar.n)
@@ -159,21 +164,29 @@ def _expected_in_part(total: int, config: ScoreConfig) -> int:
 
 
 def make_batches(
-    sentences: Iterable[Sentence], tokenizer, max_length: int, batch_size: int, stats: RunStats
+    sentences: Iterable[Sentence],
+    tokenizer,
+    max_length: int,
+    batch_size: int,
+    stats: RunStats,
+    prepend: int | None = None,
 ) -> Iterator[Batch]:
-    """Aligned, length-sorted, padded batches; over-long sentences are counted and skipped."""
+    """Aligned, length-sorted, padded batches; over-long sentences are counted and skipped.
+
+    ``prepend``: a token id put before every sentence as a special token (the
+    attention sink of a causal stack, ``LoadedModel.prepend_token_id``)."""
     chunk: list[Sentence] = []
     for sentence in sentences:
         chunk.append(sentence)
         if len(chunk) == batch_size * CHUNK_BATCHES:
-            yield from _batches_of_chunk(chunk, tokenizer, max_length, batch_size, stats)
+            yield from _batches_of_chunk(chunk, tokenizer, max_length, batch_size, stats, prepend)
             chunk = []
     if chunk:
-        yield from _batches_of_chunk(chunk, tokenizer, max_length, batch_size, stats)
+        yield from _batches_of_chunk(chunk, tokenizer, max_length, batch_size, stats, prepend)
 
 
-def _batches_of_chunk(chunk, tokenizer, max_length, batch_size, stats) -> Iterator[Batch]:
-    aligned = align_words(tokenizer, [sentence.words for sentence in chunk])
+def _batches_of_chunk(chunk, tokenizer, max_length, batch_size, stats, prepend=None) -> Iterator[Batch]:
+    aligned = align_words(tokenizer, [sentence.words for sentence in chunk], prepend=prepend)
     kept = []
     for sentence, item in zip(chunk, aligned):
         stats.sentences_in_part += 1

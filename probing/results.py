@@ -51,6 +51,7 @@ def build_result(run) -> dict:
             "device": model.device,
             "is_causal": model.is_causal,
             "random_init": model.random_init,
+            "tokenizer": model.tokenizer_facts(),
         },
         "treebank": {
             "path": str(run.treebank_path),
@@ -61,7 +62,13 @@ def build_result(run) -> dict:
             "skipped": {"too_long": stats.too_long},
             "unk_substituted_words": stats.unk_substituted_words,
         },
-        "config": {**run.config.as_result_dict(), "max_length": run.max_length},
+        "config": {
+            **run.config.as_result_dict(),
+            "max_length": run.max_length,
+            # docs/families.md: the self-attention scored, and the sink token put before each sentence
+            "attention": model.stack,
+            "prepended_token": model.prepended_token,
+        },
         "relations": relations_summary(counts),
         "bootstrap": encode_bootstrap(counts),
         "timing": {
@@ -86,12 +93,15 @@ def relations_summary(counts: ProbeCounts) -> dict:
         total = int(counts.total[r])
         heads = {direction: counts.heads[r, d].tolist() for d, direction in enumerate(DIRECTIONS)}
         baselines = {str(offset): int(counts.baselines[r, o]) for o, offset in enumerate(counts.offsets)}
+        reachable = {direction: int(counts.reachable[r, d]) for d, direction in enumerate(DIRECTIONS)}
         summary[name] = {
             "total": total,
             "heads": heads,
             "baselines": baselines,
             "best": best_head(heads["dep_to_head"], heads["head_to_dep"], total),
             "best_baseline": best_baseline(baselines, total),
+            "reachable": reachable,
+            "best_reachable": best_reachable_head(heads, reachable),
         }
     return summary
 
@@ -108,6 +118,28 @@ def best_head(dep_to_head, head_to_dep, total: int) -> dict | None:
         "head": int(head),
         "direction": DIRECTIONS[direction],
         "accuracy": float(stacked[layer, head, direction]) / total,
+    }
+
+
+def best_reachable_head(heads: dict, reachable: dict) -> dict | None:
+    """The best (layer, head, direction) by accuracy over the pairs its direction can reach
+    (docs/families.md); ties as in :func:`best_head`. None when no pair is reachable.
+
+    >>> best_reachable_head({"dep_to_head": [[2, 4]], "head_to_dep": [[3, 1]]}, {"dep_to_head": 4, "head_to_dep": 3})
+    {'layer': 0, 'head': 0, 'direction': 'head_to_dep', 'accuracy': 1.0}
+    """
+    denominators = np.array([reachable[direction] for direction in DIRECTIONS], dtype=float)
+    if not denominators.any():
+        return None
+    correct = np.stack([np.asarray(heads[direction], dtype=float) for direction in DIRECTIONS], axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        accuracy = np.where(denominators > 0, correct / denominators, -1.0)  # [layer, head, direction]
+    layer, head, direction = np.unravel_index(int(np.argmax(accuracy)), accuracy.shape)
+    return {
+        "layer": int(layer),
+        "head": int(head),
+        "direction": DIRECTIONS[direction],
+        "accuracy": float(accuracy[layer, head, direction]),
     }
 
 
@@ -137,7 +169,12 @@ def counts_from_result(result: dict) -> ProbeCounts:
     boot = result.get("bootstrap")
     spec = BootstrapSpec(boot["replicates"], boot["seed"]) if boot else None
     counts = ProbeCounts(
-        list(relations), model["num_layers"], model["num_heads"], offsets=result["config"]["offsets"], bootstrap=spec
+        list(relations),
+        model["num_layers"],
+        model["num_heads"],
+        offsets=result["config"]["offsets"],
+        bootstrap=spec,
+        causal=bool(model.get("is_causal", False)),
     )
     for r, name in enumerate(relations):
         entry = relations[name]
@@ -145,6 +182,9 @@ def counts_from_result(result: dict) -> ProbeCounts:
         for d, direction in enumerate(DIRECTIONS):
             counts.heads[r, d] = torch.tensor(entry["heads"][direction])
         counts.baselines[r] = torch.tensor([entry["baselines"][str(o)] for o in counts.offsets])
+        if "reachable" not in entry:
+            raise ProbingError(f"relation {name!r} has no reachable counts (written by an older probing); score again")
+        counts.reachable[r] = torch.tensor([entry["reachable"][direction] for direction in DIRECTIONS])
     if boot:
         for name, encoded in boot["arrays"].items():
             getattr(counts, name).copy_(_decode_array(encoded))

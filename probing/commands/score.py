@@ -46,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--treebank with 95%% bootstrap intervals; --treebank en_ewt alone means select on en_ewt:dev, report on en_ewt:test",
     )
     parser.add_argument("--trust-remote-code", action="store_true", help="allow a hub model's own Python code to run")
+    parser.add_argument(
+        "--attention",
+        choices=["encoder", "decoder"],
+        help="which self-attention of an encoder-decoder model (T5) to score (default: encoder); "
+        "the decoder reads the same words after its start token (docs/families.md)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -65,6 +71,7 @@ def config_from_args(args: argparse.Namespace) -> ScoreConfig:
         seed=args.seed,
         random_init=args.random_init,
         trust_remote_code=args.trust_remote_code,
+        attention=args.attention,
         shard=args.shard,
     )
 

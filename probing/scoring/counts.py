@@ -12,6 +12,18 @@ the model's shape and the relation list, never by the treebank's length.
 >>> counts.update(predictions, pairs, sentence_indices=[0], num_words=[3])
 >>> counts.total.tolist(), counts.heads[0, :, 0, 0].tolist(), counts.baselines[0].tolist()
 ([1], [1, 1], [0, 0, 0, 1, 0, 0])
+>>> counts.reachable.tolist()   # [relation, direction]: a bidirectional head can reach any word
+[[1, 1]]
+
+On a causal stack a word attends only leftwards: ``dep_to_head`` can reach a
+head left of its dependent, ``head_to_dep`` one to its right (the head must
+attend to the dependent). A pair a direction cannot reach is never counted
+correct there, even when a column of zeros breaks its tie on that word.
+
+>>> causal = ProbeCounts(("det",), num_layers=1, num_heads=1, causal=True)
+>>> causal.update(predictions, pairs, sentence_indices=[0], num_words=[3])
+>>> causal.reachable.tolist(), causal.heads[0, :, 0, 0].tolist()
+([[0, 1]], [0, 1])
 """
 
 from __future__ import annotations
@@ -40,7 +52,9 @@ class ProbeCounts:
 
     Shapes (R relations, L layers, H heads, O offsets, B bootstrap replicates):
     ``total`` [R]; ``heads`` [R, direction, L, H]; ``baselines`` [R, O];
-    with a bootstrap also ``boot_total`` [B, R], ``boot_heads``
+    ``reachable`` [R, direction], the pairs a head of that direction can get
+    right at all (every pair with a word as head, and on a ``causal`` stack only
+    those on the side it can see); with a bootstrap also ``boot_total`` [B, R], ``boot_heads``
     [B, R, direction, L, H], ``boot_baselines`` [B, R, O].
     """
 
@@ -51,8 +65,10 @@ class ProbeCounts:
         num_heads: int,
         offsets: Sequence[int] = OFFSETS,
         bootstrap: BootstrapSpec | None = None,
+        causal: bool = False,
     ):
         self.relations = tuple(relations)
+        self.causal = causal
         self.num_layers, self.num_heads = num_layers, num_heads
         self.offsets = tuple(offsets)
         self.bootstrap = bootstrap
@@ -60,6 +76,7 @@ class ProbeCounts:
         self.total = torch.zeros(shape, dtype=torch.long)
         self.heads = torch.zeros(shape + (2, num_layers, num_heads), dtype=torch.long)
         self.baselines = torch.zeros(shape + (len(self.offsets),), dtype=torch.long)
+        self.reachable = torch.zeros(shape + (2,), dtype=torch.long)
         self.sentences = 0
         self.words = 0
         if bootstrap is not None:
@@ -88,7 +105,8 @@ class ProbeCounts:
         target = pairs.target.to(predictions.device)
         # [pair, direction, layer, head]: advanced indices on axes 0 and 4 move to the front
         predicted = predictions[pairs.row.to(predictions.device), :, :, :, pairs.query.to(predictions.device)]
-        head_correct = (predicted == target[:, None, None, None]).cpu().long()
+        reachable = self._reachable(pairs)  # [pair, direction]
+        head_correct = (predicted == target[:, None, None, None]).cpu().long() * reachable[:, :, None, None]
         offsets = torch.tensor(self.offsets, dtype=torch.long)
         # [pair, offset]; a ROOT target (-1) is never right, even where query + offset == -1
         baseline_correct = ((pairs.query[:, None] + offsets[None, :]) == pairs.target[:, None]) & (
@@ -100,8 +118,18 @@ class ProbeCounts:
         self.total.index_add_(0, relation, ones)
         self.heads.index_add_(0, relation, head_correct)
         self.baselines.index_add_(0, relation, baseline_correct)
+        self.reachable.index_add_(0, relation, reachable)
         if self.bootstrap is not None:
             self._update_bootstrap(pairs, sentence_indices, ones, head_correct, baseline_correct)
+
+    def _reachable(self, pairs: PairBatch) -> torch.Tensor:
+        """long [pair, direction]: 1 where a head of that direction can predict the pair's head."""
+        is_word = pairs.target >= 0  # ROOT is never predicted
+        if not self.causal:
+            return torch.stack([is_word, is_word], dim=1).long()
+        # dep_to_head: the dependent attends to a head on its left; head_to_dep: the head,
+        # on the dependent's right, attends to it
+        return torch.stack([is_word & (pairs.target < pairs.query), pairs.target > pairs.query], dim=1).long()
 
     def _update_bootstrap(self, pairs, sentence_indices, ones, head_correct, baseline_correct) -> None:
         """Replicate counts: per-sentence counts weighted by each sentence's Poisson weights."""
@@ -122,8 +150,8 @@ class ProbeCounts:
 
     def merge(self, other: "ProbeCounts") -> "ProbeCounts":
         """Add another part's counts into this one (same relations, shape and bootstrap)."""
-        mine = (self.relations, self.num_layers, self.num_heads, self.offsets, self.bootstrap)
-        theirs = (other.relations, other.num_layers, other.num_heads, other.offsets, other.bootstrap)
+        mine = (self.relations, self.num_layers, self.num_heads, self.offsets, self.bootstrap, self.causal)
+        theirs = (other.relations, other.num_layers, other.num_heads, other.offsets, other.bootstrap, other.causal)
         if mine != theirs:
             raise ProbingError(f"cannot merge counts of different shape or options: {mine} vs {theirs}")
         for name in self.tensor_names():
@@ -133,7 +161,7 @@ class ProbeCounts:
         return self
 
     def tensor_names(self) -> list[str]:
-        names = ["total", "heads", "baselines"]
+        names = ["total", "heads", "baselines", "reachable"]
         if self.bootstrap is not None:
             names += ["boot_total", "boot_heads", "boot_baselines"]
         return names
