@@ -64,12 +64,12 @@ def test_identical_heads_have_zero_divergence_and_the_matrix_is_symmetric():
     attention, real = random_attention()
     attention[:, 1, 2] = attention[:, 0, 0]  # head 2 of layer 2 copies head 1 of layer 1
     matrix = divergence_of(attention, real)
-    assert matrix[0, 5] == 0.0 and matrix[5, 0] == 0.0
+    assert matrix[0, 5] == pytest.approx(0.0, abs=1e-6) and matrix[5, 0] == matrix[0, 5]
     assert np.array_equal(matrix, matrix.T)
     assert np.all(np.diag(matrix) == 0)
     different = ~np.eye(6, dtype=bool)
     different[0, 5] = different[5, 0] = False
-    assert np.all(matrix[different] > 0)
+    assert np.all(matrix[different] > 1e-3)
     assert matrix.max() <= math.log(2)
 
 
@@ -136,7 +136,7 @@ def test_planted_heads_are_labelled_as_planted():
     assert labels == [["previous", "separator", "broad", "next"]] * 2
     matrix = divergence.matrix()
     for head in range(4):  # the same rule in both layers: the same rows
-        assert matrix[head, 4 + head] == pytest.approx(0.0, abs=1e-7)
+        assert matrix[head, 4 + head] == pytest.approx(0.0, abs=2e-6)  # float32 sums over all rows
     # previous vs last: disjoint one-hot rows everywhere, so JS = ln 2 (less the smoothing).
     assert matrix[0, 1] == pytest.approx(math.log(2), abs=1e-6)
 

@@ -7,7 +7,9 @@ attention rows, averaged over every real query token of every unit:
 
 Smoothing: :data:`SMOOTHING` (1e-10) is added to every real key's weight of
 a row, and the row renormalised, so that no probability is exactly zero
-(padding keys stay out). Heads are then embedded in two dimensions by metric
+(padding keys stay out). Sums over a batch's rows are taken in float32 (one
+dot product per pair of heads), so identical heads come out within ~1e-6
+nats of 0, not exactly 0. Heads are then embedded in two dimensions by metric
 multidimensional scaling (scikit-learn's SMACOF, seeded) of the
 Jensen-Shannon *distance* sqrt(JS), which, unlike the divergence, is a metric.
 
@@ -27,6 +29,7 @@ its threshold, else ``broad`` when its mean entropy is at least
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +39,10 @@ SMOOTHING = 1e-10
 """Added to every real key's attention weight before renormalising the row."""
 
 CHUNK_CELLS = 1 << 23
-"""Cap on (head pairs) x rows x keys in one step, to bound memory (~32 MB per float32 tensor)."""
+"""Cap on heads x rows x keys in one step, to bound memory (~32 MB per float32 tensor)."""
+
+TINY = 1e-30
+"""Floor inside the logarithm, so that padding keys (weight 0) add 0 * log(TINY) = 0."""
 
 DECIMALS = 7
 
@@ -53,22 +59,33 @@ class HeadDivergence:
         count = num_layers * num_heads
         self.sums = torch.zeros(count, count, dtype=torch.float64)  # [head, head], upper triangle filled
         self.rows = 0
-        self.first, self.second = torch.triu_indices(count, count, offset=1)  # [pair] each
 
     def update(self, attention: torch.Tensor, real: torch.Tensor) -> None:
         rows = smoothed_rows(attention, real)  # [head, row, key]
-        if rows.shape[1] == 0:
+        count, row_count = rows.shape[0], rows.shape[1]
+        if row_count == 0:
             return
-        entropy = -torch.special.xlogy(rows, rows).sum(dim=-1)  # [head, row]
-        step = max(1, CHUNK_CELLS // (rows.shape[1] * rows.shape[2]))
-        for start in range(0, len(self.first), step):
-            first = self.first[start : start + step].to(rows.device)
-            second = self.second[start : start + step].to(rows.device)
-            mixture = 0.5 * (rows[first] + rows[second])  # [pair, row, key]
-            divergence = -torch.special.xlogy(mixture, mixture).sum(dim=-1) - 0.5 * (entropy[first] + entropy[second])
-            # H(M) >= mean of H(P), H(Q) in exact arithmetic; clip float noise.
-            self.sums[first.cpu(), second.cpu()] += divergence.clamp_min(0).sum(dim=-1).double().cpu()
-        self.rows += rows.shape[1]
+        entropy = -torch.special.xlogy(rows, rows).sum(dim=(1, 2))  # [head]: summed over rows
+        step = max(1, CHUNK_CELLS // (row_count * rows.shape[2]))
+        sums = torch.zeros(count, count, dtype=torch.float64)
+        # For each offset d, the pairs (a, a + d) of all heads a at once: contiguous slices added
+        # by broadcasting, no gather of pair indices (this step is memory-bound).
+        for offset in range(1, count):
+            for start in range(0, count - offset, step):
+                stop = min(start + step, count - offset)
+                pairs = stop - start
+                both = rows[start:stop] + rows[start + offset : stop + offset]  # [pair, row, key]: P + Q = 2M
+                logs = both.clamp_min(TINY).log_()  # padding keys are 0 in both: 0 * log(TINY) = 0
+                # sum over rows and keys of (P + Q) log(P + Q), one dot product per pair
+                dots = torch.bmm(both.view(pairs, 1, -1), logs.view(pairs, -1, 1)).view(pairs)
+                # H(M) = -1/2 sum (P+Q) log(P+Q) + log 2 per row, as each row of P + Q sums to 2.
+                mixed = -0.5 * dots.double() + math.log(2) * row_count
+                first, second = entropy[start:stop].double(), entropy[start + offset : stop + offset].double()
+                heads = torch.arange(start, stop)
+                # JS >= 0 in exact arithmetic; clip float noise (identical heads).
+                sums[heads, heads + offset] = (mixed - 0.5 * (first + second)).clamp_min(0).cpu()
+        self.sums += sums
+        self.rows += row_count
 
     def merge(self, other: "HeadDivergence") -> "HeadDivergence":
         if other.sums.shape != self.sums.shape:
