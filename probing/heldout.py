@@ -16,8 +16,8 @@ so that shards of TEST need not score DEV again. ``--treebank en_ewt`` alone
 report on ``en_ewt:test``.
 
 Nothing here imports torch until a model must run (``score_heldout``);
-:func:`attach_heldout` works on result dicts alone, so it can also be applied
-after merging TEST shards.
+:func:`attach_heldout` works on result dicts alone, and :func:`reattach_heldout`
+recomputes the held-out numbers after TEST shards are merged (``probing merge``).
 
 >>> default_splits("en_ewt"), default_splits("en_ewt:test"), default_splits("en_pud")
 (('en_ewt:dev', 'en_ewt:test'), None, None)
@@ -73,16 +73,54 @@ def attach_heldout(test: dict, dev: dict, *, dev_result_path: str | None = None,
 def heldout_block(dev: dict, test: dict, *, dev_result_path: str | None = None, level: float = LEVEL) -> dict:
     """The ``heldout`` object: DEV provenance and, per relation, DEV choice -> TEST numbers."""
     offsets = test["config"]["offsets"]
+    choices = {}
+    for name in test["relations"]:
+        entry = dev["relations"][name]
+        head, offset = choose(entry, offsets)
+        choices[name] = _dev_summary(entry["total"], head, offset)
+    select_on = {
+        "result": dev_result_path,
+        "treebank": dev["treebank"],
+        "model": {key: dev["model"].get(key) for key in ("name_or_path", "commit", "random_init")},
+        "created": dev.get("created"),
+    }
+    return _block(test, select_on, choices, level)
+
+
+def reattach_heldout(merged: dict, parts: list[dict]) -> dict:
+    """The merged result of TEST shards scored with ``--select-on``, with held-out numbers
+    recomputed from the merged counts and the DEV choice that every part recorded.
+
+    Parts without ``heldout`` leave ``merged`` as it is; parts that chose on
+    different DEV data (or chose differently) cannot be merged into one report.
+    """
+    blocks = [part.get("heldout") for part in parts]
+    if all(block is None for block in blocks):
+        return merged
+    first = blocks[0]
+    for block in blocks:
+        if block is None or _choice_key(block) != _choice_key(first):
+            raise ProbingError("parts were not all selected on the same DEV with the same choices (--select-on)")
+    choices = {name: entry["dev"] for name, entry in first["relations"].items()}
+    return {**merged, "heldout": _block(merged, first["select_on"], choices, first["level"])}
+
+
+def _choice_key(block: dict):
+    return block["select_on"]["treebank"]["sha256"], {name: entry["dev"] for name, entry in block["relations"].items()}
+
+
+def _block(test: dict, select_on: dict, choices: dict[str, dict], level: float) -> dict:
+    """Held-out and in-sample numbers on ``test`` for the DEV ``choices`` (``_dev_summary`` objects)."""
+    offsets = list(test["config"]["offsets"])
     arrays = bootstrap_arrays(test)
     in_sample = in_sample_reports(test, level)
     relations = {}
-    for index, (name, test_entry) in enumerate(test["relations"].items()):
-        dev_entry = dev["relations"][name]
-        dev_head, dev_offset = choose(dev_entry, offsets)
+    for index, (name, entry) in enumerate(test["relations"].items()):
+        head, offset = _choices_of(choices[name], offsets)
         relations[name] = {
-            "pairs": test_entry["total"],
-            "dev": _dev_summary(dev_entry["total"], dev_head, dev_offset),
-            "heldout": _report(test_entry, index, dev_head, dev_offset, arrays, level),
+            "pairs": entry["total"],
+            "dev": choices[name],
+            "heldout": _report(entry, index, head, offset, arrays, level),
             "in_sample": in_sample[name],
         }
     boot = test.get("bootstrap") or {}
@@ -92,15 +130,23 @@ def heldout_block(dev: dict, test: dict, *, dev_result_path: str | None = None, 
         "level": level,
         "replicates": boot.get("replicates", 0),
         "seed": boot.get("seed"),
-        "select_on": {
-            "result": dev_result_path,
-            "treebank": dev["treebank"],
-            "model": {key: dev["model"].get(key) for key in ("name_or_path", "commit", "random_init")},
-            "created": dev.get("created"),
-        },
+        "select_on": select_on,
         "report_on": {key: test["treebank"][key] for key in ("path", "sha256")},
         "relations": relations,
     }
+
+
+def _choices_of(summary: dict, offsets: list[int]) -> tuple[HeadChoice | None, OffsetChoice | None]:
+    """The HeadChoice and OffsetChoice that a ``_dev_summary`` object records."""
+    head, baseline, pairs = summary["head"], summary["baseline"], summary["pairs"]
+    head_choice = offset_choice = None
+    if head is not None:
+        correct = round(head["accuracy"] * pairs)
+        head_choice = HeadChoice(head["direction"], head["layer"], head["head"], correct, head["ties"])
+    if baseline is not None:
+        correct = round(baseline["accuracy"] * pairs)
+        offset_choice = OffsetChoice(baseline["offset"], offsets.index(baseline["offset"]), correct, baseline["ties"])
+    return head_choice, offset_choice
 
 
 def in_sample_reports(result: dict, level: float = LEVEL) -> dict[str, dict]:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import ProbingError
+from .heldout import reattach_heldout
 from .results import counts_from_result, encode_bootstrap, read_result, relations_summary
 
 MODEL_IDENTITY = ("name_or_path", "revision", "commit", "architecture", "num_layers", "num_heads", "dtype",
@@ -38,7 +39,7 @@ TREEBANK_COPIED = ("path",)
 """Taken from the first part; every other treebank field is a count and is added."""
 
 _OWN_BLOCKS = ("schema_version", "tool", "model", "treebank", "config", "relations", "bootstrap", "timing",
-               "environment", "created")
+               "environment", "created", "heldout")
 """Top-level blocks this module builds; any other block must be equal in every part and is kept."""
 
 
@@ -78,7 +79,8 @@ def merge_results(parts: Sequence[dict], names: Sequence[str]) -> dict:
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
     )
-    return merged
+    # Parts scored with --select-on: held-out numbers of the merged counts, same DEV choice checked.
+    return reattach_heldout(merged, parts)
 
 
 def _check_same_run(parts: list[dict], names: list[str]) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from probing.cli import main
+from probing.errors import ProbingError
 from probing.heldout import attach_heldout, default_splits
 from probing.results import best_baseline, best_head
 from probing.selection import DIRECTIONS, choose, select_head, select_offset
@@ -162,3 +163,30 @@ def test_dev_result_of_another_model_or_missing_relations_is_refused(runs, split
     code, _, err = run_score(capsys, "--treebank", str(test), "--select-on", str(runs["paths"]["dev"]),
                              "--bootstrap", "0", "--relations", "amod", "--limit", "5")
     assert code == 2 and "lacks relations ['amod']" in err
+
+
+def test_heldout_shards_merge_into_the_whole_heldout_run(runs, split_sample, capsys, tmp_path):
+    _, test = split_sample
+    parts = []
+    for index in range(2):
+        part = tmp_path / f"part{index}.json"
+        code, _, _ = run_score(capsys, "--relations", *heldout_runs.RELATIONS, "--treebank", str(test), "--select-on",
+                               str(runs["paths"]["dev"]), "--bootstrap", str(heldout_runs.REPLICATES),
+                               "--shard", f"{index}/2", "--output", str(part))
+        assert code == 0
+        parts.append(str(part))
+    merged_path = tmp_path / "merged.json"
+    assert main(["merge", *parts, "--output", str(merged_path)]) == 0
+    merged, whole = json.loads(merged_path.read_text()), runs["heldout"]
+    assert merged["relations"] == whole["relations"] and merged["bootstrap"] == whole["bootstrap"]
+    assert merged["heldout"]["relations"] == whole["heldout"]["relations"]
+
+
+def test_shards_chosen_on_different_dev_data_do_not_merge(runs):
+    from probing.heldout import reattach_heldout
+
+    other = json.loads(json.dumps(runs["heldout"]))
+    other["heldout"]["select_on"]["treebank"]["sha256"] = "0" * 64
+    with pytest.raises(ProbingError, match="same DEV"):
+        reattach_heldout(runs["test"], [runs["heldout"], other])
+    assert reattach_heldout(runs["test"], [runs["test"]]) == runs["test"]
