@@ -384,6 +384,13 @@ def _read_shape_and_causality(loaded: LoadedModel, trust_remote_code: bool) -> N
     layers = _stack_attention(loaded, input_ids, torch.ones_like(input_ids))
     if not layers or any(layer is None for layer in layers):
         raise ProbingError(_no_attention_message(loaded, trust_remote_code), source="--model")
+    shapes = {tuple(layer.shape) for layer in layers}
+    if len(shapes) != 1 or next(iter(shapes))[-2:] != (len(probe), len(probe)):
+        raise ProbingError(
+            f"{loaded.name_or_path} returns attention of shape {sorted(shapes)} for {len(probe)} tokens, not "
+            "[batch, head, token, token] (windowed or compressed attention); its heads cannot be scored",
+            source="--model",
+        )
     stacked = torch.stack([layer.float() for layer in layers], dim=1)  # [1, layer, head, tok, tok]
     loaded.num_layers, loaded.num_heads = stacked.shape[1], stacked.shape[2]
     above_diagonal = torch.ones(stacked.shape[-2:], dtype=torch.bool).triu(diagonal=1)

@@ -353,13 +353,14 @@ from transformers.modeling_outputs import BaseModelOutput
 class NoAttentionConfig(PretrainedConfig):
     model_type = "probing-no-attention"
 
-    def __init__(self, vocab_size=400, hidden_size=8, **kwargs):
-        self.vocab_size, self.hidden_size = vocab_size, hidden_size
+    def __init__(self, vocab_size=400, hidden_size=8, window=0, **kwargs):
+        self.vocab_size, self.hidden_size, self.window = vocab_size, hidden_size, window
         super().__init__(**kwargs)
 
 
 class NoAttentionModel(PreTrainedModel):
-    """Returns hidden states and never attention weights, whatever it is asked."""
+    """Returns hidden states and no attention weights, or (``window`` > 0) weights over a
+    window of keys only, as windowed-attention models do."""
 
     config_class = NoAttentionConfig
 
@@ -372,29 +373,43 @@ class NoAttentionModel(PreTrainedModel):
         return self.embed
 
     def forward(self, input_ids=None, attention_mask=None, output_attentions=None, **kwargs):
-        return BaseModelOutput(last_hidden_state=self.embed(input_ids), attentions=None)
+        batch, tokens = input_ids.shape
+        window = self.config.window
+        attentions = (torch.full((batch, 1, tokens, window), 1.0 / window),) if window else None
+        return BaseModelOutput(last_hidden_state=self.embed(input_ids), attentions=attentions)
 '''
 
 
-def test_a_model_that_returns_no_attention_stops_with_the_option_to_use(tmp_path):
+def _own_code_model(folder: Path, window: int = 0) -> str:
+    """A checkpoint folder whose model class comes with it (``auto_map``), as hub code does."""
     import importlib.util
 
-    folder = tmp_path / "no-attention-model"
     folder.mkdir()
     (folder / "modeling_noattn.py").write_text(MODEL_CODE, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("modeling_noattn", folder / "modeling_noattn.py")
+    spec = importlib.util.spec_from_file_location(f"modeling_noattn_{folder.name}", folder / "modeling_noattn.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.NoAttentionModel(module.NoAttentionConfig()).save_pretrained(folder)
+    module.NoAttentionModel(module.NoAttentionConfig(window=window)).save_pretrained(folder)
     config = json.loads((folder / "config.json").read_text())
     config["auto_map"] = {"AutoConfig": "modeling_noattn.NoAttentionConfig", "AutoModel": "modeling_noattn.NoAttentionModel"}
     (folder / "config.json").write_text(json.dumps(config))
     for path in Path(tiny_model("gpt2")).glob("tokenizer*"):
         shutil.copy(path, folder)
+    return str(folder)
+
+
+def test_a_model_that_returns_no_attention_stops_with_the_option_to_use(tmp_path):
+    folder = _own_code_model(tmp_path / "no-attention-model")
     with pytest.raises(ProbingError, match="pass --trust-remote-code"):
-        load_model(str(folder))
-    with pytest.raises(ProbingError, match="returned no attention weights"):
-        load_model(str(folder), trust_remote_code=True)
+        load_model(folder)
+    with pytest.raises(ProbingError, match="returned no attention weights.*no option"):
+        load_model(folder, trust_remote_code=True)
+
+
+def test_windowed_attention_is_an_error_not_a_misread(tmp_path):
+    folder = _own_code_model(tmp_path / "windowed-model", window=3)
+    with pytest.raises(ProbingError, match="not \\[batch, head, token, token\\]"):
+        load_model(folder, trust_remote_code=True)
 
 
 # ---------------------------------------------------------------------------------------- real checkpoints
