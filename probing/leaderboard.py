@@ -7,7 +7,7 @@ as layer-head counted from 1. A result without a ``heldout`` object shows its
 in-sample numbers, marked as such. Reference rows (figures quoted from a
 paper) come last, unranked.
 
-Never imports torch: it reads result JSON and uses numpy-free dict access.
+Never imports torch: it reads result JSON (numpy only for in-sample intervals).
 
 >>> cell = Cell(accuracy=0.868, interval=[0.851, 0.884], head="8-10", direction="dep_to_head")
 >>> cell_text(cell)
@@ -107,7 +107,7 @@ def treebank_label(path: str) -> str:
 # ---------------------------------------------------------------- rows
 
 
-def _head_cell(head: dict | None, difference: dict | None, pairs: int, ties: int = 1) -> Cell | None:
+def _head_cell(head: dict | None, difference: dict | None, pairs: int, ties: int = 1) -> Cell:
     if head is None:
         return Cell(accuracy=None, pairs=pairs)
     interval = difference and difference.get("interval")
@@ -193,7 +193,8 @@ def build_leaderboard(results: Iterable[dict], references: Iterable[dict] = ()) 
         model, baseline = result_rows(data)
         groups.setdefault(model.treebank, []).append(model)
         baselines.setdefault(model.treebank, []).append(baseline)
-    notes = _notes(results, references)
+    level = _level(results)
+    notes = _notes(results, references, level)
     rows: list[Row] = []
     for treebank, models in groups.items():
         baseline, differ = _one_baseline(baselines[treebank])
@@ -205,7 +206,7 @@ def build_leaderboard(results: Iterable[dict], references: Iterable[dict] = ()) 
         for row in reference_rows(data):
             row.mean = _mean(row, relations)
             rows.append(row)
-    return Leaderboard(relations, rows, notes, level=_level(results))
+    return Leaderboard(relations, rows, notes, level=level)
 
 
 def _one_baseline(rows: list[Row]) -> tuple[Row, bool]:
@@ -251,14 +252,19 @@ def _ranked(rows: list[Row], relations: list[str]) -> list[Row]:
     return rows
 
 
-def _notes(results: list[dict], references: list[dict]) -> list[str]:
-    replicates = sorted({(data.get("bootstrap") or {}).get("replicates", 0) for data in results})
+def _notes(results: list[dict], references: list[dict], level: float) -> list[str]:
+    replicates = sorted({(data.get("bootstrap") or {}).get("replicates", 0) for data in results} - {0})
+    intervals = (
+        f"[low, high]: {100 * level:g}% percentile bootstrap interval over sentences "
+        f"({'/'.join(map(str, replicates))} Poisson replicates)."
+        if replicates
+        else "No intervals: the results were scored with --bootstrap 0."
+    )
     notes = [
-        f"Layers and heads are counted from 1, as in the paper ({COUNTING.split('(')[1].rstrip(')')}).",
+        "Layers and heads are counted from 1, as in the paper (8-10 = layer 8, head 10).",
         "Held-out: the layer, head, direction and offset are chosen on the dev split and scored on the "
         "test split; in-sample rows choose and score on the same sentences, as the paper does (optimistic).",
-        f"[low, high]: 95% percentile bootstrap interval over sentences ({'/'.join(map(str, replicates))} "
-        "Poisson replicates).",
+        intervals,
         "Cell: accuracy % [interval] head. h>d: the head word attends to the dependent (the paper's head<-dep); "
         "otherwise the dependent attends to its head. *: the 95% interval of head minus baseline reaches 0 "
         "(not clearly better than the best offset). (tie k): k heads tied on dev; the lowest layer, head wins.",
