@@ -12,6 +12,9 @@ memory holds one chunk of sentences and one batch of attention at a time.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import itertools
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -102,8 +105,14 @@ def prepare(config: ScoreConfig) -> tuple[ScoreConfig, Path, LoadedModel]:
     return config, treebank_path, loaded
 
 
-def run_probe(config: ScoreConfig, *, progress: bool = False, loaded: LoadedModel | None = None) -> ProbeRun:
-    """Score every head of a model on a treebank (the whole of ``probing score``)."""
+def run_probe(
+    config: ScoreConfig, *, progress: bool = False, loaded: LoadedModel | None = None, hooks: RunHooks | None = None
+) -> ProbeRun:
+    """Score every head of a model on a treebank (the whole of ``probing score``).
+
+    ``hooks`` split the batches across processes and checkpoint the counts
+    (default: those of :func:`using_hooks`, else one process, no checkpoint).
+    """
     started = time.perf_counter()
     if loaded is None:
         config, treebank_path, loaded = prepare(config)
@@ -130,16 +139,80 @@ def run_probe(config: ScoreConfig, *, progress: bool = False, loaded: LoadedMode
     run.stats.sentences_total = sentences_total
     selected = select_sentences(read_treebank(treebank_path), config)
     expected = _expected_in_part(sentences_total, config)
-    with tqdm(total=expected, unit="sent", disable=not progress, desc="scoring", leave=False) as bar:
-        batches = make_batches(
-            selected, loaded.tokenizer, run.max_length, config.batch_size, run.stats, prepend=loaded.prepend_token_id
-        )
-        for batch in batches:
-            count_batch(batch, loaded, counts, config, run.stats)
-            bar.update(len(batch.sentences))
+    hooks = hooks or current_hooks()
+    done = hooks.start(run)  # sentences of the selected stream a resumed run has already counted
+    with tqdm(total=expected, initial=done, unit="sent", disable=not progress, desc="scoring", leave=False) as bar:
+        number = 0
+        # Chunks of the selected stream start at fixed multiples of the chunk size, so a
+        # resumed run (which skips whole chunks) makes exactly the batches of an uninterrupted one.
+        for chunk in _chunks(itertools.islice(selected, done, None), config.batch_size * CHUNK_BATCHES):
+            batches = make_batches(
+                chunk, loaded.tokenizer, run.max_length, config.batch_size, run.stats, prepend=loaded.prepend_token_id
+            )
+            for batch in batches:
+                if hooks.owns(number):
+                    count_batch(batch, loaded, counts, config, run.stats)
+                number += 1
+                bar.update(len(batch.sentences))
+            hooks.chunk_done(run, chunk)
         bar.update(expected - bar.n)
     run.stats.seconds_total = time.perf_counter() - started
+    hooks.finish(run)
     return run
+
+
+def _chunks(sentences: Iterable[Sentence], size: int) -> Iterator[list[Sentence]]:
+    chunk: list[Sentence] = []
+    for sentence in sentences:
+        chunk.append(sentence)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class RunHooks:
+    """Where a run is split across processes and saved; the default: one process, nothing saved.
+
+    ``run_probe`` calls ``start`` once (it returns how many sentences of the
+    selected stream are already counted, 0 unless resuming), ``owns`` for
+    every batch (whether this process counts it), ``chunk_done`` after each
+    chunk of ``batch_size * CHUNK_BATCHES`` sentences, and ``finish`` at the
+    end (e.g. to sum the counts of all processes). See probing.distributed
+    and probing.checkpointing.
+    """
+
+    def start(self, run: ProbeRun) -> int:
+        return 0
+
+    def owns(self, number: int) -> bool:
+        return True
+
+    def chunk_done(self, run: ProbeRun, chunk: list[Sentence]) -> None:
+        pass
+
+    def finish(self, run: ProbeRun) -> None:
+        pass
+
+
+_HOOKS: contextvars.ContextVar[RunHooks | None] = contextvars.ContextVar("probing_run_hooks", default=None)
+
+
+def current_hooks() -> RunHooks:
+    """The hooks of the enclosing :func:`using_hooks` block, else the single-process default."""
+    return _HOOKS.get() or RunHooks()
+
+
+@contextlib.contextmanager
+def using_hooks(hooks: RunHooks) -> Iterator[RunHooks]:
+    """Every ``run_probe`` inside the block uses ``hooks`` (a command may run several probes,
+    e.g. DEV and TEST of a held-out score, through code that does not pass hooks along)."""
+    token = _HOOKS.set(hooks)
+    try:
+        yield hooks
+    finally:
+        _HOOKS.reset(token)
 
 
 def select_sentences(sentences: Iterable[Sentence], config: ScoreConfig) -> Iterator[Sentence]:

@@ -39,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of --random-init (default: %(default)s)")
     parser.add_argument("--random-init", action="store_true", help="same architecture with seeded random weights: the untrained control")
     parser.add_argument("--shard", type=parse_shard, metavar="I/N", help="score only sentences with index %% N == I; merge the parts with probing merge")
+    parser.add_argument("--checkpoint", metavar="FILE", help="save the counts here now and then (default with --output: OUTPUT.checkpoint)")
+    parser.add_argument("--checkpoint-every", type=float, default=300.0, metavar="SECONDS", help="seconds between checkpoints; 0 saves after every chunk of batch-size x 16 sentences (default: %(default)s)")
+    parser.add_argument("--resume", action="store_true", help="continue from the checkpoint of a killed run (same options); counts end identical to an uninterrupted run")
     parser.add_argument(
         "--select-on",
         metavar="DEV",
@@ -77,17 +80,35 @@ def config_from_args(args: argparse.Namespace) -> ScoreConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import checkpointing
+    from ..distributed import from_environment
     from ..heldout import score_with_selection
+    from ..pipeline import using_hooks
     from ..results import write_result
     from ..tables import heldout_table, run_header, score_table
 
-    result = score_with_selection(config_from_args(args), args.select_on, progress=not args.quiet and sys.stderr.isatty())
-    print(run_header(result))
-    print(score_table(result))
-    if "heldout" in result:
-        print(heldout_table(result))
-    if args.output:
-        print(f"wrote {write_result(result, args.output)}", file=sys.stderr)
-    else:
-        print("(pass --output FILE.json to keep the counts)", file=sys.stderr)
-    return 0
+    # Under torchrun every process scores its share of the batches; rank 0 reports (docs/scaling.md).
+    ranks = from_environment(args.device)
+    try:
+        checkpointer = checkpointing.from_options(
+            ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
+        )
+        with using_hooks(checkpointer or ranks):
+            config = config_from_args(args).replace(device=ranks.device)
+            progress = not args.quiet and sys.stderr.isatty() and ranks.is_main
+            result = score_with_selection(config, args.select_on, progress=progress)
+        if not ranks.is_main:
+            return 0
+        print(run_header(result))
+        print(score_table(result))
+        if "heldout" in result:
+            print(heldout_table(result))
+        if args.output:
+            print(f"wrote {write_result(result, args.output)}", file=sys.stderr)
+            if checkpointer:
+                checkpointer.discard()
+        else:
+            print("(pass --output FILE.json to keep the counts)", file=sys.stderr)
+        return 0
+    finally:
+        ranks.close()

@@ -1,0 +1,106 @@
+"""Several processes (torchrun, gloo on CPU) give exactly the counts of one process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from probing.cli import main
+from probing.distributed import Ranks, from_environment
+from probing.errors import ProbingError
+from probing.testing import sample_path, tiny_bert
+
+OPTIONS = ("--treebank", str(sample_path()), "--batch-size", "4", "--bootstrap", "25",
+           "--relations", "det", "all", "nsubj", "poss")
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models gain nothing from threads, and a busy shared CPU makes spinning threads slow."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def counts_of(result: dict) -> dict:
+    """Everything that is a count of the data (not when, how long or on how many processes)."""
+    return {key: result[key] for key in ("relations", "bootstrap", "treebank", "config")}
+
+
+def test_batches_are_dealt_round_robin():
+    shares = [[n for n in range(10) if Ranks(rank=r, world_size=3).owns(n)] for r in range(3)]
+    assert shares == [[0, 3, 6, 9], [1, 4, 7], [2, 5, 8]]
+    assert sorted(sum(shares, [])) == list(range(10))
+
+
+def test_no_torchrun_environment_means_one_process(monkeypatch):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    ranks = from_environment("cpu")
+    assert (ranks.rank, ranks.world_size, ranks.is_main, ranks.active) == (0, 1, True, False)
+    assert all(ranks.owns(n) for n in range(5))
+
+
+def test_malformed_environment_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "two")
+    with pytest.raises(ProbingError, match="WORLD_SIZE"):
+        from_environment("cpu")
+
+
+def test_two_processes_equal_one(tmp_path, capsys):
+    single = tmp_path / "single.json"
+    assert main(["score", "--quiet", "--model", tiny_bert(), *OPTIONS, "--output", str(single)]) == 0
+    capsys.readouterr()
+    double = tmp_path / "double.json"
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+               "-m", "probing", "score", "--quiet", "--model", tiny_bert(), *OPTIONS, "--output", str(double)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    finished = subprocess.run(command, capture_output=True, text=True, env=env, timeout=240, cwd=tmp_path)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    # rank 0 alone prints the table and writes the file
+    assert finished.stdout.count("best head (layer-head, from 1)") == 1
+    assert finished.stderr.count("wrote ") == 1
+    one, two = json.loads(single.read_text()), json.loads(double.read_text())
+    assert counts_of(two) == counts_of(one)
+    assert two["treebank"]["sentences_scored"] == 75
+    assert not (tmp_path / "double.json.checkpoint").exists()
+
+
+def test_two_processes_resume_a_one_process_checkpoint(tmp_path, capsys):
+    """A checkpoint holds the counts of all processes so far: any number of processes may resume it."""
+    from probing.checkpointing import Checkpointer, load
+    from probing.config import ScoreConfig
+    from probing.pipeline import run_probe
+
+    class Crash(Exception):
+        pass
+
+    class Crashing(Checkpointer):
+        def chunk_done(self, run, chunk):
+            super().chunk_done(run, chunk)
+            raise Crash  # after the first chunk (64 sentences), saved
+
+    single = tmp_path / "single.json"
+    assert main(["score", "--quiet", "--model", tiny_bert(), *OPTIONS, "--output", str(single)]) == 0
+    capsys.readouterr()
+    output = tmp_path / "double.json"
+    checkpoint = tmp_path / "double.json.checkpoint"
+    config = ScoreConfig(model=tiny_bert(), treebank=str(sample_path()), batch_size=4, bootstrap=25,
+                         relations=("det", "all", "nsubj", "poss"))
+    with pytest.raises(Crash):
+        run_probe(config, hooks=Crashing(checkpoint, every=0))
+    assert load(checkpoint)["runs"]["0"]["consumed"] == 64
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+               "-m", "probing", "score", "--quiet", "--model", tiny_bert(), *OPTIONS, "--output", str(output),
+               "--resume", "--checkpoint-every", "0"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    finished = subprocess.run(command, capture_output=True, text=True, env=env, timeout=240, cwd=tmp_path)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert "resuming from" in finished.stderr and "after 64 sentences" in finished.stderr
+    assert counts_of(json.loads(output.read_text())) == counts_of(json.loads(single.read_text()))
+    assert not checkpoint.exists()

@@ -1,0 +1,183 @@
+"""Checkpoints: a run killed with SIGKILL and resumed ends with the counts of an uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from probing import checkpointing
+from probing.checkpointing import Checkpointer
+from probing.cli import main
+from probing.config import ScoreConfig
+from probing.errors import ProbingError
+from probing.pipeline import run_probe
+from probing.testing import sample_path, tiny_bert
+
+SLOW_OPTIONS = ("--limit", "640", "--batch-size", "4", "--bootstrap", "40", "--relations", "det", "all")
+"""640 sentences in ten chunks of 64 (batch size x 16): long enough to be killed half-way."""
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models gain nothing from threads, and a busy shared CPU makes spinning threads slow."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def counts_of(result: dict) -> dict:
+    return {key: result[key] for key in ("relations", "bootstrap", "treebank", "config")}
+
+
+@pytest.fixture(scope="module")
+def ewt_dev(shared):
+    return str(shared / "treebanks" / "en_ewt" / "en_ewt-ud-dev.conllu")
+
+
+class Crash(Exception):
+    """Stands in for a fault after some chunks (the file is left as a kill would leave it)."""
+
+
+class CrashingCheckpointer(Checkpointer):
+    def __init__(self, *args, crash_after: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.crash_after = crash_after
+
+    def chunk_done(self, run, chunk):
+        super().chunk_done(run, chunk)
+        if self._consumed >= self.crash_after:
+            raise Crash
+
+
+def crashed_checkpoint(path, crash_after: int = 20, **options) -> None:
+    """Leave at ``path`` the checkpoint of the sample run, crashed after ``crash_after`` sentences."""
+    config = ScoreConfig(model=tiny_bert(), treebank=str(sample_path()), batch_size=1, bootstrap=10, **options)
+    with pytest.raises(Crash):
+        run_probe(config, hooks=CrashingCheckpointer(path, every=0, crash_after=crash_after))
+    assert path.is_file()
+
+
+def score(capsys, *args: str) -> int:
+    code = main(["score", "--quiet", "--model", tiny_bert(), *args])
+    capsys.readouterr()
+    return code
+
+
+def test_sigkill_mid_way_then_resume_gives_identical_counts(tmp_path, capsys, ewt_dev):
+    reference = tmp_path / "reference.json"
+    assert score(capsys, "--treebank", ewt_dev, *SLOW_OPTIONS, "--output", str(reference)) == 0
+
+    output = tmp_path / "killed.json"
+    checkpoint = checkpointing.default_path(output)
+    command = [sys.executable, "-m", "probing", "score", "--quiet", "--model", tiny_bert(), "--treebank", ewt_dev,
+               *SLOW_OPTIONS, "--output", str(output), "--checkpoint-every", "0"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + 180
+    while not checkpoint.exists():
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        assert time.monotonic() < deadline, "no checkpoint appeared"
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=60) == -signal.SIGKILL
+    process.stderr.close()
+    assert not output.exists()
+    saved = checkpointing.load(checkpoint)["runs"]["0"]
+    assert not saved["complete"] and 0 < saved["consumed"] < 640 and saved["consumed"] % 64 == 0
+
+    assert score(capsys, "--treebank", ewt_dev, *SLOW_OPTIONS, "--output", str(output), "--checkpoint-every", "0",
+                 "--resume") == 0
+    assert counts_of(json.loads(output.read_text())) == counts_of(json.loads(reference.read_text()))
+    assert not checkpoint.exists()  # removed once the result is written
+
+
+def test_resume_after_a_crash_in_process(tmp_path, capsys):
+    reference = tmp_path / "reference.json"
+    common = ("--treebank", str(sample_path()), "--batch-size", "1", "--bootstrap", "10")
+    assert score(capsys, *common, "--output", str(reference)) == 0
+    checkpoint = tmp_path / "run.ckpt"
+    crashed_checkpoint(checkpoint, crash_after=32)
+    assert checkpointing.load(checkpoint)["runs"]["0"]["consumed"] == 32
+    output = tmp_path / "resumed.json"
+    assert score(capsys, *common, "--output", str(output), "--checkpoint", str(checkpoint), "--resume") == 0
+    resumed, whole = json.loads(output.read_text()), json.loads(reference.read_text())
+    assert counts_of(resumed) == counts_of(whole)
+    assert resumed["treebank"]["sentences_scored"] == 75
+    assert resumed["timing"]["seconds_total"] > 0
+
+
+def test_refuses_to_resume_a_different_run(tmp_path, capsys):
+    checkpoint = tmp_path / "run.ckpt"
+    crashed_checkpoint(checkpoint)
+    for option, value, field in (("--relations", "det", "config.relations"), ("--seed", "3", "config.bootstrap"),
+                                 ("--pool-from", "first", "config.pooling")):
+        code = main(["score", "--quiet", "--model", tiny_bert(), "--treebank", str(sample_path()), "--batch-size",
+                     "1", "--bootstrap", "10", option, value, "--checkpoint", str(checkpoint), "--resume"])
+        err = capsys.readouterr().err
+        assert code == 2 and "another run" in err and field in err, err
+    assert checkpoint.is_file()  # refusing never destroys the checkpoint
+
+
+def test_refuses_a_different_treebank_or_model(tmp_path):
+    checkpoint = tmp_path / "run.ckpt"
+    crashed_checkpoint(checkpoint)
+    other_treebank = tmp_path / "other.conllu"
+    other_treebank.write_text(sample_path().read_text(encoding="utf-8").replace("\tdog\t", "\tDog\t", 1), encoding="utf-8")
+    cases = [
+        (ScoreConfig(model=tiny_bert(), treebank=str(other_treebank), batch_size=1, bootstrap=10), "treebank.sha256"),
+        (ScoreConfig(model=tiny_bert(seed=1), treebank=str(sample_path()), batch_size=1, bootstrap=10),
+         "model.name_or_path"),
+        (ScoreConfig(model=tiny_bert(), treebank=str(sample_path()), batch_size=2, bootstrap=10), "config.batch_size"),
+    ]
+    for config, field in cases:
+        with pytest.raises(ProbingError, match=field):
+            run_probe(config, hooks=Checkpointer(checkpoint, every=0, resume=True))
+
+
+def test_an_existing_checkpoint_needs_resume(tmp_path, capsys):
+    output = tmp_path / "r.json"
+    crashed_checkpoint(checkpointing.default_path(output))
+    code = main(["score", "--quiet", "--model", tiny_bert(), "--treebank", str(sample_path()), "--batch-size", "1",
+                 "--bootstrap", "10", "--output", str(output)])
+    assert code == 2 and "pass --resume" in capsys.readouterr().err
+    assert not output.exists()
+
+
+def test_resume_without_a_checkpoint_starts_over(tmp_path, capsys):
+    output = tmp_path / "r.json"
+    code = main(["score", "--quiet", "--model", tiny_bert(), "--limit", "5", "--bootstrap", "0", "--output",
+                 str(output), "--resume"])
+    assert code == 0 and "starting from the beginning" in capsys.readouterr().err
+    assert json.loads(output.read_text())["treebank"]["sentences_scored"] == 5
+
+
+def test_resume_needs_somewhere_to_look(capsys):
+    assert main(["score", "--quiet", "--model", tiny_bert(), "--limit", "2", "--resume"]) == 2
+    assert "--resume" in capsys.readouterr().err
+
+
+def test_a_damaged_checkpoint_is_a_clear_error(tmp_path):
+    checkpoint = tmp_path / "run.ckpt"
+    checkpoint.write_bytes(b"PK\x03\x04 not really a checkpoint")
+    with pytest.raises(ProbingError, match="not a readable probing checkpoint"):
+        Checkpointer(checkpoint, resume=True)
+    torch.save({"something": "else"}, checkpoint)
+    with pytest.raises(ProbingError, match="not a probing checkpoint"):
+        Checkpointer(checkpoint, resume=True)
+
+
+def test_checkpoint_writes_leave_no_temporary_files(tmp_path):
+    checkpoint = tmp_path / "run.ckpt"
+    crashed_checkpoint(checkpoint, crash_after=40)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.ckpt"]
+    saved = checkpointing.load(checkpoint)["runs"]["0"]
+    assert saved["consumed"] == 48 and saved["last_index"] == 47  # chunks of 16 with --batch-size 1
+    assert saved["counts"]["sentences"] == 48
