@@ -146,10 +146,12 @@ def mds_figure(result: dict, path) -> Path:
     num_layers, num_heads = result["model"]["num_layers"], result["model"]["num_heads"]
     layers = np.repeat(np.arange(1, num_layers + 1), num_heads)
     figure, axes = plt.subplots(1, 2, figsize=(13, 5.8))
+    shown = {"first special": result["token_names"]["first_special"], "separator": result["token_names"]["separator"]}
     for label, colour in BEHAVIOUR_COLOURS.items():
         chosen = np.array([item == label for item in labels])
         if chosen.any():
-            axes[0].scatter(coords[chosen, 0], coords[chosen, 1], color=colour, s=30, label=f"{label} ({chosen.sum()})")
+            name = f"{shown.get(label, label)} ({chosen.sum()})"
+            axes[0].scatter(coords[chosen, 0], coords[chosen, 1], color=colour, s=30, label=name)
     axes[0].legend(fontsize=8, title="attends to", title_fontsize=8, loc="best")
     axes[0].set_title("coloured by behaviour", fontsize=10)
     points = axes[1].scatter(coords[:, 0], coords[:, 1], c=layers, cmap="viridis", s=30)
@@ -169,12 +171,18 @@ def _mark_probe_heads(axis, coords: np.ndarray, marks: list[dict], num_heads: in
     by_head: dict[int, list[str]] = {}
     for mark in marks:
         by_head.setdefault(mark["layer"] * num_heads + mark["head"], []).append(mark["relation"])
+    middle = float(np.median(coords[:, 0]))
     for index, relations in by_head.items():
         x, y = coords[index]
         layer, head = divmod(index, num_heads)
         axis.scatter([x], [y], s=120, facecolors="none", edgecolors="black", linewidths=1.2)
         text = f"{', '.join(relations)} ({layer + 1}-{head + 1})"
-        axis.annotate(text, (x, y), xytext=(5, 5), textcoords="offset points", fontsize=8)
+        # Labels point inwards, so that none is cut at the frame.
+        right = x > middle
+        axis.annotate(
+            text, (x, y), xytext=(-7 if right else 7, 6), textcoords="offset points", fontsize=8, ha="right" if right else "left",
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.75, "linewidth": 0},
+        )
 
 
 def gradient_figure(result: dict, path) -> Path:
