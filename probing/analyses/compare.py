@@ -133,7 +133,7 @@ def layer_means(similarity: np.ndarray) -> list[float]:
 
 
 def plot_similarity(similarity: np.ndarray, title: str, path) -> None:
-    """Layer x head cosine heatmap (counted from 1) beside the per-layer mean."""
+    """Layer x head cosine heatmap (counted from 1) beside the per-layer mean, on a shared scale."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -145,7 +145,9 @@ def plot_similarity(similarity: np.ndarray, title: str, path) -> None:
     figure, (grid, line) = plt.subplots(
         1, 2, figsize=(3.8 + 0.3 * heads, 1.6 + 0.3 * layers), gridspec_kw={"width_ratios": [heads, 6]}
     )
-    image = grid.imshow(similarity, cmap="viridis", vmin=0, vmax=1)
+    # the colour scale starts at the lowest tenth reached (at most 0.9): small changes stay visible
+    low = max(0.0, min(0.9, float(np.floor(10 * similarity.min()) / 10)))
+    image = grid.imshow(similarity, cmap="viridis", vmin=low, vmax=1)
     grid.set_xticks(range(heads), [str(h + 1) for h in range(heads)], fontsize=7)
     grid.set_yticks(range(layers), [str(layer + 1) for layer in range(layers)], fontsize=7)
     grid.set_xlabel("head")
@@ -156,7 +158,7 @@ def plot_similarity(similarity: np.ndarray, title: str, path) -> None:
     line.plot(means, range(layers), marker="o")
     line.set_ylim(layers - 0.5, -0.5)
     line.set_yticks(range(layers), [str(layer + 1) for layer in range(layers)], fontsize=7)
-    line.set_xlim(min(0.0, min(means) - 0.05), 1.02)
+    line.set_xlim(low, 1.0 + 0.02 * (1.0 - low))
     line.set_xlabel("mean cosine")
     line.set_title("per layer", fontsize=9)
     line.grid(alpha=0.3)

@@ -351,6 +351,7 @@ def _save(figure, path) -> None:
     os.close(handle)
     try:
         figure.savefig(temporary, dpi=110, format="png")
+        os.chmod(temporary, 0o644)  # mkstemp makes it private; a figure is meant to be shared
         os.replace(temporary, path)
     finally:
         plt.close(figure)
