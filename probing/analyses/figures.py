@@ -145,14 +145,15 @@ def mds_figure(result: dict, path) -> Path:
     labels = [label for row in result["heads"]["behaviour"] for label in row]
     num_layers, num_heads = result["model"]["num_layers"], result["model"]["num_heads"]
     layers = np.repeat(np.arange(1, num_layers + 1), num_heads)
-    figure, axes = plt.subplots(1, 2, figsize=(13, 5.8))
+    figure, axes = plt.subplots(1, 2, figsize=(13, 6.4))
     shown = {"first special": result["token_names"]["first_special"], "separator": result["token_names"]["separator"]}
     for label, colour in BEHAVIOUR_COLOURS.items():
         chosen = np.array([item == label for item in labels])
         if chosen.any():
             name = f"{shown.get(label, label)} ({chosen.sum()})"
             axes[0].scatter(coords[chosen, 0], coords[chosen, 1], color=colour, s=30, label=name)
-    axes[0].legend(fontsize=8, title="attends to", title_fontsize=8, loc="best")
+    # Below the map, so that no head is hidden behind it.
+    axes[0].legend(fontsize=8, title="attends to", title_fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=4)
     axes[0].set_title("coloured by behaviour", fontsize=10)
     points = axes[1].scatter(coords[:, 0], coords[:, 1], c=layers, cmap="viridis", s=30)
     colourbar = figure.colorbar(points, ax=axes[1], ticks=range(1, num_layers + 1))
@@ -223,6 +224,7 @@ def save(figure, path) -> Path:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
     os.close(handle)
     try:
+        os.chmod(temporary, 0o644)  # mkstemp makes 0600 files; a figure is for everyone to read
         figure.savefig(temporary, dpi=110)
         os.replace(temporary, path)
     except BaseException:

@@ -38,7 +38,11 @@ def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
     for layer, row in enumerate(result["heads"]["behaviour"]):
         for head, label in enumerate(row):
             found[label].append(f"{layer + 1}-{head + 1}")
-    rows = [[label, len(heads), " ".join(heads) if len(heads) <= 12 else " ".join(heads[:12]) + " ..."] for label, heads in found.items()]
+    names = {"first special": result["token_names"]["first_special"], "separator": result["token_names"]["separator"]}
+    rows = [
+        [names.get(label, label), len(heads), " ".join(heads) if len(heads) <= 12 else " ".join(heads[:12]) + " ..."]
+        for label, heads in found.items()
+    ]
     return tabulate(rows, headers=["attends to", "heads", "layer-head (from 1)"], tablefmt=tablefmt, disable_numparse=True)
 
 
