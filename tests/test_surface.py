@@ -61,8 +61,21 @@ def test_uniform_baselines_and_counts_by_hand():
     result = stats.result()
     assert result["uniform_entropy"]["entropy"] == pytest.approx((4 * math.log(4) + 3 * math.log(3)) / 7, abs=1e-6)
     assert result["uniform_entropy"]["first_special_entropy"] == pytest.approx((math.log(4) + math.log(3)) / 2, abs=1e-6)
-    assert result["queries"] == {"real": 7, "first": 2, "separator": 2, "other": 5}
+    assert result["queries"] == {"real": 7, "first": 2, "separator": 2, "other": 5, "punctuation": 1}
     assert result["units"] == 2
+
+
+def test_tokens_never_seen_are_not_measured_and_only_a_leading_special_token_is_first():
+    # A T5-like unit: its only special token closes it, so it is a separator, and nothing is "first".
+    attention = torch.full((1, 1, 1, 3, 3), 1 / 3)
+    roles = TokenRoles.from_masks(torch.ones(1, 3), torch.tensor([[0, 0, 1]]), torch.zeros(1, 3))
+    stats = SurfaceStats(1, 1)
+    stats.update(attention, roles)
+    means = stats.means()
+    assert means["first_special"] is None and means["first_special_entropy"] is None
+    assert means["punctuation"] is None
+    assert means["separator"].item() == pytest.approx(1 / 3)
+    assert stats.result()["heads"]["first_special"] is None
 
 
 def test_causal_models_see_only_earlier_keys():
@@ -198,3 +211,15 @@ def test_report_writes_one_folder_with_a_summary(tmp_path):
 def test_unknown_input_is_a_clean_error(capsys):
     assert main(["surface", tiny_bert(), "no-such-file.txt", "--quiet"]) == 2
     assert "no-such-file.txt" in capsys.readouterr().err
+
+
+def test_plain_text_pairs_never_cross_a_document(tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("The cat sat.\nIt slept.\nThen it left.\n\nA new story begins.\n", encoding="utf-8")
+    loaded = load_model(tiny_bert())
+    source = AnalysisInput.open(str(text), pairs=True)
+    surface, _ = attention_pass(loaded, source)
+    described = source.describe()
+    assert described["kind"] == "text" and described["units_used"] == 3  # (1, 2), (3,), (4,)
+    assert described["sentences_read"] == 4
+    assert surface.queries["first"] == 3 and surface.queries["separator"] == 4  # one pair has two [SEP]

@@ -99,7 +99,8 @@ def surface_figure(result: dict, path) -> Path:
 def _separator_panel(axis, heads: dict, names: dict) -> None:
     separator = names["separator"]
     _dots_and_mean(axis, heads["separator_to_separator"], "#9467bd", f"from {separator}")
-    _dots_and_mean(axis, heads["other_to_separator"], "#7f7f7f", "from other tokens")
+    if heads["separator_to_separator"] is not None or heads["other_to_separator"] is not None:
+        _dots_and_mean(axis, heads["other_to_separator"], "#7f7f7f", "from other tokens")
     axis.set_title(f"to {separator}, by query", fontsize=10)
     if axis.get_legend_handles_labels()[0]:
         axis.legend(fontsize=8, loc="upper left")
@@ -132,7 +133,8 @@ def entropy_figure(result: dict, path) -> Path:
         _layer_axis(axis, num_layers, share=False)
         axis.set_title(f"Entropy of {title}", fontsize=10)
         axis.set_ylim(bottom=0)
-        axis.legend(fontsize=8, loc="best")
+        if axis.get_legend_handles_labels()[0]:
+            axis.legend(fontsize=8, loc="best")
     axes[0].set_ylabel("average entropy (nats)")
     figure.suptitle(_title(result), fontsize=10)
     figure.tight_layout()

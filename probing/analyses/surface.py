@@ -42,8 +42,8 @@ DECIMALS = 6
 class TokenRoles:
     """Float masks [batch, tok] of what each token is; padding is 0 in every mask.
 
-    ``first``: the first special token of a unit ([CLS], ``<s>``);
-    ``separator``: every other special token ([SEP], ``</s>``);
+    ``first``: a special token that starts the unit ([CLS], ``<s>``);
+    ``separator``: every other special token ([SEP], ``</s>``; T5's closing ``</s>``);
     ``other``: every real token that is not a separator (the first special token included).
     """
 
@@ -64,7 +64,8 @@ class TokenRoles:
         """Roles from 0/1 masks [batch, tok] of real, special and punctuation tokens."""
         real = real.float()
         special = special.float() * real
-        first = special * (special.cumsum(dim=1) == 1).float()  # the first special token of each row
+        first = torch.zeros_like(special)
+        first[:, 0] = special[:, 0]  # units are padded on the right: column 0 starts every unit
         return cls(real=real, first=first, separator=special - first, punctuation=punctuation.float() * real)
 
     @classmethod
@@ -110,20 +111,24 @@ class Statistic:
     compute: Callable
     queries: str
     description: str
+    keys: str | None = None
+    """The role of the keys it measures: None (not measured) when no such token was seen."""
 
 
 STATISTICS: dict[str, Statistic] = {
-    "first_special": Statistic(_share("first"), "real", "attention to the first special token ([CLS], <s>)"),
-    "separator": Statistic(_share("separator"), "real", "attention to the other special tokens ([SEP], </s>)"),
-    "punctuation": Statistic(_share("punctuation"), "real", "attention to '.' and ','"),
+    "first_special": Statistic(
+        _share("first"), "real", "attention to the special token that starts a unit ([CLS], <s>)", "first"
+    ),
+    "separator": Statistic(_share("separator"), "real", "attention to the other special tokens ([SEP], </s>)", "separator"),
+    "punctuation": Statistic(_share("punctuation"), "real", "attention to '.' and ','", "punctuation"),
     "self": Statistic(_diagonal(0), "real", "attention to the token itself"),
     "previous": Statistic(_diagonal(-1), "real", "attention from token i to token i-1"),
     "next": Statistic(_diagonal(1), "real", "attention from token i to token i+1"),
     "separator_to_separator": Statistic(
-        _share("separator", "separator"), "separator", "attention from separators to separators"
+        _share("separator", "separator"), "separator", "attention from separators to separators", "separator"
     ),
     "other_to_separator": Statistic(
-        _share("separator", "other"), "other", "attention from every other token to separators"
+        _share("separator", "other"), "other", "attention from every other token to separators", "separator"
     ),
     "entropy": Statistic(_entropy("real"), "real", "entropy (nats) of a query's attention"),
     "first_special_entropy": Statistic(
@@ -156,7 +161,7 @@ class SurfaceStats:
     def __init__(self, num_layers: int, num_heads: int):
         self.num_layers, self.num_heads = num_layers, num_heads
         self.sums = {name: torch.zeros(num_layers, num_heads, dtype=torch.float64) for name in STATISTICS}
-        self.queries = {group: 0.0 for group in ("real", "first", "separator", "other")}
+        self.queries = {group: 0.0 for group in ("real", "first", "separator", "other", "punctuation")}
         self.uniform = {name: 0.0 for name in UNIFORM}
         self.units = 0
 
@@ -186,9 +191,12 @@ class SurfaceStats:
         return self
 
     def means(self) -> dict[str, torch.Tensor | None]:
-        """Name -> float64 [layer, head] averages (None where no query of its kind was seen)."""
+        """Name -> float64 [layer, head] averages; None where no query, or no key, of its kind was seen
+        (a decoder's input has no [CLS] or [SEP]: not "0% attention to [SEP]")."""
         return {
-            name: (self.sums[name] / self.queries[statistic.queries]) if self.queries[statistic.queries] else None
+            name: (self.sums[name] / self.queries[statistic.queries])
+            if self.queries[statistic.queries] and (statistic.keys is None or self.queries[statistic.keys])
+            else None
             for name, statistic in STATISTICS.items()
         }
 
