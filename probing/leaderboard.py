@@ -462,7 +462,9 @@ def _html_cell(cell: Cell | None) -> str:
 def render_html(board: Leaderboard) -> str:
     header = _header(board)
     left = {"rank", "model", "selection", "treebank"}
-    head_cells = "".join(f'<th class="{"l" if title in left else ""}">{html.escape(title)}</th>' for title in header)
+    head_cells = "".join(
+        ('<th class="l">' if title in left else "<th>") + f"{html.escape(title)}</th>" for title in header
+    )
     body = []
     for row in board.rows:
         cells = [row.rank, row.model, row.selection, row.treebank]
