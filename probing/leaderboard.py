@@ -20,8 +20,6 @@ import csv
 import html
 import io
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -508,29 +506,3 @@ def leaderboard_from_files(paths: Iterable[str | Path], references: Iterable[str
         data = read_json(path)
         (refs if "reference" in data else results).append(data)
     return build_leaderboard(results, refs)
-
-
-def write_text_atomic(text: str, path: str | Path) -> Path:
-    """Write ``text`` so that ``path`` holds either the old file or the whole new one."""
-    path = Path(path)
-    if path.is_dir():
-        raise ProbingError("is a folder; give a file name", source=str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-        readable_by_all(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def readable_by_all(path: str | Path) -> None:
-    """Give a temporary file (mkstemp makes it 0600) the mode a plain open() would have: tables
-    and figures are meant to be shared."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)

@@ -14,15 +14,14 @@ bar, so a glance shows which heads beat the positional baseline.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from .errors import ProbingError
+from .atomic import save_figure_atomic
 from .heldout import in_sample_reports
-from .leaderboard import model_label, readable_by_all, treebank_label
+from .leaderboard import model_label, treebank_label
 from .selection import DIRECTIONS
 
 ARROWS = {"dep_to_head": "dependent → head", "head_to_dep": "head → dependent"}
@@ -126,7 +125,7 @@ def plot_relation(result: dict, relation: str, path: str | Path, *, dpi: int = 1
     _colour_bar(figure, image, list(axes), report.get("baseline"))
     figure.suptitle(f"{relation}: {_subject(result)}, {entry['total']} pairs (layers and heads from 1)\n"
                     f"{_choice_text(report)}", fontsize=9)
-    return _save(figure, path, dpi)
+    return save_figure_atomic(figure, path, dpi=dpi)
 
 
 def plot_overview(result: dict, path: str | Path, *, dpi: int = 120) -> Path:
@@ -161,22 +160,4 @@ def plot_overview(result: dict, path: str | Path, *, dpi: int = 120) -> Path:
     selection = "chosen on dev" if result.get("heldout") else "in-sample best"
     figure.suptitle(f"{_subject(result)}: accuracy % per head (layers and heads from 1)\n"
                     f"outlined: head {selection}; red line on each colour bar: best offset baseline", fontsize=9)
-    return _save(figure, path, dpi)
-
-
-def _save(figure, path: str | Path, dpi: int) -> Path:
-    """PNG written atomically (temp file + rename)."""
-    path = Path(path)
-    if path.is_dir():
-        raise ProbingError("is a folder; give a file name such as plot.png", source=str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(handle)
-    try:
-        figure.savefig(temporary, dpi=dpi, format="png")
-        readable_by_all(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
+    return save_figure_atomic(figure, path, dpi=dpi)

@@ -14,10 +14,8 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import json
-import os
 import platform
 import subprocess
-import tempfile
 import zlib
 from importlib import metadata
 from pathlib import Path
@@ -26,6 +24,7 @@ import numpy as np
 import torch
 
 from . import __version__
+from .atomic import write_json_atomic
 from .errors import ProbingError
 from .scoring.counts import BootstrapSpec, ProbeCounts
 from .scoring.predictions import DIRECTIONS
@@ -195,22 +194,7 @@ def counts_from_result(result: dict) -> ProbeCounts:
 
 def write_result(result: dict, path: str | Path) -> Path:
     """Write JSON atomically: a complete new file replaces the old one, or nothing changes."""
-    path = Path(path)
-    if path.is_dir():
-        raise ProbingError("is a folder; give a file name such as result.json", source=str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(result, stream, indent=1)
-            stream.write("\n")
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
+    return write_json_atomic(result, path)
 
 
 def read_result(path: str | Path) -> dict:

@@ -127,16 +127,17 @@ def test_empty_treebank(capsys, write_conllu):
 
 
 def test_output_is_replaced_only_by_a_complete_file(tmp_path, monkeypatch):
-    from probing import results
+    from probing import atomic, results
 
     target = tmp_path / "r.json"
     target.write_text("old\n")
 
-    def broken_dump(*args, **kwargs):
-        raise RuntimeError("disk full")
+    def disk_full(descriptor):
+        raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(results.json, "dump", broken_dump)
-    with pytest.raises(RuntimeError):
+    # fail after part of the new file was written, before it could be renamed into place
+    monkeypatch.setattr(atomic.os, "fsync", disk_full)
+    with pytest.raises(OSError):
         results.write_result({"a": 1}, target)
     assert target.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temp file left behind

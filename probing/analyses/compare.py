@@ -139,7 +139,7 @@ def plot_similarity(similarity: np.ndarray, title: str, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .patterns import _save
+    from ..atomic import save_figure_atomic
 
     layers, heads = similarity.shape
     figure, (grid, line) = plt.subplots(
@@ -164,4 +164,4 @@ def plot_similarity(similarity: np.ndarray, title: str, path) -> None:
     line.grid(alpha=0.3)
     figure.suptitle(title, fontsize=9)
     figure.tight_layout()
-    _save(figure, path)
+    save_figure_atomic(figure, path)

@@ -10,8 +10,6 @@ head, the line the layer's mean over heads. PNGs are written atomically.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -19,6 +17,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+from ..atomic import save_figure_atomic  # noqa: E402
 
 DOT = {"s": 14, "alpha": 0.55, "linewidths": 0}
 BEHAVIOUR_COLOURS = {
@@ -93,7 +93,7 @@ def surface_figure(result: dict, path) -> Path:
     _notes(axes.flat[-1], result)
     figure.suptitle(f"Where attention goes: {_title(result)}", fontsize=11)
     figure.tight_layout()
-    return save(figure, path)
+    return save_figure_atomic(figure, path)
 
 
 def _separator_panel(axis, heads: dict, names: dict) -> None:
@@ -138,7 +138,7 @@ def entropy_figure(result: dict, path) -> Path:
     axes[0].set_ylabel("average entropy (nats)")
     figure.suptitle(_title(result), fontsize=10)
     figure.tight_layout()
-    return save(figure, path)
+    return save_figure_atomic(figure, path)
 
 
 def mds_figure(result: dict, path) -> Path:
@@ -167,7 +167,7 @@ def mds_figure(result: dict, path) -> Path:
         axis.set_yticks([])
     figure.suptitle(f"Heads by Jensen-Shannon distance (MDS): {_title(result)}", fontsize=10)
     figure.tight_layout()
-    return save(figure, path)
+    return save_figure_atomic(figure, path)
 
 
 def _mark_probe_heads(axis, coords: np.ndarray, marks: list[dict], num_heads: int) -> None:
@@ -216,22 +216,4 @@ def gradient_figure(result: dict, path) -> Path:
     axes[1].set_ylim(0, 1)
     figure.suptitle(f"Gradient importance, {gradients['masked_tokens']:,} masked tokens: {_title(result)}", fontsize=10)
     figure.tight_layout()
-    return save(figure, path)
-
-
-def save(figure, path) -> Path:
-    """Write a PNG atomically and close the figure."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(handle)
-    try:
-        os.chmod(temporary, 0o644)  # mkstemp makes 0600 files; a figure is for everyone to read
-        figure.savefig(temporary, dpi=110)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    finally:
-        plt.close(figure)
-    return path
+    return save_figure_atomic(figure, path)

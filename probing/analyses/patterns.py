@@ -36,15 +36,13 @@ heads (tests/data/PATTERN_LABELS.md).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 
+from ..atomic import save_figure_atomic
 from ..errors import ProbingError
 from ..extraction import LoadedModel, attention
 from ..inputs import InputStats, TextUnit, token_batches
@@ -299,7 +297,7 @@ def plot_types(types: np.ndarray, title: str, path) -> None:
     )
     figure.suptitle(title, fontsize=9)
     figure.tight_layout(rect=(0, 0.1, 1, 1))
-    _save(figure, path)
+    save_figure_atomic(figure, path)
 
 
 def plot_layer_maps(maps: list[np.ndarray], specials: list[np.ndarray], layer: int, title: str, path) -> None:
@@ -338,22 +336,4 @@ def plot_layer_maps(maps: list[np.ndarray], specials: list[np.ndarray], layer: i
         axis.set_visible(False)
     figure.suptitle(title, fontsize=10)
     figure.tight_layout(rect=(0, 0, 1, 0.985))
-    _save(figure, path)
-
-
-def _save(figure, path) -> None:
-    """Write the PNG next to its final name, then rename: readers never see half a file."""
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
-        figure.savefig(temporary, dpi=110, format="png")
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; a figure is meant to be shared
-        os.replace(temporary, path)
-    finally:
-        plt.close(figure)
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    save_figure_atomic(figure, path)

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..leaderboard import leaderboard_from_files, render
-    from ..leaderboard import write_text_atomic
+    from ..atomic import write_text_atomic
 
     text = render(leaderboard_from_files(args.results, args.reference), args.format)
     if args.output:

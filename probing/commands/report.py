@@ -13,6 +13,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..atomic import write_text_atomic
 from .gradients import gradient_table, write_gradients
 from .heads import behaviour_table, write_heads
 from .surface import add_analysis_arguments, layer_table, load, open_input, pass_options, write_surface
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     gradients, reason = run_gradients(args, source, options, folder)
     written += [folder / "gradients.json", folder / "gradients.png"] if gradients is not None else []
     summary = summarise(heads, gradients, reason, probe, command=_command_line())
-    written.append(_write_text(folder / "README.md", summary))
+    written.append(write_text_atomic(summary, folder / "README.md"))
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
     print(f"summary: {folder / 'README.md'}")
@@ -96,7 +97,7 @@ def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: di
     """The report's README.md."""
     from ..tables import score_table
 
-    model, source, names = heads["model"], heads["input"], heads["token_names"]
+    model, source = heads["model"], heads["input"]
     lines = [
         f"# What the heads of {model['name_or_path']} look at",
         "",
@@ -180,19 +181,3 @@ def _strong_heads(result: dict) -> list[str]:
 
 def _command_line() -> str:
     return "probing " + " ".join(shlex.quote(part) for part in sys.argv[1:])
-
-
-def _write_text(path: Path, text: str) -> Path:
-    import os
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
