@@ -38,20 +38,8 @@ def build_result(run) -> dict:
     counts, model, stats = run.counts, run.model, run.stats
     return {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "probing", "version": __version__, "git_commit": _git_commit()},
-        "model": {
-            "name_or_path": model.name_or_path,
-            "revision": model.revision,
-            "commit": model.commit,
-            "architecture": model.architecture,
-            "num_layers": model.num_layers,
-            "num_heads": model.num_heads,
-            "dtype": model.dtype,
-            "device": model.device,
-            "is_causal": model.is_causal,
-            "random_init": model.random_init,
-            "tokenizer": model.tokenizer_facts(),
-        },
+        "tool": tool_block(),
+        "model": model_block(model),
         "treebank": {
             "path": str(run.treebank_path),
             "sha256": run.treebank_sha256,
@@ -75,14 +63,44 @@ def build_result(run) -> dict:
             "seconds_model": round(stats.seconds_model, 3),
             "sentences_per_second": round(counts.sentences / stats.seconds_total, 2) if stats.seconds_total else None,
         },
-        "environment": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "packages": {name: _version(name) for name in _PACKAGES},
-            "seed": run.config.seed,
-        },
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "environment": {**environment_block(), "seed": run.config.seed},
+        "created": now_iso(),
     }
+
+
+def tool_block() -> dict:
+    """The ``tool`` object of every file the tool writes."""
+    return {"name": "probing", "version": __version__, "git_commit": git_commit()}
+
+
+def model_block(model) -> dict:
+    """The ``model`` object (spec/results.md) of a :class:`~probing.extraction.LoadedModel`."""
+    return {
+        "name_or_path": model.name_or_path,
+        "revision": model.revision,
+        "commit": model.commit,
+        "architecture": model.architecture,
+        "num_layers": model.num_layers,
+        "num_heads": model.num_heads,
+        "dtype": model.dtype,
+        "device": model.device,
+        "is_causal": model.is_causal,
+        "random_init": model.random_init,
+        "tokenizer": model.tokenizer_facts(),
+    }
+
+
+def environment_block(packages: tuple[str, ...] = _PACKAGES) -> dict:
+    """Python, platform and the versions of the packages that decide the numbers."""
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": {name: package_version(name) for name in packages},
+    }
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def relations_summary(counts: ProbeCounts) -> dict:
@@ -222,14 +240,14 @@ def _decode_array(encoded: dict) -> torch.Tensor:
     return torch.from_numpy(np.frombuffer(raw, dtype="<i8").reshape(encoded["shape"]).copy())
 
 
-def _version(package: str) -> str | None:
+def package_version(package: str) -> str | None:
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None
 
 
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
     """The commit of the source checkout this package runs from, if any."""
     root = Path(__file__).resolve().parent.parent
     if not (root / ".git").exists():

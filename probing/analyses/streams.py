@@ -12,8 +12,6 @@ read and skipped, and can be read again (the report makes several passes).
 
 from __future__ import annotations
 
-import datetime as _dt
-import platform
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,13 +19,12 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from .. import __version__
 from ..alignment import maximum_length
 from ..datasets import resolve_treebank, sha256_of
 from ..errors import ProbingError
 from ..extraction import LoadedModel, attention
 from ..inputs import TREEBANK_SUFFIXES, InputStats, TextUnit, TokenBatch, read_units, token_batches
-from ..results import SCHEMA_VERSION, _git_commit, _version
+from ..results import SCHEMA_VERSION, environment_block, model_block, now_iso, tool_block
 
 _PACKAGES = ("torch", "transformers", "tokenizers", "numpy", "scikit-learn", "matplotlib")
 
@@ -97,37 +94,17 @@ def attention_batches(
         raise ProbingError("no unit fits the model's maximum length; nothing was analysed", source=str(source.path))
 
 
-def model_description(loaded: LoadedModel) -> dict:
-    """The ``model`` object of a result file (as in spec/results.md)."""
-    return {
-        "name_or_path": loaded.name_or_path,
-        "revision": loaded.revision,
-        "commit": loaded.commit,
-        "architecture": loaded.architecture,
-        "num_layers": loaded.num_layers,
-        "num_heads": loaded.num_heads,
-        "dtype": loaded.dtype,
-        "device": loaded.device,
-        "is_causal": loaded.is_causal,
-        "random_init": loaded.random_init,
-    }
-
-
 def provenance(analysis: str, loaded: LoadedModel, source: AnalysisInput, config: dict) -> dict:
     """The fields every analysis result starts with: what ran, on what, with which options."""
     return {
         "schema_version": SCHEMA_VERSION,
         "analysis": analysis,
-        "tool": {"name": "probing", "version": __version__, "git_commit": _git_commit()},
-        "model": model_description(loaded),
+        "tool": tool_block(),
+        "model": model_block(loaded),
         "input": source.describe(),
         "config": config,
-        "environment": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "packages": {name: _version(name) for name in _PACKAGES},
-        },
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "environment": environment_block(_PACKAGES),
+        "created": now_iso(),
     }
 
 
