@@ -36,9 +36,11 @@ from .treebank import Sentence, read_treebank
 CHUNK_BATCHES = 16
 """Sentences are length-sorted within chunks of this many batches."""
 
-MAX_ATTENTION_CELLS = 1 << 21
+MAX_ATTENTION_CELLS = 1 << 16
 """Cap on batch x tokens^2 per batch, so that long sentences come in small batches
-(the attention of one batch is this times layers x heads x 4 bytes)."""
+(the attention of one batch is this times layers x heads x 4 bytes: 18 MiB for 6 x 12
+heads). Measured on CPU (benchmarks/RESULTS.md): smaller attention batches are no slower
+(they stay in cache) and keep the peak memory low and flat however long the treebank."""
 
 
 @dataclass

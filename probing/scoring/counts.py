@@ -136,12 +136,17 @@ class ProbeCounts:
         batch, relations = len(sentence_indices), len(self.relations)
         weights = poisson_weights(sentence_indices, replicates=self.bootstrap.replicates, seed=self.bootstrap.seed)
         key = pairs.row * relations + pairs.relation  # one bucket per (sentence, relation)
+        # Every product and partial sum below is a whole number no larger than the largest
+        # weight times the batch's pairs; float32 holds such numbers exactly up to 2**24 and
+        # multiplies twice as fast as float64, which is kept for (huge) batches beyond that.
+        exact_in_float32 = float(weights.max()) * len(pairs) < 2**24
+        dtype = torch.float32 if exact_in_float32 else torch.float64
+        weights = weights.to(dtype)
 
         def replicate(per_pair: torch.Tensor, into: torch.Tensor) -> None:
-            per_sentence = torch.zeros((batch * relations,) + per_pair.shape[1:], dtype=torch.float64)
-            per_sentence.index_add_(0, key, per_pair.to(torch.float64))
+            per_sentence = torch.zeros((batch * relations,) + per_pair.shape[1:], dtype=dtype)
+            per_sentence.index_add_(0, key, per_pair.to(dtype))
             per_sentence = per_sentence.view(batch, -1)  # [sentence, relation * rest]
-            # float64 holds these integer sums exactly (far below 2**53)
             into += torch.matmul(weights, per_sentence).round().long().view(into.shape)
 
         replicate(ones, self.boot_total)

@@ -28,11 +28,16 @@ def predict_heads(word_attention: torch.Tensor, num_words: torch.Tensor) -> torc
     are never predicted.
     Returns long [batch, direction, layer, head, word].
     """
-    scores = word_attention.clone()
-    scores.diagonal(dim1=-2, dim2=-1).zero_()  # a word never predicts itself
-    positions = torch.arange(scores.shape[-1], device=scores.device)
-    is_padding = positions[None, :] >= num_words.to(scores.device)[:, None]  # [batch, word]
-    is_padding = is_padding[:, None, None, None, :]
-    dep_to_head = scores.masked_fill(is_padding, float("-inf")).argmax(dim=-1)
-    head_to_dep = scores.transpose(-1, -2).masked_fill(is_padding, float("-inf")).argmax(dim=-1)
+    batch, words, device = word_attention.shape[0], word_attention.shape[-1], word_attention.device
+    positions = torch.arange(words, device=device)
+    is_padding = positions[None, :] >= num_words.to(device)[:, None]  # [batch, word]
+    replaced = is_padding[:, :, None] | is_padding[:, None, :]  # [batch, word, word]: a padded row or column
+    # -inf where a padded word would be predicted (no head can choose it), 0 on the diagonal
+    # (a word never predicts itself); one pass makes the scores, the caller's tensor is untouched
+    fill = torch.zeros((batch, words, words), device=device).masked_fill_(replaced, float("-inf"))
+    replaced |= torch.eye(words, dtype=torch.bool, device=device)
+    scores = torch.where(replaced[:, None, None], fill[:, None, None], word_attention)
+    # max(dim).indices returns the first maximum, as argmax does, and is much faster on CPU
+    dep_to_head = scores.max(dim=-1).indices  # over the words i attends to
+    head_to_dep = scores.max(dim=-2).indices  # over the words that attend to i
     return torch.stack([dep_to_head, head_to_dep], dim=1)  # [batch, direction, layer, head, word]
