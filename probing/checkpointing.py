@@ -27,13 +27,13 @@ import dataclasses
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import torch
 
 from . import __version__
+from .atomic import atomic_path
 from .distributed import SUMMED_COUNTERS, Ranks
 from .errors import ProbingError
 from .pipeline import ProbeRun, RunHooks
@@ -208,17 +208,11 @@ class Checkpointer(RunHooks):
 
 def save(state: dict, path: Path) -> None:
     """Write atomically: a complete new file replaces the old one, or nothing changes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
+    with atomic_path(path) as temporary:
+        with open(temporary, "wb") as stream:
             torch.save(state, stream)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def load(path: Path) -> dict:
