@@ -232,7 +232,8 @@ def read_result(path: str | Path) -> dict:
 
 def _encode_array(tensor: torch.Tensor) -> dict:
     array = tensor.numpy().astype("<i8")
-    return {"shape": list(array.shape), "data": base64.b64encode(zlib.compress(array.tobytes(), 6)).decode("ascii")}
+    # level 1: 7x faster than 6 on the 5.6 MiB replicate array of a 6 x 12 model, 7% larger (benchmarks/)
+    return {"shape": list(array.shape), "data": base64.b64encode(zlib.compress(array.tobytes(), 1)).decode("ascii")}
 
 
 def _decode_array(encoded: dict) -> torch.Tensor:
