@@ -82,6 +82,9 @@ class Timings:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--live-memory-child"]:
+        return live_memory_child(*argv[1:3])
     args = parse_args(argv)
     model = args.model or default_model()
     shared_treebanks = HERE.parent.parent / "shared" / "treebanks"
@@ -105,11 +108,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{name} {values[-1]:.2f}" for name, values in timings.runs.items() if name in ("bare", "full")),
             file=sys.stderr)
     agreement = pooling_against_loop(config, loaded, batches, timings, args.loop_repeats)
+    profile = profile_full_run(config, loaded)
     memory = peak_memory(model, treebank, args.memory_repeats)
     cli_seconds = [cli_wall_time(model, treebank) for _ in range(args.memory_repeats)]
     load_after = os.getloadavg()
     report = render(args, model, treebank, len(batches), timings, agreement, memory, cli_seconds,
-                    (load_before, load_after))
+                    (load_before, load_after), profile)
     Path(args.output).write_text(report, encoding="utf-8")
     print(report)
     print(f"wrote {args.output}", file=sys.stderr)
@@ -162,6 +166,23 @@ def full_run(config, loaded) -> float:
     started = time.perf_counter()
     build_result(run_probe(config, loaded=loaded))
     return time.perf_counter() - started
+
+
+def profile_full_run(config, loaded, top: int = 15) -> list[tuple[str, int, float, float]]:
+    """cProfile of one full run: the functions with the most time of their own."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    build_result(run_probe(config, loaded=loaded))
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats
+    rows = []
+    for (filename, line, name), (_, calls, own, cumulative, _) in stats.items():
+        where = f"{Path(filename).parent.name}/{Path(filename).name}:{line}" if line else filename
+        rows.append((f"{where} {name}" if line else name, calls, own, cumulative))
+    return sorted(rows, key=lambda row: -row[2])[:top]
 
 
 def stage_breakdown(config, path, loaded, batches) -> dict[str, float]:
@@ -265,6 +286,7 @@ def peak_memory(model: str, treebank: Path, repeats: int) -> dict:
         result = {}
         for name, path in (("1x", treebank), ("4x", fourfold)):
             result[name] = [child_peak(model, path, folder / f"{name}.json") for _ in range(repeats)]
+            result[f"live_{name}"] = child_live_memory(model, path)
         return result
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -284,6 +306,44 @@ def child_peak(model: str, treebank: Path, output: Path) -> dict:
     if process.returncode != 0:
         raise SystemExit(f"probing score failed on {treebank}:\n{stderr[-2000:]}")
     return {"peak_mib": usage.ru_maxrss / 1024, "seconds": seconds}
+
+
+def child_live_memory(model: str, treebank: Path) -> dict | None:
+    """Live memory of a run in a child process: RSS after glibc has released its free heap pages."""
+    command = [sys.executable, __file__, "--live-memory-child", model, str(treebank)]
+    finished = subprocess.run(command, capture_output=True, text=True)
+    if finished.returncode != 0:
+        raise SystemExit(f"live-memory child failed:\n{finished.stderr[-2000:]}")
+    line = finished.stdout.strip().splitlines()[-1]
+    return None if line == "unavailable" else dict(zip(("before_mib", "after_mib", "peak_mib"), map(float, line.split())))
+
+
+def live_memory_child(model: str, treebank: str) -> int:
+    """(child) Score ``treebank`` and print RSS before scoring, RSS after scoring once free heap
+    pages are returned (malloc_trim), and the peak: what the run holds vs what the allocator keeps."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        trim = libc.malloc_trim
+    except (OSError, AttributeError, TypeError):
+        print("unavailable")  # not glibc: no way to ask the allocator to let go
+        return 0
+    config, _, loaded = prepare(ScoreConfig(model=model, treebank=treebank))
+    trim(0)
+    before = _status_mib("VmRSS")
+    build_result(run_probe(config, loaded=loaded))
+    trim(0)
+    print(before, _status_mib("VmRSS"), _status_mib("VmHWM"))
+    return 0
+
+
+def _status_mib(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def cli_wall_time(model: str, treebank: Path) -> float:
@@ -321,7 +381,7 @@ def _version(name: str) -> str:
         return "-"
 
 
-def render(args, model, treebank, n_batches, timings: Timings, agreement, memory, cli_seconds, loads) -> str:
+def render(args, model, treebank, n_batches, timings: Timings, agreement, memory, cli_seconds, loads, profile) -> str:
     """The RESULTS.md text (measurements only; the analysis section is kept from the previous file)."""
     m = machine()
     t = timings
@@ -388,12 +448,35 @@ def render(args, model, treebank, n_batches, timings: Timings, agreement, memory
         "",
         f"Ratio 4x / 1x: {peak4 / peak1:.3f}.",
         "",
+        *_live_lines(memory),
+        "",
+        "## Profile of one full run (cProfile, defaults; the functions with the most time of their own)",
+        "",
+        "| function | calls | own s | cumulative s |",
+        "| --- | ---: | ---: | ---: |",
+        *[f"| `{name}` | {calls} | {own:.3f} | {cumulative:.3f} |" for name, calls, own, cumulative in profile],
+        "",
     ]
     previous = Path(args.output)
     analysis = ""
     if previous.is_file() and _ANALYSIS in previous.read_text(encoding="utf-8"):
         analysis = previous.read_text(encoding="utf-8").split(_ANALYSIS, 1)[1]
     return "\n".join(lines) + "\n" + _ANALYSIS + (analysis or "\n\n(written by hand after a run)\n")
+
+
+def _live_lines(memory: dict) -> list[str]:
+    live1, live4 = memory.get("live_1x"), memory.get("live_4x")
+    if not live1 or not live4:
+        return ["Live memory: not measured (needs glibc's malloc_trim)."]
+    return [
+        "What the run itself holds (one more process each, glibc asked to return its free heap pages with "
+        "malloc_trim before and after scoring):",
+        "",
+        "| treebank | RSS before scoring MiB | RSS after scoring MiB | peak MiB |",
+        "| --- | ---: | ---: | ---: |",
+        f"| 1x | {live1['before_mib']:.0f} | {live1['after_mib']:.0f} | {live1['peak_mib']:.0f} |",
+        f"| 4x | {live4['before_mib']:.0f} | {live4['after_mib']:.0f} | {live4['peak_mib']:.0f} |",
+    ]
 
 
 def _peaks(runs: list[dict]) -> str:
