@@ -32,6 +32,9 @@ _INTEGER_ID = re.compile(r"^[0-9]+$")
 _RANGE_ID = re.compile(r"^[0-9]+-[0-9]+$")
 _EMPTY_NODE_ID = re.compile(r"^[0-9]+\.[0-9]+$")
 _COLUMNS = 10  # CoNLL-U and CoNLL-X both have ten tab-separated columns
+# FEATS, DEPS and MISC are never used by the probe; parsing them into dicts was
+# a third of the reader's time (benchmarks/RESULTS.md), so they stay raw text.
+_UNUSED_COLUMNS_RAW = {name: (lambda line, i: line[i]) for name in ("feats", "deps", "misc")}
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ def _parse_block(lines: list[str], first_line: int, source: str, index: int) -> 
         )
 
     try:
-        tokens = conllu.parse_token_and_metadata("\n".join(lines))
+        tokens = conllu.parse_token_and_metadata("\n".join(lines), field_parsers=_UNUSED_COLUMNS_RAW)
     except conllu.exceptions.ParseException as error:
         raise ProbingError(f"malformed sentence: {error}", source=source, line=first_line) from None
     words = [token for token in tokens if isinstance(token["id"], int)]
