@@ -37,6 +37,7 @@ from .atomic import atomic_path
 from .distributed import SUMMED_COUNTERS, Ranks
 from .errors import ProbingError
 from .pipeline import ProbeRun, RunHooks
+from .results import model_block
 
 FORMAT = "probing-checkpoint"
 VERSION = 1
@@ -51,21 +52,11 @@ def default_path(output: str | Path) -> Path:
 
 def run_identity(run: ProbeRun) -> dict:
     """Everything that decides a run's counts (not the device, whose only effect is float rounding)."""
-    model = run.model
+    # the result file's model block, less the device (it moves counts only by float rounding)
+    model = {key: value for key, value in model_block(run.model).items() if key != "device"}
     return {
         "tool": {"version": __version__},
-        "model": {
-            "name_or_path": model.name_or_path,
-            "revision": model.revision,
-            "commit": model.commit,
-            "architecture": model.architecture,
-            "num_layers": model.num_layers,
-            "num_heads": model.num_heads,
-            "dtype": model.dtype,
-            "random_init": model.random_init,
-            "is_causal": model.is_causal,
-            "stack": getattr(model, "stack", None),
-        },
+        "model": {**model, "stack": getattr(run.model, "stack", None)},
         "treebank": {"sha256": run.treebank_sha256, "sentences_total": run.stats.sentences_total},
         "config": _plain({**run.config.as_result_dict(), "max_length": run.max_length}),
     }

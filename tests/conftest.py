@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PROBING_SHARED", REPO.parent / "shared"))
@@ -44,3 +45,18 @@ def write_conllu(tmp_path):
 def conllu_rows(*rows: str) -> str:
     """Rows written with single spaces between the ten fields -> tab-separated CoNLL-U."""
     return "\n".join("\t".join(row.split()) if not row.startswith("#") else row for row in rows) + "\n\n"
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny models gain nothing from threads, and a busy shared CPU makes spinning threads slow.
+    Modules that run many tiny-model passes use it with pytest.mark.usefixtures."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def counts_of(result: dict) -> dict:
+    """Everything in a result that is a count of the data (not when, how long or on how many processes)."""
+    return {key: result[key] for key in ("relations", "bootstrap", "treebank", "config")}

@@ -8,29 +8,18 @@ import subprocess
 import sys
 
 import pytest
-import torch
 
 from probing.cli import main
 from probing.distributed import Ranks, from_environment
 from probing.errors import ProbingError
 from probing.testing import sample_path, tiny_bert
 
+from conftest import counts_of
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 OPTIONS = ("--treebank", str(sample_path()), "--batch-size", "4", "--bootstrap", "25",
            "--relations", "det", "all", "nsubj", "poss")
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads, and a busy shared CPU makes spinning threads slow."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-def counts_of(result: dict) -> dict:
-    """Everything that is a count of the data (not when, how long or on how many processes)."""
-    return {key: result[key] for key in ("relations", "bootstrap", "treebank", "config")}
 
 
 def test_batches_are_dealt_round_robin():

@@ -20,21 +20,12 @@ from probing.errors import ProbingError
 from probing.pipeline import run_probe
 from probing.testing import sample_path, tiny_bert
 
+from conftest import counts_of
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 SLOW_OPTIONS = ("--limit", "640", "--batch-size", "4", "--bootstrap", "40", "--relations", "det", "all")
 """640 sentences in ten chunks of 64 (batch size x 16): long enough to be killed half-way."""
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads, and a busy shared CPU makes spinning threads slow."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-def counts_of(result: dict) -> dict:
-    return {key: result[key] for key in ("relations", "bootstrap", "treebank", "config")}
 
 
 @pytest.fixture(scope="module")
