@@ -72,6 +72,47 @@ def align_words(tokenizer, sentences: Sequence[Sequence[str]], *, prepend: int |
     return aligned
 
 
+def align_word_pairs(
+    tokenizer, pairs: Sequence[tuple[Sequence[str], Sequence[str]]], *, prepend: int | None = None
+) -> list[AlignedSentence]:
+    """Like :func:`align_words` for segment pairs: words of B are numbered after A's.
+
+    >>> from probing.testing import tiny_wordpiece_tokenizer
+    >>> aligned = align_word_pairs(tiny_wordpiece_tokenizer(), [(("the", "cat"), ("sat",))])[0]
+    >>> aligned.word_of_token   # [CLS] the cat [SEP] sa ##t [SEP]
+    (-1, 0, 1, -1, 2, 2, -1)
+    """
+    aligned = []
+    for first, second in pairs:
+        first, second = list(first), list(second)
+        if getattr(tokenizer, "is_fast", False):
+            encoded = tokenizer(first, second, is_split_into_words=True, add_special_tokens=True, truncation=False)
+            input_ids, word_ids, sequences = encoded["input_ids"], encoded.word_ids(), encoded.sequence_ids()
+            word_of_token = [
+                SPECIAL if word is None else word + (len(first) if sequence == 1 else 0)
+                for word, sequence in zip(word_ids, sequences)
+            ]
+        else:
+            pieces_a = [tokenizer(word, add_special_tokens=False)["input_ids"] for word in first]
+            pieces_b = [tokenizer(word, add_special_tokens=False)["input_ids"] for word in second]
+            words = [w for w, ids in enumerate(pieces_a + pieces_b) for _ in ids]
+            try:
+                input_ids = list(tokenizer.build_inputs_with_special_tokens(sum(pieces_a, []), sum(pieces_b, [])))
+                mask = tokenizer.get_special_tokens_mask(sum(pieces_a, []), sum(pieces_b, []))
+            except (NotImplementedError, ValueError, AttributeError, TypeError) as error:
+                raise ProbingError(
+                    f"{type(tokenizer).__name__} has no fast version and cannot build segment pairs ({error})",
+                    source="--model",
+                ) from None
+            iterator = iter(words)
+            word_of_token = [SPECIAL if special else next(iterator) for special in mask]
+        check_alignment(word_of_token, len(first) + len(second), tokenizer)
+        if prepend is not None:
+            input_ids, word_of_token = [prepend, *input_ids], [SPECIAL, *word_of_token]
+        aligned.append(AlignedSentence(tuple(input_ids), tuple(word_of_token), 0))
+    return aligned
+
+
 def alignment_method(tokenizer) -> str:
     """``"word_ids"`` for a fast tokenizer, ``"per_word"`` for the fallback (recorded in results)."""
     return "word_ids" if getattr(tokenizer, "is_fast", False) else "per_word"

@@ -1,52 +1,152 @@
-"""Atomic file writes: a path holds either its old content or the whole new one.
+"""Safe output: a path holds either what the user had or the whole new file, never half, never an input.
 
-Every file the tool writes (results, checkpoints, tables, figures) goes
-through :func:`atomic_path`: the content is written to a temporary file in the
-same folder and renamed over the target, so a crash, a full disk or Ctrl-C
-never leaves a half-written file or destroys what the user had.
+Every file the tool writes (results, checkpoints, tables, figures, pages)
+goes through :func:`atomic_path`: the content is written to a temporary file
+in the same folder, flushed, and renamed over the target, keeping the mode of
+the file it replaces. Before any model time, :func:`check_output_path`
+refuses an output that would destroy something: a path that is an input of
+the run (``--output t.conllu`` with ``--treebank t.conllu``), a device, FIFO
+or other non-regular file (``--output /dev/null`` would replace the system's
+``/dev/null``), a symlink (unless ``follow_symlinks``: then its target is
+replaced and the link kept), a folder, a name ending in ``/``, a folder that
+cannot be written, or a disk without room. Temporary files left by a killed
+write of the same output are removed.
 
 >>> import tempfile, pathlib
 >>> target = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
 >>> write_text_atomic("hello\\n", target).read_text()
 'hello\\n'
+>>> check_output_path(target, inputs=[target])
+Traceback (most recent call last):
+probing.errors.ProbingError: --output ...t.txt: is also an input of this run (...t.txt); writing it would destroy the input
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
+import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import ProbingError
 
+MIN_FREE_BYTES = 16 << 20
+"""An output folder with less free space than this is refused before the run starts."""
+
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def check_output_path(
+    path: str | Path, *, option: str | None = "--output", inputs: Iterable[str | Path] = (),
+    follow_symlinks: bool = False,
+) -> Path:
+    """Refuse an output path that cannot or must not be written, before any work is done; return it
+    (a followed symlink's target)."""
+    text = str(path)
+    where = f"{option} {text}" if option else text
+    if text.endswith(("/", os.sep)):
+        raise ProbingError("ends with '/'; give a file name, not a folder", source=where)
+    path = Path(text).expanduser()
+    if path.is_symlink():
+        if not follow_symlinks:
+            raise ProbingError("is a symbolic link; pass --follow-symlinks to replace the file it points to",
+                               source=where)
+        path = path.resolve()
+    if path.exists():
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise ProbingError("is a folder; give a file name", source=where)
+        if not stat.S_ISREG(mode):
+            raise ProbingError("is not a regular file (a device, FIFO or socket); refusing to replace it",
+                               source=where)
+        for given in inputs:
+            given = Path(given).expanduser()
+            if given.exists() and os.path.samefile(path, given):
+                raise ProbingError(f"is also an input of this run ({given}); writing it would destroy the input",
+                                   source=where)
+    folder = _existing_ancestor(path.parent, where)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ProbingError(f"cannot write in {folder} (permission denied)", source=where)
+    free = shutil.disk_usage(folder).free
+    if free < MIN_FREE_BYTES:
+        raise ProbingError(f"{folder} has only {free >> 20} MiB free; the output needs room", source=where)
+    return path
+
+
+def _existing_ancestor(folder: Path, where: str) -> Path:
+    """The nearest folder that exists (the rest is created when writing); a file in the way is an error."""
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                raise ProbingError(f"{candidate} is a file, so no folder can be made under it", source=where)
+            return candidate
+    return Path(".")
+
 
 @contextmanager
-def atomic_path(path: str | Path, *, suffix: str = ".tmp") -> Iterator[Path]:
+def atomic_path(path: str | Path, *, suffix: str = ".tmp", follow_symlinks: bool = False) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; when the block succeeds it replaces ``path``.
 
-    On any error the temporary file is removed and ``path`` is left untouched.
+    On any error the temporary file is removed and ``path`` is left untouched;
+    a failure to write (full disk, read-only folder) is a one-line ProbingError.
     """
-    path = Path(path)
-    if path.is_dir():
-        raise ProbingError("is a folder; give a file name", source=str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
-    os.close(handle)
+    path = check_output_path(path, option=None, follow_symlinks=follow_symlinks)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temporaries(path)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=suffix, dir=path.parent)
+        os.close(handle)
+    except OSError as error:
+        raise ProbingError(f"cannot write: {error.strerror or error}", source=str(path)) from None
     try:
         yield Path(temporary)
-        _readable_by_all(temporary)
+        os.chmod(temporary, _mode_for(path))
         os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        reason = "the disk is full" if error.errno == errno.ENOSPC else (error.strerror or str(error))
+        raise ProbingError(f"cannot write: {reason}; nothing was changed", source=str(path)) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
 
 
-def write_text_atomic(text: str, path: str | Path) -> Path:
-    """Write text (UTF-8, flushed to disk) atomically; returns ``path``."""
-    with atomic_path(path) as temporary:
+def _mode_for(path: Path) -> int:
+    """The mode of the file being replaced, else what a plain open() would give (results are shared)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Temporary files of earlier writes of ``path`` whose process is gone (a ``kill -9`` mid-write)."""
+    for leftover in path.parent.glob(f".{path.name}.*.*"):
+        parts = leftover.name[len(path.name) + 2 :].split(".", 1)
+        if parts[0].isdigit() and not _alive(int(parts[0])):
+            leftover.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def write_text_atomic(text: str, path: str | Path, *, follow_symlinks: bool = False) -> Path:
+    """Write text (UTF-8, flushed to disk) atomically; returns the path written."""
+    with atomic_path(path, follow_symlinks=follow_symlinks) as temporary:
         with open(temporary, "w", encoding="utf-8", newline="") as stream:
             stream.write(text)
             stream.flush()
@@ -54,25 +154,32 @@ def write_text_atomic(text: str, path: str | Path) -> Path:
     return Path(path)
 
 
-def write_json_atomic(data, path: str | Path) -> Path:
-    """Write JSON (one-space indent, trailing newline) atomically; returns ``path``."""
-    return write_text_atomic(json.dumps(data, indent=1) + "\n", path)
+def write_json_atomic(data, path: str | Path, *, follow_symlinks: bool = False) -> Path:
+    """Write JSON (one-space indent, trailing newline) atomically; returns the path written."""
+    return write_text_atomic(json.dumps(data, indent=1) + "\n", path, follow_symlinks=follow_symlinks)
+
+
+def figure_format(path: str | Path, option: str = "--output") -> str:
+    """png, svg or pdf, from a figure path's suffix."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FIGURE_FORMATS:
+        raise ProbingError(f"a figure is written as {', '.join(FIGURE_FORMATS)}; {path} has no such suffix",
+                           source=option)
+    return suffix
 
 
 def save_figure_atomic(figure, path: str | Path, *, dpi: int = 110) -> Path:
-    """Save a matplotlib figure as PNG atomically, then close it; returns ``path``."""
-    import matplotlib.pyplot as plt
-
-    try:
-        with atomic_path(path, suffix=".png") as temporary:
-            figure.savefig(temporary, dpi=dpi, format="png")
-    finally:
-        plt.close(figure)
+    """Save a matplotlib ``Figure`` atomically in the format its suffix names (png, svg, pdf)."""
+    fmt = figure_format(path)
+    with atomic_path(path, suffix=f".{fmt}") as temporary:
+        figure.savefig(temporary, dpi=dpi, format=fmt, metadata=_reproducible(fmt))
     return Path(path)
 
 
-def _readable_by_all(path: str | Path) -> None:
-    """mkstemp makes 0600 files; give the mode a plain open() would (results are meant to be shared)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
+def _reproducible(fmt: str) -> dict:
+    """No creation dates or software versions in vector figures, so regenerated files only change with content."""
+    if fmt == "svg":
+        return {"Date": None, "Creator": None}
+    if fmt == "pdf":
+        return {"CreationDate": None, "Creator": None, "Producer": None}
+    return {"Software": None}

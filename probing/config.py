@@ -21,8 +21,10 @@ class ScoreConfig:
     """Everything that decides a run's counts, plus how it is executed.
 
     ``model`` None means the packaged all-MiniLM-L6-v2; ``treebank`` None means
-    the project's sample treebank. ``shard`` is ``(index, count)``. ``attention``
-    picks the stack of an encoder-decoder model (None: its encoder; see docs/families.md).
+    the project's sample treebank. ``shard`` is ``(index, count)``. ``stack``
+    picks the self-attention of an encoder-decoder model (None: its encoder;
+    see docs/families.md); ``attention`` how attention is read (weights,
+    norms, rollout).
     """
 
     model: str | None = None
@@ -41,7 +43,8 @@ class ScoreConfig:
     random_init: bool = False
     trust_remote_code: bool = False
     shard: tuple[int, int] | None = None
-    attention: str | None = None
+    stack: str | None = None
+    attention: str = "weights"
     extra: dict = field(default_factory=dict, compare=False)
 
     def validated(self) -> "ScoreConfig":
@@ -55,8 +58,11 @@ class ScoreConfig:
             raise ProbingError(f"must be 0 (off) or a number of replicates, got {self.bootstrap}", source="--bootstrap")
         if 0 in self.offsets or len(set(self.offsets)) != len(self.offsets):
             raise ProbingError("offsets must be distinct and non-zero", source="--offsets")
-        if self.attention not in (None, "encoder", "decoder"):
-            raise ProbingError(f"must be encoder or decoder, got {self.attention!r}", source="--attention")
+        if self.stack not in (None, "encoder", "decoder"):
+            raise ProbingError(f"must be encoder or decoder, got {self.stack!r}", source="--stack")
+        from .readings import READINGS
+
+        READINGS[self.attention]
         if self.shard is not None:
             index, count = self.shard
             if not (count >= 1 and 0 <= index < count):
@@ -78,6 +84,7 @@ class ScoreConfig:
             "bootstrap": {"replicates": self.bootstrap, "seed": self.seed, "method": "poisson"},
             "random_init": self.random_init,
             "shard": None if self.shard is None else {"index": self.shard[0], "count": self.shard[1]},
+            "attention": self.attention,
             **self.extra,
         }
 

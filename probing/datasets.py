@@ -135,11 +135,26 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def check_input_file(spec: str, option: str) -> Path:
+    """An input file that exists and can be read as one (not a folder, FIFO or device)."""
+    import stat
+
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise ProbingError(f"file not found: {spec}", source=option)
+    mode = path.stat().st_mode
+    if stat.S_ISDIR(mode):
+        raise ProbingError(f"{spec} is a folder; give a file", source=option)
+    if not stat.S_ISREG(mode):
+        raise ProbingError(f"{spec} is not a regular file (a FIFO, socket or device); give a file", source=option)
+    return path
+
+
 def resolve_treebank(spec: str, *, download: bool = True) -> Path:
     """Path of the treebank file that ``spec`` (a file path or ``name[:split]``) names."""
     path = Path(spec).expanduser()
-    if path.is_file():
-        return path
+    if path.exists():
+        return check_input_file(spec, "--treebank")
     match = _SPEC.match(spec)
     if match is None or (match.group(2) is None and match.group(1) not in KNOWN_TREEBANKS):
         raise ProbingError(

@@ -1,13 +1,13 @@
-"""Several processes on one run: ``torchrun --nproc_per_node N -m probing score ...``.
+"""Several processes on one run: ``torchrun --nproc_per_node N -m probing COMMAND ...``.
 
-Every process reads the same treebank and makes the same length-sorted
-batches (they depend only on the options), then counts only the batches
-whose number is its rank modulo the number of processes. At the end the
-integer count tensors are summed with ``all_reduce``, so every process holds
-the counts of one single-process run, exactly: each batch is counted once,
-by one process, with the same padding as in one run. Rank 0 prints and
-writes the result. The backend is NCCL when the run is on CUDA (each process
-takes the GPU of its ``LOCAL_RANK``) and gloo on CPU.
+Every process reads the same input and makes the same length-sorted batches
+(they depend only on the options), then counts only the batches whose number
+is its rank modulo the number of processes. At the end of each pass every
+process's accumulators are gathered and merged in rank order, so every
+process holds exactly what one process would have counted (integer counts
+are identical; float sums agree to rounding). Rank 0 prints and writes. The
+backend is NCCL when the run is on CUDA (each process takes the GPU of its
+``LOCAL_RANK``) and gloo on CPU.
 
 Without torchrun's environment (``WORLD_SIZE`` unset or 1) nothing here
 starts a process group and :class:`Ranks` is the one-process no-op.
@@ -18,27 +18,18 @@ starts a process group and :class:`Ranks` is the one-process no-op.
 
 from __future__ import annotations
 
-import copy as _copy
 import datetime as _dt
 import os
+from collections.abc import Sequence
 
 import torch
 
+from .engine import Accumulator, Pass, PassHooks, PassStats
 from .errors import ProbingError
-from .pipeline import ProbeRun, RunHooks
-from .scoring.counts import ProbeCounts
-
-SUMMED_COUNTERS = ("sentences", "words")
-"""Integer attributes of ProbeCounts that are summed across processes with the tensors."""
 
 
-class Ranks(RunHooks):
-    """This process's share of a run: batch ``n`` belongs to rank ``n % world_size``.
-
-    Statistics made while batching (sentences in the part, too long, unknown
-    words) are the same in every process, since every process batches the
-    whole stream; only what ``count_batch`` adds differs and is summed.
-    """
+class Ranks(PassHooks):
+    """This process's share of a run: batch ``n`` belongs to rank ``n % world_size``."""
 
     def __init__(self, rank: int = 0, world_size: int = 1, device: str = "cpu"):
         self.rank, self.world_size, self.device = rank, world_size, device
@@ -54,34 +45,36 @@ class Ranks(RunHooks):
     def owns(self, number: int) -> bool:
         return number % self.world_size == self.rank
 
-    def finish(self, run: ProbeRun) -> None:
-        """Sum every process's counts into every process; the model time is the slowest process's."""
+    def finish(self, run: Pass) -> None:
+        """Every process ends with the merge of all processes' accumulators and counters."""
         if not self.active:
             return
-        self.all_reduce_counts(run.counts)
-        run.stats.seconds_model = self._reduce_float(run.stats.seconds_model, torch.distributed.ReduceOp.MAX)
+        merged = self.merged_states(run.accumulators)
+        for accumulator, state in zip(run.accumulators, merged):
+            accumulator.load_state(state)
+        counters = [getattr(run.stats, name) for name in PassStats.SUMMED]
+        gathered = self._gather(counters)
+        for position, name in enumerate(PassStats.SUMMED):
+            values = [part[position] for part in gathered]
+            setattr(run.stats, name, max(values) if name == "seconds_model" else sum(values))
 
-    def all_reduce_counts(self, counts: ProbeCounts) -> None:
-        """Replace each process's counts by the sum over processes (in place)."""
-        for name in counts.tensor_names():
-            tensor = getattr(counts, name)
-            summed = self._on_device(tensor)
-            torch.distributed.all_reduce(summed, op=torch.distributed.ReduceOp.SUM)
-            tensor.copy_(summed.to(tensor.device))
-        counters = self._on_device(torch.tensor([getattr(counts, name) for name in SUMMED_COUNTERS], dtype=torch.long))
-        torch.distributed.all_reduce(counters, op=torch.distributed.ReduceOp.SUM)
-        for name, value in zip(SUMMED_COUNTERS, counters.tolist()):
-            setattr(counts, name, int(value))
-
-    def summed_copy(self, counts: ProbeCounts) -> ProbeCounts | None:
-        """The sum of all processes' counts on rank 0 (None elsewhere); the counts are left as they are."""
+    def merged_states(self, accumulators: Sequence[Accumulator]) -> list[dict]:
+        """The state of each accumulator merged over all processes, in rank order (the same in every process)."""
         if not self.active:
-            return counts
-        copy = _copy.copy(counts)  # same relations, shapes and options; tensors replaced below
-        for name in counts.tensor_names():
-            setattr(copy, name, getattr(counts, name).clone())
-        self.all_reduce_counts(copy)
-        return copy if self.is_main else None
+            return [accumulator.state() for accumulator in accumulators]
+        gathered = self._gather([accumulator.state() for accumulator in accumulators])
+        merged = []
+        for position, accumulator in enumerate(accumulators):
+            total = accumulator.fresh()
+            for part in gathered:
+                total.merge(accumulator.fresh().load_state(part[position]))
+            merged.append(total.state())
+        return merged
+
+    def _gather(self, value) -> list:
+        boxes = [None] * self.world_size
+        torch.distributed.all_gather_object(boxes, value)
+        return boxes
 
     def agree(self, flag: bool) -> bool:
         """Rank 0's ``flag``, in every process (so all take a collective step together)."""
@@ -102,11 +95,6 @@ class Ranks(RunHooks):
     def close(self) -> None:
         if self.active and torch.distributed.is_initialized():
             torch.distributed.destroy_process_group()
-
-    def _reduce_float(self, value: float, op) -> float:
-        tensor = self._on_device(torch.tensor([value], dtype=torch.float64))
-        torch.distributed.all_reduce(tensor, op=op)
-        return float(tensor.item())
 
     def _device(self) -> torch.device:
         return torch.device(self.device) if self.device.startswith("cuda") else torch.device("cpu")

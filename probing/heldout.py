@@ -81,7 +81,7 @@ def heldout_block(dev: dict, test: dict, *, dev_result_path: str | None = None, 
     select_on = {
         "result": dev_result_path,
         "treebank": dev["treebank"],
-        "model": {key: dev["model"].get(key) for key in ("name_or_path", "commit", "random_init")},
+        "model": {key: dev["model"].get(key) for key in ("name_or_path", "fingerprint", "random_init")},
         "created": dev.get("created"),
     }
     return _block(test, select_on, choices, level)
@@ -223,8 +223,10 @@ def _pair(interval) -> list[float] | None:
 
 
 def check_compatible(dev: dict, test: dict, source: str = "--select-on") -> None:
-    """Fail loudly unless DEV and TEST come from the same model and scoring options."""
-    if dev["treebank"]["sha256"] == test["treebank"]["sha256"]:
+    """Fail loudly unless DEV and TEST come from the same weights and scoring options."""
+    from .identity import difference, selection_identity
+
+    if dev["input"]["sha256"] == test["input"]["sha256"]:
         raise ProbingError(
             "selects on the very treebank it reports on, which is in-sample selection; "
             "give the dev split (or drop --select-on for in-sample numbers)",
@@ -235,29 +237,12 @@ def check_compatible(dev: dict, test: dict, source: str = "--select-on") -> None
     missing = [name for name in test["relations"] if name not in dev["relations"]]
     if missing:
         raise ProbingError(f"DEV result lacks relations {missing}; score DEV with them too", source=source)
-    for label, a, b in _identity(dev, test):
-        if a != b:
-            raise ProbingError(f"DEV and TEST differ in {label}: {a!r} vs {b!r}", source=source)
-
-
-def _identity(dev: dict, test: dict):
-    """What must agree between DEV and TEST: the model and everything that decides counts."""
-    dm, tm = dev["model"], test["model"]
-    yield "architecture", dm.get("architecture"), tm.get("architecture")
-    yield "layers x heads", (dm["num_layers"], dm["num_heads"]), (tm["num_layers"], tm["num_heads"])
-    yield "random init", bool(dm.get("random_init")), bool(tm.get("random_init"))
-    if dm.get("random_init"):
-        yield "random-init seed", _seed(dev), _seed(test)
-    if dm.get("commit") and tm.get("commit"):
-        yield "model commit", dm["commit"], tm["commit"]
-    else:
-        yield "model", Path(str(dm["name_or_path"])).name, Path(str(tm["name_or_path"])).name
-    yield "offsets", list(dev["config"]["offsets"]), list(test["config"]["offsets"])
-    yield "pooling", dev["config"].get("pooling"), test["config"].get("pooling")
-
-
-def _seed(result: dict):
-    return (result.get("environment") or {}).get("seed", (result["config"].get("bootstrap") or {}).get("seed"))
+    dev_identity, test_identity = selection_identity(dev), selection_identity(test)
+    dev_identity["config"].pop("relations", None)
+    test_identity["config"].pop("relations", None)
+    found = difference(dev_identity, test_identity, labels=("DEV", "TEST"))
+    if found:
+        raise ProbingError(f"DEV and TEST are not of the same model and options: {found}", source=source)
 
 
 def read_dev_result(path: str) -> dict:
@@ -265,7 +250,7 @@ def read_dev_result(path: str) -> dict:
     from .results import read_result
 
     try:
-        return read_result(path)
+        return read_result(path, analysis="probe")
     except ProbingError as error:
         raise ProbingError(f"{error} (given as --select-on)") from None
 
@@ -277,25 +262,18 @@ def score_heldout(config, select_on: str, *, progress: bool = False) -> dict:
     options, without bootstrap and unsharded (every TEST shard must make the
     same choice).
     """
-    from .pipeline import prepare, run_probe
-    from .results import build_result
+    from .api import load_for, run_probe
 
     config = config.validated()
     dev, dev_path = None, None
     if is_result_file(select_on):
         dev, dev_path = read_dev_result(select_on), select_on
         _check_config_against(dev, config, source=f"--select-on {select_on}")
-    config, _, loaded = prepare(config)
-    if dev is not None and (dev["model"]["num_layers"], dev["model"]["num_heads"]) != (loaded.num_layers, loaded.num_heads):
-        raise ProbingError(
-            f"DEV and TEST differ in layers x heads: {(dev['model']['num_layers'], dev['model']['num_heads'])!r} vs "
-            f"{(loaded.num_layers, loaded.num_heads)!r}",
-            source=f"--select-on {select_on}",
-        )
+    loaded = load_for(config)
     if dev is None:
         dev_config = config.replace(treebank=select_on, bootstrap=0, shard=None)
-        dev = build_result(run_probe(dev_config, progress=progress, loaded=loaded))
-    test = build_result(run_probe(config, progress=progress, loaded=loaded))
+        dev = run_probe(dev_config, progress=progress, loaded=loaded, description="selecting on DEV")
+    test = run_probe(config, progress=progress, loaded=loaded)
     result = attach_heldout(test, dev, dev_result_path=dev_path)
     result["heldout"]["select_on"]["spec"] = select_on
     return result
@@ -310,7 +288,9 @@ def _check_config_against(dev: dict, config, source: str) -> None:
         raise ProbingError(f"DEV offsets {dev['config']['offsets']} differ from {list(config.offsets)}", source=source)
     if bool(dev["model"].get("random_init")) != bool(config.random_init):
         raise ProbingError("DEV and TEST differ in --random-init", source=source)
-
+    if dev["config"].get("attention", "weights") != config.attention:
+        raise ProbingError(f"DEV was read with --attention {dev['config'].get('attention')}, this run with "
+                           f"{config.attention}", source=source)
 
 
 def score_with_selection(config, select_on: str | None, *, progress: bool = False) -> dict:
@@ -321,7 +301,7 @@ def score_with_selection(config, select_on: str | None, *, progress: bool = Fals
         select_on = select_on or splits[0]
         config = config.replace(treebank=splits[1])
     if not select_on:
-        from .api import score_config
+        from .api import run_probe
 
-        return score_config(config, progress=progress)
+        return run_probe(config, progress=progress)
     return score_heldout(config, select_on, progress=progress)

@@ -1,17 +1,21 @@
-"""Inputs of the attention analyses: a treebank's words or a plain-text file,
-as single sentences or as BERT-style segment pairs, in padded token batches.
+"""What the model reads: treebank sentences, plain-text lines, or segment pairs, as units.
 
-The probe needs words and trees; the analyses of Clark et al. (section 3, 6)
-and Kovaleva et al. only need token attention over some text. A plain-text
-file holds one sentence per line; a blank line ends a document. With
-``pairs=True`` consecutive sentences of a document become ``A``/``B``
-segments (``[CLS] A [SEP] B [SEP]`` for BERT, the model's own tokens
-otherwise), as in BERT's pre-training.
+A *unit* is one model input. Every command names its input the same way:
+``--treebank FILE|NAME:SPLIT`` (CoNLL-U or CoNLL-X; its words are given to
+the tokenizer pre-split, so every piece belongs to one word) or ``--text
+FILE`` (one sentence per line, a blank line ends a document). With
+``--pairs``, consecutive sentences of a document become segments A and B
+(``[CLS] A [SEP] B [SEP]`` for BERT, the model's own tokens otherwise), as in
+BERT's pre-training. Units are numbered from 0 in file order; the number
+decides shard membership and seeds the bootstrap, so it never depends on
+batching.
 
 >>> import io
->>> units = list(units_from_text(io.StringIO("One.\\nTwo.\\n\\nThree.\\n"), pairs=True))
->>> [(u.first, u.second) for u in units]
+>>> [(u.first, u.second) for u in units_from_lines(io.StringIO("One.\\nTwo.\\n\\nThree.\\n"), pairs=True)]
 [('One.', 'Two.'), ('Three.', None)]
+>>> source = InputSource.treebank(str(sample_treebank_path()), limit=2)
+>>> [len(unit.words) for unit in source.units()], source.units_total
+([11, 10], 75)
 """
 
 from __future__ import annotations
@@ -21,179 +25,207 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-import torch
-
 from .errors import ProbingError
-from .treebank import read_treebank
+from .treebank import Sentence, read_treebank
 
-TREEBANK_SUFFIXES = (".conllu", ".conllx", ".conll")
-PUNCTUATION = frozenset({".", ","})
-"""The tokens whose share of attention Clark et al. report (their Figure 2)."""
+KINDS = ("treebank", "text", "labelled")
 
 
 @dataclass(frozen=True)
-class TextUnit:
-    """One model input: a sentence, or two as segments A and B.
+class Unit:
+    """One model input: one sentence, or two as segments A and B.
 
-    A segment is a tuple of words (from a treebank) or a raw string (plain text).
+    A segment is a tuple of words (pre-split, from a treebank) or a raw string
+    (plain text). ``sentences`` holds the trees behind the words: one for a
+    probe unit, several for a window of a document.
     """
 
+    index: int
     first: tuple[str, ...] | str
     second: tuple[str, ...] | str | None = None
-    index: int = 0
-
-
-@dataclass
-class TokenBatch:
-    """A padded batch of token ids with what the analyses need to know of each token.
-
-    input_ids, attention_mask: long [batch, tok]; is_special: bool [batch, tok]
-    (the tokenizer's own special tokens, found from its special-tokens mask);
-    is_punctuation: bool [batch, tok] (a token that decodes to ``.`` or ``,``);
-    segment: long [batch, tok], 0 for A, 1 for B, -1 for special and padding.
-    """
-
-    units: list[TextUnit]
-    input_ids: torch.Tensor
-    attention_mask: torch.Tensor
-    is_special: torch.Tensor
-    is_punctuation: torch.Tensor
-    segment: torch.Tensor
-    tokens: list[list[str]] = field(default_factory=list)
+    sentences: tuple[Sentence, ...] = ()
+    label: str | None = None
 
     @property
-    def lengths(self) -> torch.Tensor:
-        return self.attention_mask.sum(dim=1)
+    def is_split(self) -> bool:
+        """Whether the unit is given as words (from a treebank) rather than raw text."""
+        return not isinstance(self.first, str)
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """All words of a pre-split unit, segment A's then B's."""
+        if not self.is_split:
+            return ()
+        return tuple(self.first) + tuple(self.second or ())
+
+    @property
+    def sentence(self) -> Sentence:
+        """The sentence of a one-sentence treebank unit (what the probe scores)."""
+        if len(self.sentences) != 1:
+            raise ValueError(f"unit {self.index} holds {len(self.sentences)} sentences, not one")
+        return self.sentences[0]
 
 
 @dataclass
-class InputStats:
-    units: int = 0
-    too_long: int = 0
+class InputSource:
+    """A file of units that can be read more than once (several passes, resumed runs).
 
+    ``units_total`` is known once a full pass has read the whole file (every
+    pass does, after ``limit``, so that a malformed line at the end is still
+    found before anything is written).
+    """
 
-def read_units(path: str | Path, *, pairs: bool = False, limit: int | None = None) -> Iterator[TextUnit]:
-    """Units from a treebank (by suffix) or a plain-text file, at most ``limit``."""
-    path = Path(path)
-    if not path.is_file():
-        raise ProbingError(f"input file not found: {path}")
-    if path.suffix.lower() in TREEBANK_SUFFIXES:
-        units = units_from_treebank(path, pairs=pairs)
-        yield from _take(units, limit)
-        return
-    with path.open(encoding="utf-8") as stream:
+    path: Path
+    kind: str
+    pairs: bool = False
+    limit: int | None = None
+    given_as: str = ""
+    units_total: int | None = None
+    _sha256: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def treebank(cls, spec: str, *, pairs: bool = False, limit: int | None = None) -> "InputSource":
+        """A treebank file, or a name such as ``en_ewt:dev`` (fetched into the cache if needed)."""
+        from .datasets import resolve_treebank
+
+        return cls(path=resolve_treebank(spec), kind="treebank", pairs=pairs, limit=limit, given_as=spec)
+
+    @classmethod
+    def text(cls, spec: str, *, pairs: bool = False, limit: int | None = None) -> "InputSource":
+        """A UTF-8 text file with one sentence per line."""
+        from .datasets import check_input_file
+
+        return cls(path=check_input_file(spec, "--text"), kind="text", pairs=pairs, limit=limit, given_as=spec)
+
+    @classmethod
+    def labelled(cls, spec: str, *, limit: int | None = None) -> "InputSource":
+        """A CSV with ``text`` and ``label`` columns (a sequence classifier's test set)."""
+        from .datasets import check_input_file
+
+        return cls(path=check_input_file(spec, "--labels"), kind="labelled", limit=limit, given_as=spec)
+
+    @property
+    def sha256(self) -> str:
+        if self._sha256 is None:
+            from .datasets import sha256_of
+
+            self._sha256 = sha256_of(self.path)
+        return self._sha256
+
+    def units(self) -> Iterator[Unit]:
+        """Every unit of the file in order; ``units_total`` is set when the file has been read to its end.
+
+        Units beyond ``limit`` are read (and so validated) but not yielded.
+        """
         count = 0
-        for unit in _take(units_from_text(stream, pairs=pairs), limit):
+        for unit in self._all_units():
             count += 1
-            yield unit
-    if count == 0:
-        raise ProbingError("the text file holds no sentence", source=str(path))
+            if self.limit is None or unit.index < self.limit:
+                yield unit
+        if count == 0:
+            raise ProbingError(f"the {self.kind} file holds no sentence", source=str(self.path))
+        self.units_total = count
+
+    def _all_units(self) -> Iterator[Unit]:
+        if self.kind == "treebank":
+            return units_from_sentences(read_treebank(self.path), pairs=self.pairs)
+        if self.kind == "labelled":
+            return units_from_csv(self.path)
+        return self._text_units()
+
+    def _text_units(self) -> Iterator[Unit]:
+        with self.path.open(encoding="utf-8", errors="strict", newline="") as stream:
+            try:
+                yield from units_from_lines(stream, pairs=self.pairs)
+            except UnicodeDecodeError as error:
+                raise ProbingError(f"not UTF-8 text ({error.reason})", source=str(self.path)) from None
+
+    def describe(self) -> dict:
+        """The ``input`` block of a result file (counts are filled in by the run)."""
+        return {
+            "path": str(self.path),
+            "given_as": self.given_as,
+            "sha256": self.sha256,
+            "kind": self.kind,
+            "pairs": self.pairs,
+        }
 
 
-def units_from_treebank(path: Path, *, pairs: bool = False) -> Iterator[TextUnit]:
-    """Treebank sentences as word tuples; with pairs, consecutive sentences pair up."""
-    return _pair_up(([sentence.words for sentence in read_treebank(path)],), pairs)
+def units_from_sentences(sentences: Iterable[Sentence], *, pairs: bool = False) -> Iterator[Unit]:
+    """Treebank sentences as word units; with ``pairs``, sentences 0+1, 2+3, ... of a document pair up."""
+    if not pairs:
+        for index, sentence in enumerate(sentences):
+            yield Unit(index, sentence.words, sentences=(sentence,))
+        return
+    index, pending = 0, None
+    for sentence in sentences:
+        if pending is not None and getattr(sentence, "starts_document", False):
+            yield Unit(index, pending.words, sentences=(pending,))
+            index, pending = index + 1, None
+        if pending is None:
+            pending = sentence
+            continue
+        yield Unit(index, pending.words, sentence.words, sentences=(pending, sentence))
+        index, pending = index + 1, None
+    if pending is not None:
+        yield Unit(index, pending.words, sentences=(pending,))
 
 
-def units_from_text(stream: IO[str], *, pairs: bool = False) -> Iterator[TextUnit]:
-    """One sentence per line; a blank line ends a document (pairs never cross it)."""
-    documents: list[list[str]] = [[]]
+def units_from_lines(stream: IO[str], *, pairs: bool = False) -> Iterator[Unit]:
+    """One sentence per line; a blank line ends a document, and pairs never cross it."""
+    index, pending = 0, None
     for line in stream:
         text = line.strip()
-        if text:
-            documents[-1].append(text)
-        elif documents[-1]:
-            documents.append([])
-    return _pair_up(tuple(document for document in documents if document), pairs)
-
-
-def _pair_up(documents: tuple[list, ...], pairs: bool) -> Iterator[TextUnit]:
-    index = 0
-    for document in documents:
-        step = 2 if pairs else 1
-        for start in range(0, len(document), step):
-            second = document[start + 1] if pairs and start + 1 < len(document) else None
-            yield TextUnit(first=document[start], second=second, index=index)
-            index += 1
-
-
-def _take(units: Iterable[TextUnit], limit: int | None) -> Iterator[TextUnit]:
-    for unit in units:
-        if limit is not None and unit.index >= limit:
-            return
-        yield unit
-
-
-def token_batches(
-    tokenizer,
-    units: Iterable[TextUnit],
-    *,
-    batch_size: int = 32,
-    max_length: int = 512,
-    stats: InputStats | None = None,
-    chunk_batches: int = 16,
-) -> Iterator[TokenBatch]:
-    """Length-sorted padded batches; units longer than ``max_length`` are counted and skipped."""
-    stats = stats if stats is not None else InputStats()
-    chunk: list[TextUnit] = []
-    for unit in units:
-        chunk.append(unit)
-        if len(chunk) == batch_size * chunk_batches:
-            yield from _batches_of_chunk(tokenizer, chunk, batch_size, max_length, stats)
-            chunk = []
-    if chunk:
-        yield from _batches_of_chunk(tokenizer, chunk, batch_size, max_length, stats)
-
-
-def _batches_of_chunk(tokenizer, chunk, batch_size, max_length, stats) -> Iterator[TokenBatch]:
-    encoded = [_encode(tokenizer, unit) for unit in chunk]
-    kept = []
-    for unit, item in zip(chunk, encoded):
-        stats.units += 1
-        if len(item["input_ids"]) > max_length:
-            stats.too_long += 1
+        if not text:
+            if pending is not None:
+                yield Unit(index, pending)
+                index, pending = index + 1, None
             continue
-        kept.append((unit, item))
-    kept.sort(key=lambda pair: len(pair[1]["input_ids"]))
-    for start in range(0, len(kept), batch_size):
-        yield _pad(tokenizer, kept[start : start + batch_size])
+        if not pairs:
+            yield Unit(index, text)
+            index += 1
+        elif pending is None:
+            pending = text
+        else:
+            yield Unit(index, pending, text)
+            index, pending = index + 1, None
+    if pending is not None:
+        yield Unit(index, pending)
 
 
-def _encode(tokenizer, unit: TextUnit) -> dict:
-    split = not isinstance(unit.first, str)
-    first = list(unit.first) if split else unit.first
-    second = None if unit.second is None else (list(unit.second) if split else unit.second)
-    encoded = tokenizer(
-        first, second, is_split_into_words=split, add_special_tokens=True, return_special_tokens_mask=True
-    )
-    sequence_ids = encoded.sequence_ids(0) if hasattr(encoded, "sequence_ids") else [0] * len(encoded["input_ids"])
-    return {
-        "input_ids": encoded["input_ids"],
-        "special": [bool(flag) for flag in encoded["special_tokens_mask"]],
-        "segment": [-1 if s is None else s for s in sequence_ids],
-    }
+def units_from_csv(path: Path) -> Iterator[Unit]:
+    """Rows of a CSV with ``text`` and ``label`` columns as labelled text units (the header is line 1)."""
+    import csv
+
+    try:
+        with path.open(encoding="utf-8", newline="") as stream:
+            reader = csv.DictReader(stream)
+            if not reader.fieldnames or not {"text", "label"} <= set(reader.fieldnames):
+                raise ProbingError(f"needs a header with text and label columns, got {reader.fieldnames}",
+                                   source=str(path), line=1)
+            for index, row in enumerate(reader):
+                yield Unit(index, row["text"] or "", label=row["label"] or "")
+    except UnicodeDecodeError as error:
+        raise ProbingError(f"not UTF-8 text ({error.reason})", source=str(path)) from None
+    except csv.Error as error:
+        raise ProbingError(f"not a readable CSV file ({error})", source=str(path)) from None
 
 
-def _pad(tokenizer, group) -> TokenBatch:
-    longest = max(len(item["input_ids"]) for _, item in group)
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    shape = (len(group), longest)
-    input_ids = torch.full(shape, pad_id, dtype=torch.long)  # [batch, tok]
-    attention_mask = torch.zeros(shape, dtype=torch.long)  # [batch, tok]
-    is_special = torch.zeros(shape, dtype=torch.bool)  # [batch, tok]
-    segment = torch.full(shape, -1, dtype=torch.long)  # [batch, tok]
-    tokens = []
-    for row, (_, item) in enumerate(group):
-        length = len(item["input_ids"])
-        input_ids[row, :length] = torch.tensor(item["input_ids"])
-        attention_mask[row, :length] = 1
-        is_special[row, :length] = torch.tensor(item["special"])
-        segment[row, :length] = torch.tensor(item["segment"])
-        segment[row, :length][is_special[row, :length]] = -1
-        tokens.append(tokenizer.convert_ids_to_tokens(item["input_ids"]))
-    decoded = [[tokenizer.decode([i]).strip() for i in row[: int(m.sum())]] for row, m in zip(input_ids.tolist(), attention_mask)]
-    is_punctuation = torch.zeros(shape, dtype=torch.bool)  # [batch, tok]
-    for row, strings in enumerate(decoded):
-        for column, text in enumerate(strings):
-            is_punctuation[row, column] = text in PUNCTUATION and not bool(is_special[row, column])
-    return TokenBatch([unit for unit, _ in group], input_ids, attention_mask, is_special, is_punctuation, segment, tokens)
+def sample_treebank_path() -> Path:
+    """The project's own sample treebank (75 original sentences, CC BY 4.0): the offline default input."""
+    packaged = Path(__file__).parent / "_data" / "sample.conllu"
+    if packaged.is_file():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "data" / "sample.conllu"
+
+
+def open_input(treebank: str | None = None, text: str | None = None, *, pairs: bool = False,
+               limit: int | None = None) -> InputSource:
+    """The input a command names: ``--treebank`` or ``--text`` (not both); the sample treebank by default."""
+    if treebank is not None and text is not None:
+        raise ProbingError("give --treebank or --text, not both", source="--text")
+    if limit is not None and limit < 1:
+        raise ProbingError(f"must be a positive integer, got {limit}", source="--limit")
+    if text is not None:
+        return InputSource.text(text, pairs=pairs, limit=limit)
+    return InputSource.treebank(treebank or str(sample_treebank_path()), pairs=pairs, limit=limit)

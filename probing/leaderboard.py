@@ -27,9 +27,6 @@ from pathlib import Path
 from .errors import ProbingError
 from .heldout import in_sample_reports
 
-SCHEMA_VERSION = "1"
-"""The result schema this reads (probing.results.SCHEMA_VERSION; not imported, as it pulls in torch)."""
-
 COUNTING = "layers and heads counted from 1 (8-10 = layer 8, head 10)"
 
 
@@ -71,27 +68,22 @@ class Leaderboard:
 
 
 def read_json(path: str | Path) -> dict:
-    """A result or reference file, checked to be one."""
+    """A probe result (validated) or a reference file of quoted figures."""
+    from .results import read_result
+
     path = Path(path)
-    if not path.is_file():
-        raise ProbingError("file not found", source=str(path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ProbingError(f"not JSON ({error})", source=str(path)) from None
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = None
     if isinstance(data, dict) and "reference" in data:
         return data
-    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION or "relations" not in data:
-        raise ProbingError(f"neither a probing result of schema {SCHEMA_VERSION} nor a reference file", source=str(path))
-    return data
+    return read_result(path, analysis="probe")
 
 
 def model_label(model: dict) -> str:
-    """A short model name: a local folder's name, or the hub id; random-init runs say so."""
-    name = str(model["name_or_path"])
-    path = Path(name)
-    if path.is_absolute() or name.startswith((".", "~")):
-        name = path.parent.name if path.name == "model" else path.name
+    """The model's name (its folder's name or hub id, as every table and plot calls it); random-init runs say so."""
+    name = model.get("name") or Path(str(model["name_or_path"])).name
     if model.get("random_init"):
         name += " (random init)"
     return name

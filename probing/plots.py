@@ -18,15 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ProbingError
 from .atomic import save_figure_atomic
+from .drawing import MARK, layer_head_heatmap, new_figure
+from .errors import ProbingError
 from .heldout import in_sample_reports
 from .leaderboard import model_label, treebank_label
-from .selection import DIRECTIONS
+from .naming import DIRECTIONS, head_name
+from .naming import WORDS as ARROWS
 
-ARROWS = {"dep_to_head": "dependent → head", "head_to_dep": "head → dependent"}
 CMAP = "viridis"
-MARK = "#ff2d55"
 
 
 def accuracy_grid(entry: dict) -> np.ndarray:
@@ -50,27 +50,8 @@ def _check_relation(result: dict, relation: str) -> None:
 
 
 def _draw_heatmap(ax, grid: np.ndarray, mark: tuple[int, int] | None, *, annotate: bool):
-    """One [layer, head] heatmap with 1-based ticks; returns the image for the colour bar."""
-    layers, heads = grid.shape
-    image = ax.imshow(100 * grid, vmin=0, vmax=100, cmap=CMAP, aspect="equal", interpolation="nearest")
-    ax.set_xticks(range(heads), [str(h + 1) for h in range(heads)], fontsize=7)
-    ax.set_yticks(range(layers), [str(layer + 1) for layer in range(layers)], fontsize=7)
-    ax.set_xlabel("head", fontsize=8)
-    ax.set_ylabel("layer", fontsize=8)
-    ax.tick_params(length=0)
-    if annotate:
-        for layer in range(layers):
-            for head in range(heads):
-                value = 100 * grid[layer, head]
-                if np.isfinite(value):
-                    ax.text(head, layer, f"{value:.0f}", ha="center", va="center", fontsize=5.5,
-                            color="black" if value > 60 else "white")
-    if mark is not None:
-        from matplotlib.patches import Rectangle
-
-        layer, head = mark
-        ax.add_patch(Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, edgecolor=MARK, linewidth=2.2))
-    return image
+    """One relation's [layer, head] accuracy grid in percent (probing.drawing's heatmap)."""
+    return layer_head_heatmap(ax, grid, scale=100.0, cmap=CMAP, marks=[mark] if mark else [], annotate=annotate)
 
 
 def _colour_bar(figure, image, axes, baseline: dict | None, *, label: bool = True):
@@ -92,7 +73,7 @@ def _choice_text(report: dict) -> str:
         return "no pairs"
     interval = head.get("interval")
     ci = f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else ""
-    text = (f"outlined, {report['selection']}: {head['layer'] + 1}-{head['head'] + 1} {ARROWS[head['direction']]}, "
+    text = (f"outlined, {report['selection']}: {head_name(head['layer'], head['head'])} {ARROWS[head['direction']]}, "
             f"{100 * head['accuracy']:.1f}%{ci}")
     if baseline is not None:
         text += f"\nred line: best offset {baseline['offset']:+d}, {100 * baseline['accuracy']:.1f}%"
@@ -105,15 +86,13 @@ def _subject(result: dict) -> str:
 
 def plot_relation(result: dict, relation: str, path: str | Path, *, dpi: int = 150) -> Path:
     """Both directions of one relation side by side, the chosen head outlined."""
-    from matplotlib.figure import Figure
-
     _check_relation(result, relation)
     entry, report = result["relations"][relation], chosen(result, relation)
     grid = accuracy_grid(entry)
     layers, heads = grid.shape[1:]
     cell = 0.34  # inches per heatmap cell; small models still get room for their titles
     width, height = max(3.4, 0.5 + cell * heads), max(1.4, cell * layers)
-    figure = Figure(figsize=(2 * width + 1.2, height + 1.9), layout="constrained")
+    figure = new_figure(2 * width + 1.2, height + 1.9, layout="constrained")
     axes = figure.subplots(1, 2, sharey=True)
     head = report.get("head")
     image = None
@@ -130,15 +109,13 @@ def plot_relation(result: dict, relation: str, path: str | Path, *, dpi: int = 1
 
 def plot_overview(result: dict, path: str | Path, *, dpi: int = 120) -> Path:
     """Every relation (rows) in both directions (columns), one figure."""
-    from matplotlib.figure import Figure
-
     relations = list(result["relations"])
     if not relations:
         raise ProbingError("the result has no relations to plot")
     layers, heads = result["model"]["num_layers"], result["model"]["num_heads"]
     cell = 0.2  # inches per heatmap cell; small models still get room for their titles
     width, height = max(2.9, 0.5 + cell * heads), max(1.5, 0.75 + cell * layers)
-    figure = Figure(figsize=(2 * width + 1.4, height * len(relations) + 0.9), layout="constrained")
+    figure = new_figure(2 * width + 1.4, height * len(relations) + 0.9, layout="constrained")
     axes = np.atleast_2d(figure.subplots(len(relations), 2, squeeze=False))
     for row, relation in enumerate(relations):
         entry, report = result["relations"][relation], chosen(result, relation)
@@ -150,7 +127,7 @@ def plot_overview(result: dict, path: str | Path, *, dpi: int = 120) -> Path:
             image = _draw_heatmap(ax, grid[d], mark, annotate=False)
             title = f"{relation}, {ARROWS[direction]}"
             if mark is not None:
-                title += f"\nchosen {head['layer'] + 1}-{head['head'] + 1}: {100 * head['accuracy']:.1f}%"
+                title += f"\nchosen {head_name(head['layer'], head['head'])}: {100 * head['accuracy']:.1f}%"
             ax.set_title(title, fontsize=8)
             if d:
                 ax.set_ylabel("")

@@ -121,7 +121,6 @@ def _max_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, wo
     included (each special token is a pseudo-word of its own), and only then
     are the special-token columns dropped.
     """
-    num_words = attention_to_words.shape[-1]
     words = _max_over_pieces(attention_to_words, word_of_token)  # [batch, layer, head, word, word]
     is_special_key = (word_of_token < 0).to(attention.dtype)[:, None, None, None, :]
     specials = _max_over_pieces(attention.float() * is_special_key, word_of_token)  # [batch, layer, head, word, tok]

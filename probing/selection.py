@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DIRECTIONS = ("dep_to_head", "head_to_dep")
-"""Axis 0 of a relation's head counts, in the order of the result files' ``heads`` object."""
+from .naming import DIRECTIONS
 
 
 @dataclass(frozen=True)
@@ -54,6 +53,18 @@ class OffsetChoice:
     ties: int
 
 
+def best_cell(scores) -> tuple[int, int, int]:
+    """(direction, layer, head) of the largest score in ``scores`` [direction, layer, head], by the tie
+    rule every choice of a head follows: lower layer, then lower head, then dep_to_head first.
+
+    >>> best_cell(np.array([[[1, 5]], [[5, 0]]]))   # head 0-1 dep_to_head and 0-0 head_to_dep tie at 5
+    (1, 0, 0)
+    """
+    ordered = np.moveaxis(np.asarray(scores), 0, -1)  # [layer, head, direction]: argmax takes the first
+    layer, head, direction = np.unravel_index(int(np.argmax(ordered)), ordered.shape)  # maximum in C order
+    return int(direction), int(layer), int(head)
+
+
 def select_head(heads, total: int) -> HeadChoice | None:
     """The best head of one relation; ``heads`` holds correct counts [direction, layer, head].
 
@@ -62,12 +73,9 @@ def select_head(heads, total: int) -> HeadChoice | None:
     if total == 0:
         return None
     counts = np.asarray(heads)
-    # [layer, head, direction]: argmax returns the first maximum in C order, which
-    # is exactly the tie rule (lower layer, lower head, dep_to_head first).
-    ordered = np.moveaxis(counts, 0, -1)
-    layer, head, direction = np.unravel_index(int(np.argmax(ordered)), ordered.shape)
-    best = int(ordered[layer, head, direction])
-    return HeadChoice(DIRECTIONS[direction], int(layer), int(head), best, int(np.sum(ordered == best)))
+    direction, layer, head = best_cell(counts)
+    best = int(counts[direction, layer, head])
+    return HeadChoice(DIRECTIONS[direction], layer, head, best, int(np.sum(counts == best)))
 
 
 def select_offset(baselines, offsets, total: int) -> OffsetChoice | None:

@@ -1,9 +1,12 @@
 """Tiny models and tokenizers built offline, for tests, doctests and examples.
 
-Nothing here touches the network: tokenizers are trained on the spot with the
-``tokenizers`` package on the sample treebank's words, and models are drawn
-at random from a small config and saved to a temporary folder, so every code
-path that loads "a checkpoint" can be exercised exactly as with a real one.
+Nothing here touches the network: the tokenizer is trained on the spot with
+the ``tokenizers`` package on the sample treebank's words, and the model is
+drawn at random from a small config and saved to a temporary folder (removed
+when the process ends), so every code path that loads "a checkpoint" can be
+exercised exactly as with a real one. Only what the documentation's examples
+need lives here; the test suite's own builders (every model family, planted
+attention) are in tests/helpers.py.
 
 >>> path = tiny_bert()
 >>> sorted(p.name for p in Path(path).iterdir())[:2]
@@ -12,21 +15,22 @@ path that loads "a checkpoint" can be exercised exactly as with a real one.
 
 from __future__ import annotations
 
-import contextlib
+import atexit
 import functools
-import json
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
-from .pipeline import sample_treebank_path
+from .inputs import sample_treebank_path
 from .treebank import read_treebank
 
-_TMP = Path(tempfile.mkdtemp(prefix="probing-tiny-"))
+
+@functools.lru_cache(maxsize=None)
+def scratch_folder() -> Path:
+    """One temporary folder per process for tiny checkpoints, removed when the process ends."""
+    folder = Path(tempfile.mkdtemp(prefix="probing-tiny-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def sample_path() -> Path:
@@ -72,6 +76,9 @@ def tiny_bert(num_layers: int = 2, num_heads: int = 4, seed: int = 0) -> str:
     """Save a random BERT (with its tiny tokenizer) to a folder and return the folder."""
     import torch
     from transformers import BertConfig, BertForMaskedLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
 
     tokenizer = tiny_wordpiece_tokenizer()
     config = BertConfig(
@@ -85,478 +92,7 @@ def tiny_bert(num_layers: int = 2, num_heads: int = 4, seed: int = 0) -> str:
     )
     torch.manual_seed(seed)
     model = BertForMaskedLM(config)
-    folder = _TMP / f"bert-{num_layers}x{num_heads}-seed{seed}"
+    folder = scratch_folder() / f"bert-{num_layers}x{num_heads}-seed{seed}"
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
-
-
-# --------------------------------------------------------------------------------------------
-# One tiny checkpoint per model family, each with the tokenizer class real checkpoints ship.
-
-SPLIT_TREEBANK = """\
-# sent_id = split-1
-# text = The quarterbacks unexpectedly resigned yesterday.
-1	The	the	DET	DT	_	2	det	_	_
-2	quarterbacks	quarterback	NOUN	NNS	_	4	nsubj	_	_
-3	unexpectedly	unexpectedly	ADV	RB	_	4	advmod	_	_
-4	resigned	resign	VERB	VBD	_	0	root	_	_
-5	yesterday	yesterday	NOUN	NN	_	4	obl:tmod	_	SpaceAfter=No
-6	.	.	PUNCT	.	_	4	punct	_	_
-
-# sent_id = split-2
-# text = Researchers examined the committee's recommendations carefully.
-1	Researchers	researcher	NOUN	NNS	_	2	nsubj	_	_
-2	examined	examine	VERB	VBD	_	0	root	_	_
-3	the	the	DET	DT	_	4	det	_	_
-4	committee	committee	NOUN	NN	_	6	nmod:poss	_	SpaceAfter=No
-5	's	's	PART	POS	_	4	case	_	_
-6	recommendations	recommendation	NOUN	NNS	_	2	obj	_	_
-7	carefully	carefully	ADV	RB	_	2	advmod	_	SpaceAfter=No
-8	.	.	PUNCT	.	_	2	punct	_	_
-
-# sent_id = split-3
-# text = Volunteers distributed blankets to displaced families.
-1	Volunteers	volunteer	NOUN	NNS	_	2	nsubj	_	_
-2	distributed	distribute	VERB	VBD	_	0	root	_	_
-3	blankets	blanket	NOUN	NNS	_	2	obj	_	_
-4	to	to	ADP	IN	_	6	case	_	_
-5	displaced	displace	VERB	VBN	_	6	amod	_	_
-6	families	family	NOUN	NNS	_	2	obl	_	SpaceAfter=No
-7	.	.	PUNCT	.	_	2	punct	_	_
-
-# sent_id = split-4
-# text = Unfortunately, nobody remembered.
-1	Unfortunately	unfortunately	ADV	RB	_	4	advmod	_	SpaceAfter=No
-2	,	,	PUNCT	,	_	4	punct	_	_
-3	nobody	nobody	PRON	NN	_	4	nsubj	_	_
-4	remembered	remember	VERB	VBD	_	0	root	_	SpaceAfter=No
-5	.	.	PUNCT	.	_	4	punct	_	_
-
-"""
-"""Four hand-made sentences whose long words split into several pieces under the tiny
-vocabularies; heads lie on both sides, so causal reachability differs by direction."""
-
-
-def split_treebank_path() -> Path:
-    """:data:`SPLIT_TREEBANK` written to a file (once per process)."""
-    path = _TMP / "split.conllu"
-    if not path.is_file():
-        path.write_text(SPLIT_TREEBANK, encoding="utf-8")
-    return path
-
-
-def _corpus() -> list[str]:
-    return [" ".join(training_words())]
-
-
-@functools.lru_cache(maxsize=None)
-def _byte_level_bpe(vocab_size: int, specials: tuple[str, ...]) -> tuple[dict, list]:
-    """A byte-level BPE (GPT-2's scheme: no prefix space) trained on the sample words."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
-    backend = Tokenizer(models.BPE())
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=list(specials),
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    backend.train_from_iterator(_corpus(), trainer=trainer)
-    model = json.loads(backend.to_str())["model"]
-    return model["vocab"], [tuple(merge) for merge in model["merges"]]
-
-
-@functools.lru_cache(maxsize=None)
-def _unigram(vocab_size: int, specials: tuple[str, ...], unk: str) -> list[tuple[str, float]]:
-    """A SentencePiece-style Unigram vocabulary (``▁`` marks a word start) trained on the sample words."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
-    backend = Tokenizer(models.Unigram())
-    backend.pre_tokenizer = pre_tokenizers.Metaspace()
-    trainer = trainers.UnigramTrainer(
-        vocab_size=vocab_size, special_tokens=list(specials), unk_token=unk, show_progress=False
-    )
-    backend.train_from_iterator(_corpus(), trainer=trainer)
-    return [(piece, float(score)) for piece, score in json.loads(backend.to_str())["model"]["vocab"]]
-
-
-def tiny_bpe_tokenizer(kind: str = "gpt2"):
-    """A byte-level BPE tokenizer of class ``GPT2Tokenizer`` (no special tokens, no BOS)
-    or ``RobertaTokenizer`` (``<s> ... </s>``), saved without ``add_prefix_space``
-    as the real checkpoints are."""
-    from transformers import GPT2Tokenizer, RobertaTokenizer
-
-    if kind == "gpt2":
-        vocab, merges = _byte_level_bpe(400, ("<|endoftext|>",))
-        return GPT2Tokenizer(vocab=vocab, merges=merges, model_max_length=128)
-    if kind == "roberta":
-        vocab, merges = _byte_level_bpe(400, ("<s>", "<pad>", "</s>", "<unk>", "<mask>"))
-        return RobertaTokenizer(vocab=vocab, merges=merges, model_max_length=128)
-    raise ValueError(f"unknown byte-level BPE kind {kind!r}")
-
-
-_UNIGRAM_KINDS = {
-    # kind: (tokenizer class name, special tokens in vocabulary order, unknown token, extra kwargs)
-    "xlm-roberta": ("XLMRobertaTokenizer", ("<s>", "<pad>", "</s>", "<unk>", "<mask>"), "<unk>", {}),
-    "albert": ("AlbertTokenizer", ("<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"), "<unk>", {}),
-    "deberta-v2": ("DebertaV2Tokenizer", ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"), "[UNK]", {}),
-    "t5": ("T5Tokenizer", ("<pad>", "</s>", "<unk>"), "<unk>", {"extra_ids": 0}),
-}
-
-
-def tiny_unigram_tokenizer(kind: str = "xlm-roberta"):
-    """A SentencePiece/Unigram tokenizer of the class that ``kind``'s checkpoints use."""
-    import transformers
-
-    class_name, specials, unk, extra = _UNIGRAM_KINDS[kind]
-    vocab = _unigram(300, specials, unk)
-    return getattr(transformers, class_name)(vocab=vocab, model_max_length=128, **extra)
-
-
-def _wordpiece_vocab() -> dict[str, int]:
-    return tiny_wordpiece_tokenizer().get_vocab()
-
-
-def _bert_tokenizer():
-    from transformers import BertTokenizer
-
-    return BertTokenizer(vocab=_wordpiece_vocab(), model_max_length=128)
-
-
-def _mpnet_tokenizer():
-    from transformers import MPNetTokenizer
-
-    vocab = dict(_wordpiece_vocab())
-    for token in ("<s>", "</s>", "<pad>", "<mask>"):
-        vocab.setdefault(token, len(vocab))
-    return MPNetTokenizer(vocab=vocab, unk_token="[UNK]", model_max_length=128)
-
-
-def _llama_tokenizer():
-    """A Llama-style tokenizer: Metaspace BPE whose post-processor adds ``<s>`` (BOS)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import LlamaTokenizer
-
-    backend = Tokenizer(models.BPE())
-    backend.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="always")
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False)
-    backend.train_from_iterator(_corpus(), trainer=trainer)
-    model = json.loads(backend.to_str())["model"]
-    merges = [tuple(merge) for merge in model["merges"]]
-    return LlamaTokenizer(vocab=model["vocab"], merges=merges, add_bos_token=True, model_max_length=128)
-
-
-def _llama3_tokenizer():
-    """A Llama-3-style tokenizer: a generic fast tokenizer (no model-specific class, so no
-    ``add_prefix_space`` option) whose regex split feeds a byte-level BPE, BOS added."""
-    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    backend = Tokenizer(models.BPE())
-    split = pre_tokenizers.Split(Regex(r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+"), "isolated")
-    backend.pre_tokenizer = pre_tokenizers.Sequence([split, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=["<|begin_of_text|>", "<|end_of_text|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    backend.train_from_iterator(_corpus(), trainer=trainer)
-    bos = backend.token_to_id("<|begin_of_text|>")
-    backend.post_processor = processors.TemplateProcessing(
-        single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A $B", special_tokens=[("<|begin_of_text|>", bos)]
-    )
-    return PreTrainedTokenizerFast(
-        tokenizer_object=backend, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>", model_max_length=128
-    )
-
-
-def _encoder_config(name: str):
-    def build(tokenizer, layers: int, heads: int):
-        import transformers
-
-        sizes = dict(hidden_size=16 * heads, num_hidden_layers=layers, num_attention_heads=heads, intermediate_size=32 * heads)
-        positions = 128 + (tokenizer.pad_token_id + 1 if name in ("RobertaConfig", "XLMRobertaConfig", "MPNetConfig") else 0)
-        extra = {"embedding_size": 16} if name == "AlbertConfig" else {}
-        return getattr(transformers, name)(
-            vocab_size=len(tokenizer), max_position_embeddings=positions, pad_token_id=tokenizer.pad_token_id, **sizes, **extra
-        )
-
-    return build
-
-
-def _distilbert_config(tokenizer, layers: int, heads: int):
-    from transformers import DistilBertConfig
-
-    return DistilBertConfig(
-        vocab_size=len(tokenizer), dim=16 * heads, n_layers=layers, n_heads=heads, hidden_dim=32 * heads,
-        max_position_embeddings=128, pad_token_id=tokenizer.pad_token_id,
-    )
-
-
-def _gpt2_config(tokenizer, layers: int, heads: int):
-    from transformers import GPT2Config
-
-    bos = tokenizer.convert_tokens_to_ids("<|endoftext|>")
-    return GPT2Config(
-        vocab_size=len(tokenizer), n_embd=16 * heads, n_layer=layers, n_head=heads, n_positions=128,
-        bos_token_id=bos, eos_token_id=bos,
-    )
-
-
-def _llama_config(tokenizer, layers: int, heads: int):
-    from transformers import LlamaConfig
-
-    return LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=16 * heads, num_hidden_layers=layers, num_attention_heads=heads,
-        num_key_value_heads=max(heads // 2, 1), intermediate_size=32 * heads, max_position_embeddings=128,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-    )
-
-
-def _t5_config(tokenizer, layers: int, heads: int):
-    from transformers import T5Config
-
-    return T5Config(
-        vocab_size=len(tokenizer), d_model=16 * heads, d_kv=16, d_ff=32 * heads, num_layers=layers, num_heads=heads,
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.pad_token_id,
-    )
-
-
-@dataclass(frozen=True)
-class TinyFamily:
-    """How to build one family's tiny checkpoint: tokenizer, config, head class."""
-
-    tokenizer_type: str
-    tokenizer: Callable[[], object]
-    config: Callable[[object, int, int], object]
-    model_class: str
-
-
-TINY_FAMILIES: dict[str, TinyFamily] = {
-    "bert": TinyFamily("WordPiece", _bert_tokenizer, _encoder_config("BertConfig"), "BertForMaskedLM"),
-    "distilbert": TinyFamily("WordPiece", _bert_tokenizer, _distilbert_config, "DistilBertForMaskedLM"),
-    "electra": TinyFamily("WordPiece", _bert_tokenizer, _encoder_config("ElectraConfig"), "ElectraForMaskedLM"),
-    "mpnet": TinyFamily("WordPiece", _mpnet_tokenizer, _encoder_config("MPNetConfig"), "MPNetForMaskedLM"),
-    "roberta": TinyFamily(
-        "byte-level BPE", lambda: tiny_bpe_tokenizer("roberta"), _encoder_config("RobertaConfig"), "RobertaForMaskedLM"
-    ),
-    "gpt2": TinyFamily("byte-level BPE", lambda: tiny_bpe_tokenizer("gpt2"), _gpt2_config, "GPT2LMHeadModel"),
-    "xlm-roberta": TinyFamily(
-        "Unigram", lambda: tiny_unigram_tokenizer("xlm-roberta"), _encoder_config("XLMRobertaConfig"), "XLMRobertaForMaskedLM"
-    ),
-    "albert": TinyFamily(
-        "Unigram", lambda: tiny_unigram_tokenizer("albert"), _encoder_config("AlbertConfig"), "AlbertForMaskedLM"
-    ),
-    "deberta-v2": TinyFamily(
-        "Unigram", lambda: tiny_unigram_tokenizer("deberta-v2"), _encoder_config("DebertaV2Config"), "DebertaV2ForMaskedLM"
-    ),
-    "t5": TinyFamily("Unigram", lambda: tiny_unigram_tokenizer("t5"), _t5_config, "T5ForConditionalGeneration"),
-    "llama": TinyFamily("Metaspace BPE", _llama_tokenizer, _llama_config, "LlamaForCausalLM"),
-    "llama3": TinyFamily("byte-level BPE", _llama3_tokenizer, _llama_config, "LlamaForCausalLM"),
-}
-"""Every family the tests run end to end; the key is what :func:`tiny_model` takes."""
-
-
-@functools.lru_cache(maxsize=None)
-def tiny_model(family: str, num_layers: int = 2, num_heads: int = 4, seed: int = 0) -> str:
-    """Save a random tiny checkpoint of ``family`` (see :data:`TINY_FAMILIES`) and return its folder.
-
-    >>> Path(tiny_model("gpt2")).name
-    'gpt2-2x4-seed0'
-    """
-    import torch
-    import transformers
-
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    spec = TINY_FAMILIES[family]
-    tokenizer = spec.tokenizer()
-    config = spec.config(tokenizer, num_layers, num_heads)
-    torch.manual_seed(seed)
-    model = getattr(transformers, spec.model_class)(config)
-    folder = _TMP / f"{family}-{num_layers}x{num_heads}-seed{seed}"
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
-def tiny_slow_bert() -> str:
-    """A tiny BERT whose tokenizer has no fast version (``BertTokenizerLegacy``, pure Python):
-    the checkpoint that exercises the per-word alignment fallback."""
-    from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy
-
-    folder = _TMP / "slow-bert"
-    if not folder.is_dir():
-        shutil.copytree(tiny_model("bert"), folder)
-        for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
-            (folder / name).unlink(missing_ok=True)
-        vocab = sorted(_wordpiece_vocab().items(), key=lambda item: item[1])
-        (folder / "vocab.txt").write_text("".join(token + "\n" for token, _ in vocab), encoding="utf-8")
-        BertTokenizerLegacy(str(folder / "vocab.txt"), model_max_length=128).save_pretrained(folder)
-    return str(folder)
-
-
-# --------------------------------------------------------------------------------------------
-# A planted attention pattern whose right answer is known.
-
-PLANTED = "probing_planted"
-"""The name the planted attention function is registered under (transformers' AttentionInterface)."""
-
-
-@contextlib.contextmanager
-def planted_dependency_attention(loaded, treebank: Path) -> Iterator[None]:
-    """Make every head of ``loaded`` attend from each piece of a dependent to its head's first piece.
-
-    Tokens of root words, special tokens and padding attend to themselves. On a
-    causal stack a dependent whose head lies to its right also attends to itself,
-    as no causal head could see its head. Every head should then score 100% for
-    ``dep_to_head`` on ``all`` (over reachable pairs on causal stacks).
-
-    Rows are recognised by their token ids (the model's input embedding records
-    each call), so ``treebank`` must be the one that is scored.
-    """
-    from transformers import AttentionInterface
-
-    from .alignment import align_words
-
-    sentences = list(read_treebank(treebank))
-    aligned = align_words(loaded.tokenizer, [s.words for s in sentences], prepend=loaded.prepend_token_id)
-    targets = {item.input_ids: _planted_targets(item.word_of_token, s.heads, loaded.is_causal) for s, item in zip(sentences, aligned)}
-    seen: dict[str, torch.Tensor] = {}
-
-    def record(module, args):
-        seen["ids"] = args[0]  # the ids of the stack that runs next (T5's decoder embeds after its encoder ran)
-
-    def attend(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-        batch, heads, queries, _ = query.shape
-        keys = key.shape[-2]
-        weights = torch.zeros(batch, heads, queries, keys, dtype=query.dtype, device=query.device)
-        ids = seen["ids"]
-        if ids.shape[-1] != queries or queries != keys:  # cross-attention: not scored, any valid rows do
-            weights += 1.0 / keys
-        else:
-            for row in range(batch):
-                weights[row, :, torch.arange(queries), _row_targets(ids[row].tolist(), targets)] = 1.0
-        if value.shape[1] != heads:  # grouped-query attention shares each key/value head
-            value = value.repeat_interleave(heads // value.shape[1], dim=1)
-        return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
-
-    AttentionInterface.register(PLANTED, attend)
-    table = loaded.model.get_input_embeddings().weight
-    # Every embedding that reads token ids (T5's encoder and decoder each hold one, tied to `shared`).
-    embeddings = [m for m in loaded.model.modules() if isinstance(m, torch.nn.Embedding) and m.weight is table]
-    hooks = [embedding.register_forward_pre_hook(record) for embedding in embeddings]
-    before = loaded.model.config._attn_implementation
-    loaded.model.set_attn_implementation(PLANTED)
-    try:
-        yield
-    finally:
-        loaded.model.set_attn_implementation(before)
-        for hook in hooks:
-            hook.remove()
-
-
-def _planted_targets(word_of_token: tuple[int, ...], heads: tuple[int, ...], causal: bool) -> list[int]:
-    first_piece = {}
-    for token, word in enumerate(word_of_token):
-        first_piece.setdefault(word, token)
-    targets = []
-    for token, word in enumerate(word_of_token):
-        target = first_piece[heads[word]] if word >= 0 and heads[word] >= 0 else token
-        targets.append(token if causal and target > token else target)
-    return targets
-
-
-def _row_targets(ids: list[int], targets: dict[tuple[int, ...], list[int]]) -> list[int]:
-    """The planted targets of one padded row: those of the longest known sentence it starts
-    with; a row of no known sentence (the encoder's input when a decoder is scored) attends
-    to itself, which would fail any test of a scored stack."""
-    matches = [key for key in targets if tuple(ids[: len(key)]) == key]
-    if not matches:
-        return list(range(len(ids)))
-    key = max(matches, key=len)
-    return targets[key] + list(range(len(key), len(ids)))
-
-
-# --------------------------------------------------------------------------------------------
-# Heads with planted positional patterns (previous token, [SEP], uniform, ...).
-
-PLANTED_HEADS = "probing_planted_heads"
-"""The name :func:`planted_head_attention` registers its attention function under."""
-
-HEAD_PATTERNS = ("previous", "next", "self", "first", "last", "uniform")
-
-
-@contextlib.contextmanager
-def planted_head_attention(model, patterns: dict[int, str]) -> Iterator[None]:
-    """Within the block, head ``h`` of every layer attends by the rule ``patterns[h]``.
-
-    Rules, over each row's real keys (padding never gets weight): ``previous``
-    (token i -> i-1; the first token -> itself), ``next`` (i -> i+1; the last
-    real token -> itself), ``self``, ``first`` (the first token, [CLS] in BERT),
-    ``last`` (the last real token, the final [SEP] in BERT) and ``uniform``.
-    Other heads keep eager softmax attention, so the model still runs as
-    trained and gradients flow through every head.
-
-    >>> import torch
-    >>> from transformers import AutoModel
-    >>> model = AutoModel.from_pretrained(tiny_bert(), attn_implementation="eager")
-    >>> ids, mask = torch.tensor([[2, 10, 11, 3, 0]]), torch.tensor([[1, 1, 1, 1, 0]])
-    >>> with planted_head_attention(model, {0: "previous", 1: "last"}):
-    ...     maps = model(input_ids=ids, attention_mask=mask, output_attentions=True).attentions
-    >>> maps[0][0, 0, :4].argmax(-1).tolist(), maps[1][0, 1, :4].argmax(-1).tolist()
-    ([0, 0, 1, 2], [3, 3, 3, 3])
-    """
-    from transformers import AttentionInterface
-    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
-
-    unknown = sorted(set(patterns.values()) - set(HEAD_PATTERNS))
-    if unknown:
-        raise ValueError(f"unknown head patterns {unknown}; known: {', '.join(HEAD_PATTERNS)}")
-
-    def attend(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-        scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
-        scores = torch.matmul(query, key.transpose(2, 3)) * scaling  # [batch, head, query, key]
-        visible = torch.ones_like(scores, dtype=torch.bool)
-        if attention_mask is not None:
-            mask = attention_mask[..., : key.shape[-2]]
-            visible = visible & (mask if mask.dtype == torch.bool else mask == 0)
-            scores = scores.masked_fill(~visible, torch.finfo(scores.dtype).min)
-        weights = torch.softmax(scores, dim=-1)
-        planted = torch.stack([_planted_rows(visible[:, 0], patterns.get(h)) for h in range(weights.shape[1])], dim=1)
-        chosen = torch.tensor([h in patterns for h in range(weights.shape[1])], device=weights.device).view(1, -1, 1, 1)
-        weights = torch.where(chosen, planted.to(weights.dtype), weights)  # no in-place edit: softmax needs its output
-        if value.shape[1] != weights.shape[1]:  # grouped-query attention shares each key/value head
-            value = value.repeat_interleave(weights.shape[1] // value.shape[1], dim=1)
-        return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
-
-    AttentionInterface.register(PLANTED_HEADS, attend)
-    AttentionMaskInterface.register(PLANTED_HEADS, ALL_MASK_ATTENTION_FUNCTIONS["eager"])  # padding masks as eager
-    before = model.config._attn_implementation
-    model.set_attn_implementation(PLANTED_HEADS)
-    try:
-        yield
-    finally:
-        model.set_attn_implementation(before)
-
-
-def _planted_rows(visible: torch.Tensor, rule: str | None) -> torch.Tensor:
-    """[batch, query, key] weights of one planted rule; visible: bool [batch, query, key]."""
-    if rule is None or rule == "uniform":
-        return visible.float() / visible.sum(dim=-1, keepdim=True).clamp_min(1)
-    batch, queries, keys = visible.shape
-    position = torch.arange(queries, device=visible.device).view(1, -1).expand(batch, -1)  # [batch, query]
-    last = (visible.sum(dim=-1) - 1).clamp_min(0)  # [batch, query]: the last real key (right padding)
-    target = {
-        "previous": (position - 1).clamp_min(0),
-        "next": position + 1,
-        "self": position,
-        "first": torch.zeros_like(position),
-        "last": last,
-    }[rule]
-    return torch.nn.functional.one_hot(torch.minimum(target, last), keys).float()

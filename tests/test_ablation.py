@@ -1,4 +1,4 @@
-"""Disabling heads: the intervention itself, head specs, the three metrics and the command."""
+"""Disabling heads: the intervention itself, conditions, the metrics, stacked conditions, and the command."""
 
 from __future__ import annotations
 
@@ -6,12 +6,20 @@ import json
 
 import pytest
 import torch
-from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer, BertConfig, BertForSequenceClassification
+from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer, BertConfig, \
+    BertForSequenceClassification
 
-from probing.analyses.ablation import ATTENTION_NAME, AblationConfig, disabled_heads, each_head, each_layer, heads_label, make_metric, parse_heads, run_ablation
+from probing.analyses import ablation
+from probing.analyses.ablation import METRICS, AblationAccumulator, chosen_heads, each_head, each_layer
 from probing.cli import main
+from probing.engine import run_pass
 from probing.errors import ProbingError
-from probing.testing import sample_path, tiny_bert, tiny_model
+from probing.inputs import InputSource
+from probing.interventions import uniform_heads
+from probing.models import load_model
+from probing.testing import sample_path, tiny_bert
+
+from helpers import tiny_model
 
 TEXT = "the dog barks at the cat .\nit runs home .\n\na cat sleeps on the mat .\nthe sun is up today .\nshe reads .\n"
 
@@ -25,6 +33,13 @@ def masked_lm():
     return model, batch
 
 
+@pytest.fixture
+def text(tmp_path):
+    path = tmp_path / "text.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    return path
+
+
 def forward(model, batch):
     with torch.inference_mode():
         return model(**batch, output_attentions=True)
@@ -33,8 +48,8 @@ def forward(model, batch):
 def test_disabling_nothing_changes_no_output(masked_lm):
     model, batch = masked_lm
     before = forward(model, batch)
-    with disabled_heads(model, ()):
-        assert model.config._attn_implementation == ATTENTION_NAME
+    with uniform_heads(model, ()):
+        assert model.config._attn_implementation == uniform_heads.NAME
         during = forward(model, batch)
     assert torch.equal(before.logits, during.logits)
     assert all(torch.equal(a, b) for a, b in zip(before.attentions, during.attentions))
@@ -43,7 +58,7 @@ def test_disabling_nothing_changes_no_output(masked_lm):
 def test_disabled_head_is_uniform_over_real_tokens_and_others_untouched(masked_lm):
     model, batch = masked_lm
     before = forward(model, batch)
-    with disabled_heads(model, {(1, 2)}) as intervention:
+    with uniform_heads(model, {(1, 2)}) as intervention:
         during = forward(model, batch)
     intervention.verify()
     assert torch.equal(before.attentions[0], during.attentions[0])  # the layer before: untouched
@@ -59,11 +74,28 @@ def test_disabled_head_is_uniform_over_real_tokens_and_others_untouched(masked_l
     assert not torch.equal(before.logits, during.logits)
 
 
+def test_a_per_row_mask_disables_heads_in_its_own_copy_only(masked_lm):
+    model, batch = masked_lm
+    alone = {}
+    for heads in ((), ((0, 1),), ((1, 3),)):
+        with uniform_heads(model, set(heads)):
+            alone[heads] = forward(model, batch).logits
+    stacked = {key: value.repeat(3, 1) for key, value in batch.items()}
+    mask = torch.zeros(6, 2, 4, dtype=torch.bool)
+    mask[2:4, 0, 1] = True
+    mask[4:6, 1, 3] = True
+    with uniform_heads(model, mask) as intervention:
+        logits = forward(model, stacked).logits
+    intervention.verify()
+    for copy, heads in enumerate(alone):
+        torch.testing.assert_close(logits[2 * copy : 2 * copy + 2], alone[heads], rtol=1e-5, atol=1e-5)
+
+
 def test_context_manager_restores_the_model_even_after_an_error(masked_lm):
     model, batch = masked_lm
     before = forward(model, batch)
     with pytest.raises(RuntimeError):
-        with disabled_heads(model, {(0, 0), (1, 3)}):
+        with uniform_heads(model, {(0, 0), (1, 3)}):
             raise RuntimeError("inside")
     assert model.config._attn_implementation == "eager"
     assert torch.equal(before.logits, forward(model, batch).logits)
@@ -75,7 +107,7 @@ def test_causal_model_is_uniform_over_the_allowed_keys(family):
     model = AutoModelForCausalLM.from_pretrained(path, attn_implementation="eager").eval()
     ids = torch.tensor([[5, 6, 7, 8, 9]])
     before = model(ids, output_attentions=True)
-    with disabled_heads(model, {(0, 1)}) as intervention:
+    with uniform_heads(model, {(0, 1)}) as intervention:
         during = model(ids, output_attentions=True)
     intervention.verify()
     expected = torch.tril(torch.ones(5, 5)) / torch.arange(1, 6)[:, None]
@@ -87,66 +119,109 @@ def test_causal_model_is_uniform_over_the_allowed_keys(family):
 def test_model_outside_the_attention_interface_is_refused():
     model = AutoModel.from_pretrained(tiny_model("mpnet"), attn_implementation="eager")
     with pytest.raises(ProbingError, match="AttentionInterface"):
-        with disabled_heads(model, {(0, 0)}):
+        with uniform_heads(model, {(0, 0)}):
             pass
     assert model.config._attn_implementation == "eager"
 
 
-def test_head_specs():
-    assert parse_heads("2-3, 1-1", 2, 4) == {(1, 2), (0, 0)}
-    assert heads_label({(1, 2), (0, 0)}) == "1-1,2-3"
+def test_conditions():
+    assert [c.heads for c in chosen_heads(["2-3, 1-1"], 2, 4)] == [(), ((0, 0), (1, 2))]
+    assert chosen_heads(["2-3, 1-1"], 2, 4)[1].label == "1-1,2-3"
     with pytest.raises(ProbingError, match="3-1 does not exist"):
-        parse_heads("3-1", 2, 4)
+        chosen_heads(["3-1"], 2, 4)
     with pytest.raises(ProbingError, match="LAYER-HEAD"):
-        parse_heads("0.5", 2, 4)
-    assert len(each_head(2, 4)) == 8 and each_head(2, 4)[5] == ("2-2", frozenset({(1, 1)}))
-    assert each_layer(2, 4)[1][1] == frozenset((1, head) for head in range(4))
+        chosen_heads(["0.5"], 2, 4)
+    heads = each_head(2, 4)
+    assert len(heads) == 9 and heads[0].label == "none" and heads[6].label == "2-2" and heads[6].heads == ((1, 1),)
+    assert each_layer(2, 4)[2].heads == tuple((1, head) for head in range(4))
 
 
-def test_mlm_metric_reports_changes_with_paired_intervals(tmp_path):
-    text = tmp_path / "text.txt"
-    text.write_text(TEXT, encoding="utf-8")
+def test_mlm_metric_reports_changes_with_paired_intervals(text, tmp_path):
     output = tmp_path / "ablation.json"
-    assert main(["ablate", tiny_bert(), str(text), "--each-layer", "--metric", "mlm", "--bootstrap", "50", "--output", str(output)]) == 0
+    assert main(["ablate", "--model", tiny_bert(), "--text", str(text), "--each-layer", "--metric", "mlm",
+                 "--bootstrap", "50", "--output", str(output)]) == 0
     result = json.loads(output.read_text())
     base = result["baseline"]["loss"]["value"]
-    assert base > 0 and len(result["conditions"]) == 2
-    for condition in result["conditions"]:
+    assert base > 0 and [c["label"] for c in result["conditions"]] == ["none", "layer 1", "layer 2"]
+    for condition in result["conditions"][1:]:
         part = condition["parts"]["loss"]
         assert part["change"] == pytest.approx(part["value"] - base)
         assert part["interval"][0] <= part["change"] <= part["interval"][1]
         assert part["improvement"] == pytest.approx(-part["change"])
-    improvements = [condition["parts"]["loss"]["improvement"] for condition in result["conditions"]]
-    assert improvements == sorted(improvements, reverse=True) or len(set(improvements)) == len(improvements)
 
 
-def test_mlm_masks_are_seeded_and_the_same_for_every_condition(tmp_path):
-    text = tmp_path / "text.txt"
-    text.write_text(TEXT, encoding="utf-8")
-    config = AblationConfig(model=tiny_bert(), input=str(text), metric="mlm", bootstrap=20)
-    first, second = make_metric(config), make_metric(config)
-    assert all(torch.equal(a["input_ids"], b["input_ids"]) for a, b in zip(first.batches, second.batches))
-    assert first.evaluate().value[0] == second.evaluate().value[0]
+def run_ablation(model: str, metric: str, conditions, *, source, head=None, bootstrap=20, **options):
+    loaded = load_model(model, head=head or METRICS[metric].head)
+    chosen = METRICS[metric](**options)
+    chosen.setup(loaded)
+    accumulator = AblationAccumulator(chosen, conditions, loaded.num_layers, loaded.num_heads, bootstrap=bootstrap,
+                                      causal=loaded.is_causal)
+    run_pass(loaded, source, [accumulator])
+    return accumulator
 
 
-def test_checkpoint_without_mlm_head_gets_a_clear_error(tmp_path, capsys):
+def test_mlm_masks_are_seeded_and_the_same_for_every_condition(text):
+    source = lambda: InputSource.text(str(text))  # noqa: E731
+    first = run_ablation(tiny_bert(), "mlm", each_layer(2, 4), source=source())
+    again = run_ablation(tiny_bert(), "mlm", each_layer(2, 4), source=source())
+    assert torch.equal(first.state_tensors["numerator"], again.state_tensors["numerator"])
+    masked_tokens = first.state_tensors["denominator"][:, 0]
+    assert masked_tokens.min() == masked_tokens.max() > 0  # every condition sees the same masks
+    other_seed = run_ablation(tiny_bert(), "mlm", each_layer(2, 4), source=source(), seed=7)
+    assert not torch.equal(first.state_tensors["numerator"], other_seed.state_tensors["numerator"])
+
+
+@pytest.mark.parametrize("metric, model, head", [("mlm", "bert", None), ("lm", "llama", None), ("probe", "bert", None)])
+def test_stacked_conditions_give_the_numbers_of_one_pass_per_condition(metric, model, head, text, monkeypatch):
+    """Many conditions in one forward pass (copies of a batch) = each condition's own pass."""
+    path = tiny_bert() if model == "bert" else tiny_model(model)
+    source = lambda: InputSource.treebank(str(sample_path()), limit=12)  # noqa: E731
+    layers = 2
+    conditions = each_head(layers, 4)
+    stacked = run_ablation(path, metric, conditions, source=source(), relations=("det", "all"))
+    monkeypatch.setattr(ablation, "CONDITION_CELLS", 1)  # one condition per forward pass
+    single = run_ablation(path, metric, conditions, source=source(), relations=("det", "all"))
+    assert stacked.result()["conditions"][1:] and len(stacked.conditions) == 9
+    for name, tensor in stacked.state_tensors.items():
+        if tensor.dtype.is_floating_point:
+            torch.testing.assert_close(tensor, single.state_tensors[name], rtol=1e-5, atol=1e-6)
+        else:
+            assert torch.equal(tensor, single.state_tensors[name]), name
+
+
+def test_lm_metric_is_the_next_token_loss():
+    source = InputSource.treebank(str(sample_path()), limit=4)
+    accumulator = run_ablation(tiny_model("llama"), "lm", [ablation.INTACT], source=source)
+    loaded = load_model(tiny_model("llama"), head="causal_lm")
+    total, count = 0.0, 0
+    for unit in InputSource.treebank(str(sample_path()), limit=4).units():
+        encoded = loaded.tokenizer(list(unit.first), is_split_into_words=True, return_tensors="pt")
+        with torch.inference_mode():
+            logits = loaded.model(**encoded).logits[0, :-1]
+        targets = encoded["input_ids"][0, 1:]
+        total += float(torch.nn.functional.cross_entropy(logits, targets, reduction="sum"))
+        count += len(targets)
+    assert float(accumulator.state_tensors["numerator"][0, 0]) == pytest.approx(total, rel=1e-4)
+    assert int(accumulator.state_tensors["denominator"][0, 0]) == count
+
+
+def test_checkpoint_without_mlm_head_gets_a_clear_error(text, tmp_path, capsys):
     encoder_only = tmp_path / "encoder-only"
     AutoModel.from_pretrained(tiny_bert()).save_pretrained(encoder_only)
     AutoTokenizer.from_pretrained(tiny_bert()).save_pretrained(encoder_only)
-    text = tmp_path / "text.txt"
-    text.write_text(TEXT, encoding="utf-8")
-    assert main(["ablate", str(encoder_only), str(text), "--heads", "1-1", "--metric", "mlm"]) == 2
+    assert main(["ablate", "--model", str(encoder_only), "--text", str(text), "--heads", "1-1", "--metric", "mlm"]) == 2
     assert "no trained masked-LM head" in capsys.readouterr().err
 
 
-def test_probe_metric_reports_best_head_before_and_after():
-    config = AblationConfig(model=tiny_bert(), input=str(sample_path()), metric="probe", relations=("det", "all"), limit=12, bootstrap=30)
-    metric = make_metric(config)
-    result = run_ablation(metric, [("layer 1", frozenset((0, head) for head in range(4)))])
+def test_probe_metric_reports_best_head_before_and_after(tmp_path):
+    output = tmp_path / "probe.json"
+    assert main(["ablate", "--model", tiny_bert(), "--limit", "12", "--each-layer", "--metric", "probe",
+                 "--relations", "det", "all", "--bootstrap", "30", "--output", str(output), "--quiet"]) == 0
+    result = json.loads(output.read_text())
     for relation in ("det", "all"):
         base = result["baseline"][relation]
         assert 0.0 <= base["value"] <= 1.0 and base["detail"].endswith(("dep->head", "head->dep"))
-        part = result["conditions"][0]["parts"][relation]
+        part = result["conditions"][1]["parts"][relation]
         assert part["detail"] is not None and part["change"] == pytest.approx(part["value"] - base["value"])
 
 
@@ -161,11 +236,13 @@ def test_classification_metric_on_a_labelled_csv(tmp_path, capsys):
     rows = [f"the dog {'barks' if i % 2 else 'sleeps'} here,{'pos' if i % 2 else 0}" for i in range(12)]
     labels.write_text("text,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
     output = tmp_path / "out.json"
-    assert main(["ablate", str(folder), "--labels", str(labels), "--heads", "1-1,2-2", "--metric", "classification", "--bootstrap", "40", "--output", str(output)]) == 0
+    assert main(["ablate", "--model", str(folder), "--labels", str(labels), "--heads", "1-1,2-2", "--metric",
+                 "classification", "--bootstrap", "40", "--output", str(output)]) == 0
     result = json.loads(output.read_text())
     assert 0.0 <= result["baseline"]["accuracy"]["value"] <= 1.0
-    assert result["conditions"][0]["heads"] == [[0, 0], [1, 1]] and result["conditions"][0]["label"] == "1-1,2-2"
+    assert result["conditions"][1]["heads"] == [[0, 0], [1, 1]] and result["conditions"][1]["label"] == "1-1,2-2"
     assert "1-1,2-2" in capsys.readouterr().out
     labels.write_text("text,label\nthe dog,maybe\n", encoding="utf-8")
-    assert main(["ablate", str(folder), "--labels", str(labels), "--heads", "1-1", "--metric", "classification"]) == 2
+    assert main(["ablate", "--model", str(folder), "--labels", str(labels), "--heads", "1-1", "--metric",
+                 "classification"]) == 2
     assert "label 'maybe'" in capsys.readouterr().err

@@ -10,13 +10,16 @@ import pytest
 import torch
 from scipy.spatial.distance import jensenshannon
 
-from probing.analyses.clustering import HeadDivergence, behaviours, embed, probe_marks
-from probing.analyses.overview import attention_pass
-from probing.analyses.streams import AnalysisInput
+from probing.analyses.clustering import HeadDivergence, HeadsAccumulator, behaviours, embed, probe_marks
+from probing.analyses.surface import TokenRoles
+from probing.engine import run_pass
+from probing.inputs import InputSource
 from probing.cli import main
 from probing.errors import ProbingError
-from probing.extraction import load_model
-from probing.testing import planted_head_attention, sample_path, tiny_bert
+from probing.models import load_model
+from probing.testing import sample_path, tiny_bert
+
+from helpers import planted_head_attention
 
 
 def divergence_of(attention, real):
@@ -82,14 +85,16 @@ def test_padding_queries_and_keys_do_not_count():
 
 def test_merge_of_batches_equals_one_pass():
     attention, real = random_attention()
-    whole = HeadDivergence(2, 3)
-    whole.update(attention, real)
-    first, second = HeadDivergence(2, 3), HeadDivergence(2, 3)
-    first.update(attention[:1], real[:1])
-    second.update(attention[1:], real[1:])
+    roles = lambda rows: TokenRoles.from_masks(real[rows], torch.zeros_like(real[rows]), torch.zeros_like(real[rows]))  # noqa: E731
+    whole = HeadsAccumulator(2, 3)
+    whole.add(attention, roles(slice(None)))
+    first, second = HeadsAccumulator(2, 3), HeadsAccumulator(2, 3)
+    first.add(attention[:1], roles(slice(0, 1)))
+    second.add(attention[1:], roles(slice(1, None)))
     merged = first.merge(second)
-    assert merged.rows == whole.rows == 12
-    assert np.allclose(merged.matrix(), whole.matrix(), atol=1e-9)
+    assert int(merged.divergence.rows) == int(whole.divergence.rows) == 12
+    assert np.allclose(merged.divergence.matrix(), whole.divergence.matrix(), atol=1e-9)
+    assert merged.surface.result()["surface"] == whole.surface.result()["surface"]
 
 
 def test_embedding_is_seeded_and_keeps_identical_heads_together():
@@ -130,10 +135,12 @@ def test_missing_statistic_never_labels():
 
 def test_planted_heads_are_labelled_as_planted():
     loaded = load_model(tiny_bert())
-    source = AnalysisInput.open(str(sample_path()), limit=10)
+    source = InputSource.treebank(str(sample_path()), limit=10)
+    heads = HeadsAccumulator(loaded.num_layers, loaded.num_heads)
     with planted_head_attention(loaded.model, {0: "previous", 1: "last", 2: "uniform", 3: "next"}):
-        surface, divergence = attention_pass(loaded, source, divergence=True)
-    labels = behaviours(surface.result())
+        run_pass(loaded, source, [heads])
+    divergence = heads.divergence
+    labels = behaviours(heads.surface.result()["surface"])
     assert labels == [["previous", "separator", "broad", "next"]] * 2
     matrix = divergence.matrix()
     for head in range(4):  # the same rule in both layers: the same rows
@@ -152,12 +159,13 @@ def test_probe_marks_need_a_probe_of_the_same_shape():
 def test_heads_command_with_a_probe(tmp_path, capsys):
     probe_path = tmp_path / "probe.json"
     assert main(["score", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "6", "--bootstrap", "0", "--output", str(probe_path)]) == 0
-    status = main(["heads", tiny_bert(), str(sample_path()), "--limit", "6", "--probe", str(probe_path), "--output-dir", str(tmp_path / "out"), "--quiet"])
+    status = main(["heads", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "6", "--probe",
+                   str(probe_path), "--output", str(tmp_path / "out" / "heads.json"), "--quiet"])
     assert status == 0
     result = json.loads((tmp_path / "out" / "heads.json").read_text())
     heads = result["heads"]
     assert len(heads["mds"]) == 8 and len(heads["divergence"]["mean"]) == 8
     assert "1e-10" in heads["divergence"]["smoothing"]
     assert {mark["relation"] for mark in heads["probe_marks"]} == {"dobj", "det", "pobj", "poss", "all"}
-    assert (tmp_path / "out" / "heads.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "out" / "heads-heads.png").read_bytes()[:4] == b"\x89PNG"
     assert "attends to" in capsys.readouterr().out

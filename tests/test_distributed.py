@@ -64,7 +64,7 @@ def test_two_processes_resume_a_one_process_checkpoint(tmp_path, capsys):
     """A checkpoint holds the counts of all processes so far: any number of processes may resume it."""
     from probing.checkpointing import Checkpointer, load
     from probing.config import ScoreConfig
-    from probing.pipeline import run_probe
+    from probing.api import run_probe
 
     class Crash(Exception):
         pass
@@ -83,13 +83,13 @@ def test_two_processes_resume_a_one_process_checkpoint(tmp_path, capsys):
                          relations=("det", "all", "nsubj", "poss"))
     with pytest.raises(Crash):
         run_probe(config, hooks=Crashing(checkpoint, every=0))
-    assert load(checkpoint)["runs"]["0"]["consumed"] == 64
+    assert load(checkpoint)["passes"]["0"]["consumed"] == 64
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
                "-m", "probing", "score", "--quiet", "--model", tiny_bert(), *OPTIONS, "--output", str(output),
                "--resume", "--checkpoint-every", "0"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     finished = subprocess.run(command, capture_output=True, text=True, env=env, timeout=240, cwd=tmp_path)
     assert finished.returncode == 0, finished.stderr[-3000:]
-    assert "resuming from" in finished.stderr and "after 64 sentences" in finished.stderr
+    assert "resuming from" in finished.stderr and "after 64 units" in finished.stderr
     assert counts_of(json.loads(output.read_text())) == counts_of(json.loads(single.read_text()))
     assert not checkpoint.exists()

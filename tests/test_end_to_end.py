@@ -32,7 +32,7 @@ def test_tiny_bert_end_to_end_result_file(capsys, tmp_path):
     assert "best head (layer-head, from 1)" in out and "nsubj" in out
     result = json.loads(output.read_text())
     assert RESULT_KEYS <= set(result)
-    assert result["schema_version"] == "1"
+    assert result["schema_version"] == "2" and result["analysis"] == "probe"
     assert (result["model"]["num_layers"], result["model"]["num_heads"]) == (2, 4)
     sentences = list(read_treebank(sample_path()))
     assert result["treebank"]["sentences_total"] == result["treebank"]["sentences_scored"] == len(sentences)
@@ -73,11 +73,20 @@ def test_relation_matching_nothing_is_reported_not_dropped(capsys, tmp_path):
 
 def test_too_long_sentences_are_skipped_and_counted(capsys, tmp_path):
     output = tmp_path / "r.json"
-    assert score(capsys, "--model", tiny_bert(), "--limit", "10", "--max-length", "16",
+    # the first ten sentences are 19 to 37 tiny-BERT tokens long: five are over 24
+    assert score(capsys, "--model", tiny_bert(), "--limit", "10", "--max-length", "24",
                  "--output", str(output), "--bootstrap", "0")[0] == 0
     treebank = json.loads(output.read_text())["treebank"]
-    assert treebank["skipped"]["too_long"] > 0
-    assert treebank["sentences_scored"] + treebank["skipped"]["too_long"] == 10
+    assert treebank["skipped"]["too_long"] == 5
+    assert treebank["sentences_scored"] == 5
+
+
+def test_a_run_that_scores_nothing_is_an_error_not_an_empty_result(capsys, tmp_path):
+    output = tmp_path / "r.json"
+    code, _, err = score(capsys, "--model", tiny_bert(), "--limit", "10", "--max-length", "16", "--output", str(output))
+    assert code == 2 and "all 10 units are longer than 16 tokens" in err and not output.exists()
+    code, _, err = score(capsys, "--model", tiny_bert(), "--limit", "2", "--shard", "4/5", "--output", str(output))
+    assert code == 2 and "shard 4/5 holds no unit" in err and not output.exists()
 
 
 def test_zero_piece_words_become_unk_and_are_counted(capsys, write_conllu, tmp_path):
@@ -95,7 +104,7 @@ def test_zero_piece_words_become_unk_and_are_counted(capsys, write_conllu, tmp_p
     [
         (["--relations", "DOBJ"], "--relations: unknown relation 'DOBJ'"),
         (["--treebank", "missing.conllu"], "treebank file not found"),
-        (["--model", "/nonexistent/model-folder"], "--model: cannot load model"),
+        (["--model", "/nonexistent/model-folder"], "--model: model folder not found"),
         (["--batch-size", "0"], "--batch-size: must be a positive integer"),
         (["--shard", "3/2"], "--shard"),
     ],
@@ -127,7 +136,8 @@ def test_empty_treebank(capsys, write_conllu):
 
 
 def test_output_is_replaced_only_by_a_complete_file(tmp_path, monkeypatch):
-    from probing import atomic, results
+    from probing import atomic
+    from probing.errors import ProbingError
 
     target = tmp_path / "r.json"
     target.write_text("old\n")
@@ -137,7 +147,7 @@ def test_output_is_replaced_only_by_a_complete_file(tmp_path, monkeypatch):
 
     # fail after part of the new file was written, before it could be renamed into place
     monkeypatch.setattr(atomic.os, "fsync", disk_full)
-    with pytest.raises(OSError):
-        results.write_result({"a": 1}, target)
+    with pytest.raises(ProbingError, match="the disk is full; nothing was changed"):
+        atomic.write_json_atomic({"a": 1}, target)
     assert target.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temp file left behind

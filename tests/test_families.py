@@ -2,7 +2,7 @@
 
 Each family's tiny model carries the tokenizer class its real checkpoints ship
 (trained on the spot by the ``tokenizers`` package); the hand-made treebank
-``probing.testing.SPLIT_TREEBANK`` splits its long words into several pieces.
+``helpers.SPLIT_TREEBANK`` splits its long words into several pieces.
 A planted attention pattern (every piece of a dependent attends to its head's
 first piece, registered through transformers' AttentionInterface) must score
 100%, and the causal families' reachable counts must equal a count by hand.
@@ -20,13 +20,13 @@ import torch
 from probing.alignment import SPECIAL, align_words, check_alignment
 from probing.config import ScoreConfig
 from probing.errors import ProbingError
-from probing.extraction import _load_tokenizer, byte_level_states, load_model, prefix_space_rule
-from probing.pipeline import run_probe
+from probing.analyses.probe import counts_from_result
+from probing.api import run_probe
+from probing.models import _load_tokenizer, byte_level_states, load_model, prefix_space_rule
 from probing.relations import relation_pairs
-from probing.results import build_result, counts_from_result
 from probing.scoring.counts import ProbeCounts
 from probing.scoring.pairs import PairBatch
-from probing.testing import (
+from helpers import (
     TINY_FAMILIES,
     planted_dependency_attention,
     split_treebank_path,
@@ -87,7 +87,7 @@ def loaded_models():
     def get(family: str, attention: str | None = None, dtype: str = "float32"):
         key = (family, attention, dtype)
         if key not in cache:
-            cache[key] = load_model(tiny_model(family), attention=attention, dtype=dtype)
+            cache[key] = load_model(tiny_model(family), stack=attention, dtype=dtype)
         return cache[key]
 
     return get
@@ -99,9 +99,9 @@ def score(loaded, *, planted: bool, relations=RELATIONS) -> dict:
         model=loaded.name_or_path, treebank=str(treebank), relations=relations, bootstrap=0, batch_size=3
     )
     if not planted:
-        return build_result(run_probe(config, loaded=loaded))
+        return run_probe(config, loaded=loaded)
     with planted_dependency_attention(loaded, treebank):
-        return build_result(run_probe(config, loaded=loaded))
+        return run_probe(config, loaded=loaded)
 
 
 def assert_counts_consistent(result: dict) -> None:
@@ -240,11 +240,11 @@ def test_planted_pattern_scores_every_reachable_pair(family, loaded_models):
     entry = result["relations"]["all"]
     reachable = entry["reachable"]
     if family in CAUSAL:
-        assert result["model"]["is_causal"] and result["config"]["attention"] == "decoder"
+        assert result["model"]["is_causal"] and result["config"]["stack"] == "decoder"
         assert (reachable["dep_to_head"], reachable["head_to_dep"]) == HAND_REACHABLE_CAUSAL["all"]
         assert entry["best"]["accuracy"] == pytest.approx(10 / 22)
     else:
-        assert not result["model"]["is_causal"] and result["config"]["attention"] == "encoder"
+        assert not result["model"]["is_causal"] and result["config"]["stack"] == "encoder"
         assert reachable == {"dep_to_head": 22, "head_to_dep": 22}
         assert entry["best"] == {"layer": 0, "head": 0, "direction": "dep_to_head", "accuracy": 1.0}
     # every head of every layer was planted: each finds every reachable head
@@ -308,22 +308,39 @@ def test_reachable_counts_survive_a_result_file_and_a_merge(loaded_models):
 
 
 def test_t5_scores_its_encoder_by_default_and_its_decoder_on_request(loaded_models):
-    encoder, decoder = loaded_models("t5"), loaded_models("t5", attention="decoder")
+    encoder, decoder = loaded_models("t5"), loaded_models("t5", attention="decoder")  # --stack decoder
     assert (encoder.stack, encoder.is_causal, encoder.prepend_token_id) == ("encoder", False, None)
     assert (decoder.stack, decoder.is_causal, decoder.prepended_token) == ("decoder", True, "<pad>")
     result = score(decoder, planted=True)
-    assert result["config"]["attention"] == "decoder" and result["model"]["is_causal"]
+    assert result["config"]["stack"] == result["model"]["stack"] == "decoder" and result["model"]["is_causal"]
     entry = result["relations"]["all"]
     assert (entry["reachable"]["dep_to_head"], entry["reachable"]["head_to_dep"]) == HAND_REACHABLE_CAUSAL["all"]
     assert entry["best_reachable"]["accuracy"] == 1.0
 
 
-def test_attention_option_is_only_for_encoder_decoder_models(loaded_models):
-    with pytest.raises(ProbingError, match="--attention"):
-        load_model(tiny_model("bert"), attention="decoder")
-    with pytest.raises(ProbingError, match="--attention"):
-        load_model(tiny_model("t5"), attention="cross")
-    assert load_model(tiny_model("gpt2"), attention="decoder").stack == "decoder"
+def test_stack_option_is_only_for_encoder_decoder_models(loaded_models):
+    with pytest.raises(ProbingError, match="--stack"):
+        load_model(tiny_model("bert"), stack="decoder")
+    with pytest.raises(ProbingError, match="--stack"):
+        load_model(tiny_model("t5"), stack="cross")
+    assert load_model(tiny_model("gpt2"), stack="decoder").stack == "decoder"
+
+
+def test_an_encoder_only_t5_checkpoint_loads_as_its_own_class(tmp_path):
+    """A T5EncoderModel folder (the text encoder of many diffusion pipelines) has no decoder weights."""
+    from transformers import T5EncoderModel
+
+    folder = tmp_path / "t5-encoder"
+    T5EncoderModel.from_pretrained(tiny_model("t5")).save_pretrained(folder)
+    for path in Path(tiny_model("t5")).glob("*"):
+        if not path.name.startswith(("model", "config")):
+            shutil.copy(path, folder)
+    loaded = load_model(str(folder))
+    assert type(loaded.model).__name__ == "T5EncoderModel" and loaded.architecture == "T5EncoderModel"
+    assert (loaded.stack, loaded.is_causal, loaded.is_encoder_decoder) == ("encoder", False, False)
+    reference = load_model(tiny_model("t5"))
+    config = ScoreConfig(model=str(folder), treebank=str(split_treebank_path()), relations=RELATIONS, bootstrap=0)
+    assert run_probe(config, loaded=loaded)["relations"] == run_probe(config, loaded=reference)["relations"]
 
 
 # ---------------------------------------------------------------------------------------- dtype
@@ -415,22 +432,14 @@ def test_windowed_attention_is_an_error_not_a_misread(tmp_path):
 # ---------------------------------------------------------------------------------------- real checkpoints
 
 
-@pytest.fixture(scope="module")
-def real_checkpoints(shared):
-    import subprocess
-
-    def get(name: str) -> str:
-        output = subprocess.run([str(shared / "models" / "get-model"), name], capture_output=True, text=True, check=True)
-        return output.stdout.strip().splitlines()[-1]
-
-    return {"minilm": get("minilm"), "mpnet": get("mpnet")}
-
-
+@pytest.mark.real_data
 @pytest.mark.parametrize("name", ["minilm", "mpnet"])
-def test_real_checkpoints_align_exactly_and_count_consistently(name, real_checkpoints, shared):
-    treebank = shared / "treebanks" / "en_ewt" / "en_ewt-ud-dev.conllu"
+def test_real_checkpoints_align_exactly_and_count_consistently(name):
+    from conftest import real_model, real_treebank
+
+    treebank = real_treebank("en_ewt", "dev")
     limit = 50
-    loaded = load_model(real_checkpoints[name])
+    loaded = load_model(real_model(name))
     tokenizer = loaded.tokenizer
     assert (loaded.stack, loaded.is_causal, loaded.prepend_token_id) == ("encoder", False, None)
     sentences = [s for s, _ in zip(read_treebank(treebank), range(limit))]
@@ -443,7 +452,7 @@ def test_real_checkpoints_align_exactly_and_count_consistently(name, real_checkp
             pieces = [t for t, owner in zip(item.input_ids, item.word_of_token) if owner == w]
             assert pieces == tokenizer(word, add_special_tokens=False)["input_ids"] or pieces == [tokenizer.unk_token_id]
     config = ScoreConfig(model=loaded.name_or_path, treebank=str(treebank), relations=RELATIONS, limit=limit, bootstrap=0)
-    result = build_result(run_probe(config, loaded=loaded))
+    result = run_probe(config, loaded=loaded)
     assert result["treebank"]["sentences_scored"] == limit and result["treebank"]["skipped"]["too_long"] == 0
     for relation, entry in result["relations"].items():
         hand = sum(len(relation_pairs(relation, s)) for s in sentences)

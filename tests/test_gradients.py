@@ -10,18 +10,18 @@ import math
 import pytest
 import torch
 
-from probing.analyses.gradients import (
-    GradientStats,
-    accumulate,
-    batch_gradients,
-    choose_masked,
-    load_masked_lm,
-)
-from probing.analyses.streams import AnalysisInput
+from probing.analyses.gradients import GradientAccumulator, batch_gradients
 from probing.analyses.surface import TokenRoles
+from probing.batching import BatchStats, batches_of_chunk
 from probing.cli import main
+from probing.engine import BatchView, PassOptions, run_pass
 from probing.errors import ProbingError
-from probing.testing import planted_head_attention, sample_path, tiny_bert, tiny_wordpiece_tokenizer
+from probing.inputs import InputSource
+from probing.masking import choose_masked
+from probing.models import load_model
+from probing.testing import sample_path, tiny_bert, tiny_wordpiece_tokenizer
+
+from helpers import planted_head_attention
 
 
 def test_masking_is_seeded_by_unit_and_skips_special_and_padding():
@@ -42,9 +42,9 @@ def test_accumulator_by_hand():
     gradient[0, 0, 0, 3, 3] = -8.0  # magnitudes count
     attention = torch.full((1, 1, 1, 4, 4), 0.25)
     roles = TokenRoles.from_masks(torch.ones(1, 4), torch.tensor([[1, 0, 0, 1]]), torch.tensor([[0, 0, 1, 0]]))
-    stats = GradientStats(1, 1)
-    stats.update(gradient, attention, roles, loss=2.0, masked=1)
-    result = stats.result()
+    stats = GradientAccumulator(1, 1)
+    stats.add(gradient, attention, roles, loss=2.0, scored=1)
+    result = stats.result()["gradients"]
     assert result["gradient"]["first_special"] == [[1.0]]
     assert result["gradient"]["other"] == [[2.0]]
     assert result["gradient"]["punctuation"] == [[3.0]]
@@ -56,12 +56,20 @@ def test_accumulator_by_hand():
 
 @pytest.fixture(scope="module")
 def masked_lm():
-    return load_masked_lm(tiny_bert())
+    return load_model(tiny_bert(), head="masked_lm")
 
 
 def gradient_result(loaded, seed, batch_size=4, limit=8):
-    source = AnalysisInput.open(str(sample_path()), limit=limit)
-    return accumulate(loaded, source.batches(loaded.tokenizer, batch_size=batch_size, max_length=128), seed=seed).result()
+    accumulator = GradientAccumulator(loaded.num_layers, loaded.num_heads, seed=seed)
+    run_pass(loaded, InputSource.treebank(str(sample_path()), limit=limit), [accumulator],
+             PassOptions(batch_size=batch_size))
+    return accumulator.result()["gradients"]
+
+
+def first_view(loaded, limit: int) -> BatchView:
+    units = list(InputSource.treebank(str(sample_path()), limit=limit).units())
+    batch = next(batches_of_chunk(units, loaded.tokenizer, batch_size=limit, max_length=128, stats=BatchStats()))
+    return BatchView(batch, None, loaded)
 
 
 def test_tiny_masked_lm_gives_finite_non_negative_deterministic_values(masked_lm):
@@ -71,14 +79,14 @@ def test_tiny_masked_lm_gives_finite_non_negative_deterministic_values(masked_lm
         assert all(math.isfinite(v) and v >= 0 for v in values), kind
     assert any(v > 0 for v in first["layer_gradient"]["other"])
     assert first == gradient_result(masked_lm, seed=0)
-    assert first["masked_tokens"] > 0 and first["mean_unit_loss"] > 0
+    assert first["scored_tokens"] > 0 and first["mean_unit_loss"] > 0
     assert first != gradient_result(masked_lm, seed=1)
 
 
 def test_batching_does_not_change_the_numbers(masked_lm):
     one = gradient_result(masked_lm, seed=0, batch_size=1, limit=5)
     many = gradient_result(masked_lm, seed=0, batch_size=5, limit=5)
-    assert one["masked_tokens"] == many["masked_tokens"]
+    assert one["scored_tokens"] == many["scored_tokens"]
     for kind in one["layer_gradient"]:
         assert one["layer_gradient"][kind] == pytest.approx(many["layer_gradient"][kind], rel=1e-4)
 
@@ -86,15 +94,14 @@ def test_batching_does_not_change_the_numbers(masked_lm):
 def test_gradient_is_the_derivative_of_the_loss(masked_lm):
     """A finite difference agrees with the returned gradient (scaling one head's weights)."""
     exact = dataclasses.replace(masked_lm, model=copy.deepcopy(masked_lm.model).double())  # float64: no rounding noise
-    source = AnalysisInput.open(str(sample_path()), limit=2)
-    batch = next(source.batches(exact.tokenizer, batch_size=2, max_length=128))
-    attention, gradient, loss, _ = batch_gradients(exact, batch, seed=0)
+    view = first_view(exact, limit=2)
+    attention, gradient, loss, _ = batch_gradients(view, "masked_lm", seed=0)
     assert gradient.shape[:3] == (2, 2, 4) and torch.isfinite(gradient).all()
     # Scaling head 0's attention weights by (1 + e) in every layer changes the loss by e * sum(A * dL/dA).
     predicted = float((attention[:, :, 0].double() * gradient[:, :, 0].double()).sum())
     epsilon = 1e-4
     with _scaled_head(exact.model, 0, 1 + epsilon):
-        _, _, shifted, _ = batch_gradients(exact, batch, seed=0)
+        _, _, shifted, _ = batch_gradients(view, "masked_lm", seed=0)
     assert abs(predicted) > 1e-6
     assert (shifted - loss) / epsilon == pytest.approx(predicted, rel=1e-2)
 
@@ -145,16 +152,17 @@ def headless_bert(tmp_path_factory):
 
 
 def test_a_model_without_a_trained_head_gets_a_clear_error(headless_bert):
-    with pytest.raises(ProbingError, match="no trained masked-language-model head.*cls.predictions"):
-        load_masked_lm(headless_bert)
+    with pytest.raises(ProbingError, match="no trained masked-LM head.*cls.predictions"):
+        load_model(headless_bert, head="masked_lm")
 
 
 def test_gradients_command(tmp_path, headless_bert, capsys):
-    assert main(["gradients", headless_bert, str(sample_path()), "--limit", "3", "--quiet"]) == 2
-    assert "no trained masked-language-model head" in capsys.readouterr().err
-    status = main(["gradients", tiny_bert(), str(sample_path()), "--limit", "4", "--seed", "3", "--output-dir", str(tmp_path), "--quiet"])
+    assert main(["gradients", "--model", headless_bert, "--limit", "3", "--quiet"]) == 2
+    assert "no trained masked-LM head" in capsys.readouterr().err
+    status = main(["gradients", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "4", "--seed", "3",
+                   "--output", str(tmp_path / "gradients.json"), "--quiet"])
     assert status == 0
     result = json.loads((tmp_path / "gradients.json").read_text())
     assert result["config"]["seed"] == 3 and result["config"]["mask_rate"] == 0.15
     assert result["analysis"] == "gradients" and result["model"]["architecture"] == "BertForMaskedLM"
-    assert (tmp_path / "gradients.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "gradients-gradients.png").read_bytes()[:4] == b"\x89PNG"

@@ -7,7 +7,7 @@ import pytest
 
 from probing.api import score
 from probing.heldout import in_sample_reports
-from probing.results import counts_from_result
+from probing.analyses.probe import counts_from_result
 from probing.scoring.bootstrap import poisson_weights
 from probing.scoring.intervals import (
     accuracy_interval,

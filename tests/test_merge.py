@@ -91,16 +91,15 @@ def test_refuses_shards_of_different_splits(capsys, tmp_path, runs):
     _, parts = runs
     other = score(tmp_path, "half", "--shard", "1/2")
     code, err, _ = merge(capsys, tmp_path, parts[0], tmp_path / "half.json")
-    assert code == 2 and "split the treebank differently" in err
+    assert code == 2 and "split the input differently" in err
     assert other["config"]["shard"] == {"index": 1, "count": 2}
 
 
 @pytest.mark.parametrize(
     ("block", "field", "value", "message"),
     [
-        ("treebank", "sha256", "0" * 64, "treebank.sha256"),
-        ("model", "commit", "abc123", "model.commit"),
-        ("model", "name_or_path", "other/model", "model.name_or_path"),
+        ("input", "sha256", "0" * 64, "input.sha256"),
+        ("model", "fingerprint", "sha256:abc123", "model.fingerprint"),
         ("config", "pooling", {"to": "sum", "from": "first"}, "config.pooling"),
         ("config", "relations", ["det"], "config.relations"),
         ("tool", "version", "9.9.9", "tool.version"),
@@ -124,7 +123,14 @@ def test_refuses_a_different_model_end_to_end(capsys, tmp_path, runs):
                  "--output", str(output)]) == 0
     capsys.readouterr()
     code, err, _ = merge(capsys, tmp_path, parts[0], output, parts[2])
-    assert code == 2 and "model.name_or_path" in err
+    assert code == 2 and "model.fingerprint" in err
+
+
+def test_the_same_weights_from_another_folder_are_the_same_model(runs):
+    _, parts = runs
+    results = [json.loads(p.read_text()) for p in parts]
+    results[1]["model"]["name_or_path"] = "/elsewhere/copy-of-the-model"
+    assert merge_results(results, ["a", "b", "c"])["relations"]
 
 
 def test_device_may_differ_and_is_recorded(runs):

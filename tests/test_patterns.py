@@ -4,25 +4,22 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from probing.analyses.patterns import TYPES, PatternStats, Rules, agreement, classify, collect_patterns, type_shares
+from probing.analyses.patterns import TYPES, PatternAccumulator, Rules, agreement, classify, type_shares
 from probing.cli import main
-from probing.extraction import load_model
-from probing.inputs import read_units
+from probing.engine import run_pass
+from probing.inputs import InputSource
+from probing.models import load_model
 from probing.testing import tiny_bert
 
 LABELS = Path(__file__).parent / "data" / "pattern_labels.csv"
 AGREEMENT_FLOOR = 0.75
 """The rules agree with 82% of the labels (PATTERN_LABELS.md); this floor leaves room for rounding only."""
-SHARED = Path(os.environ.get("PROBING_TREEBANKS", Path(__file__).resolve().parents[2] / "shared" / "treebanks"))
-EN_EWT_DEV = SHARED / "en_ewt" / "en_ewt-ud-dev.conllu"
 
 
 def pair_layout(length_a: int = 18, length_b: int = 18):
@@ -56,39 +53,39 @@ def synthetic_maps(n: int, special: torch.Tensor, segment: torch.Tensor) -> torc
 
 def test_synthetic_maps_of_each_type_are_classified_as_made():
     mask, special, segment, n = pair_layout()
-    stats = PatternStats(1, 5)
-    stats.update(synthetic_maps(n, special, segment), mask, special, segment)
-    assert classify(stats.result()).tolist() == [list(TYPES)]
+    stats = PatternAccumulator(1, 5)
+    stats.add(synthetic_maps(n, special, segment), mask, special, segment)
+    assert classify(stats.means()).tolist() == [list(TYPES)]
 
 
 def test_block_needs_pairs_and_padding_changes_nothing():
     mask, special, segment, n = pair_layout()
     maps = synthetic_maps(n, special, segment)
-    single = PatternStats(1, 5)
-    single.update(maps, mask, special)  # no segments: block cannot be told apart
-    assert classify(single.result())[0, 3] != "block"
-    assert np.isnan(single.result()["segment"]).all()
+    single = PatternAccumulator(1, 5)
+    single.add(maps, mask, special)  # no segments: block cannot be told apart
+    assert classify(single.means())[0, 3] != "block"
+    assert np.isnan(single.means()["segment"]).all()
     padded = torch.zeros(1, 1, 5, n + 4, n + 4)
     padded[..., :n, :n] = maps
-    stats = PatternStats(1, 5)
-    stats.update(padded, torch.nn.functional.pad(mask, (0, 4)), torch.nn.functional.pad(special, (0, 4)), torch.nn.functional.pad(segment, (0, 4), value=-1))
-    reference = PatternStats(1, 5)
-    reference.update(maps, mask, special, segment)
-    for name, value in stats.result().items():
-        np.testing.assert_allclose(value, reference.result()[name], atol=1e-6)
+    stats = PatternAccumulator(1, 5)
+    stats.add(padded, torch.nn.functional.pad(mask, (0, 4)), torch.nn.functional.pad(special, (0, 4)), torch.nn.functional.pad(segment, (0, 4), value=-1))
+    reference = PatternAccumulator(1, 5)
+    reference.add(maps, mask, special, segment)
+    for name, value in stats.means().items():
+        np.testing.assert_allclose(value, reference.means()[name], atol=1e-6)
 
 
 def test_merge_equals_one_pass():
     mask, special, segment, n = pair_layout()
     maps = synthetic_maps(n, special, segment)
     noisy = torch.softmax(torch.randn(1, 1, 5, n, n, generator=torch.Generator().manual_seed(1)), dim=-1)
-    whole = PatternStats(1, 5)
-    whole.update(torch.cat([maps, noisy]), mask.repeat(2, 1), special.repeat(2, 1), segment.repeat(2, 1))
-    first, second = PatternStats(1, 5), PatternStats(1, 5)
-    first.update(maps, mask, special, segment)
-    second.update(noisy, mask, special, segment)
-    merged = first.merge(second).result()
-    for name, value in whole.result().items():
+    whole = PatternAccumulator(1, 5)
+    whole.add(torch.cat([maps, noisy]), mask.repeat(2, 1), special.repeat(2, 1), segment.repeat(2, 1))
+    first, second = PatternAccumulator(1, 5), PatternAccumulator(1, 5)
+    first.add(maps, mask, special, segment)
+    second.add(noisy, mask, special, segment)
+    merged = first.merge(second).means()
+    for name, value in whole.means().items():
         np.testing.assert_allclose(merged[name], value, atol=1e-9)
 
 
@@ -98,24 +95,24 @@ def test_type_shares_per_layer():
     assert shares["vertical"] == [0.5, 1.0] and shares["diagonal"] == [0.5, 0.0] and shares["block"] == [0.0, 0.0]
 
 
-def get_model(name: str) -> str:
-    return subprocess.run(["/work/shared/models/get-model", name], capture_output=True, text=True, check=True).stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def labelled_agreement():
     """Rules vs. hand labels, on the three en_ewt dev sentence pairs the labels were made from."""
+    from conftest import real_model, real_treebank
+
     with LABELS.open(encoding="utf-8", newline="") as stream:
         rows = list(csv.DictReader(stream))
     predicted = {}
     for short, name in (("minilm", "all-MiniLM-L6-v2"), ("mpnet", "all-mpnet-base-v2")):
-        loaded = load_model(get_model(short))
-        stats, _ = collect_patterns(loaded, read_units(EN_EWT_DEV, pairs=True, limit=3))
-        types = classify(stats.result())
+        loaded = load_model(real_model(short))
+        stats = PatternAccumulator(loaded.num_layers, loaded.num_heads)
+        run_pass(loaded, InputSource.treebank(str(real_treebank("en_ewt", "dev")), pairs=True, limit=3), [stats])
+        types = classify(stats.means())
         predicted.update({(name, layer, head): types[layer, head] for layer, head in np.ndindex(types.shape)})
     return rows, agreement(predicted, rows)
 
 
+@pytest.mark.real_data
 def test_labelled_set_is_well_formed(labelled_agreement):
     rows, _ = labelled_agreement
     assert len(rows) >= 60
@@ -123,6 +120,7 @@ def test_labelled_set_is_well_formed(labelled_agreement):
     assert len({(row["model"], row["layer"], row["head"]) for row in rows}) == len(rows)
 
 
+@pytest.mark.real_data
 def test_rules_agree_with_hand_labels_above_floor(labelled_agreement):
     _, found = labelled_agreement
     assert found["heads"] == 120
@@ -147,12 +145,14 @@ def test_rules_combine_vertical_and_diagonal():
 def test_patterns_command_on_tiny_bert(tmp_path, capsys):
     text = tmp_path / "text.txt"
     text.write_text("the dog barks .\nit runs home .\n\na cat sleeps .\nthe sun is up .\n", encoding="utf-8")
-    status = main(["patterns", tiny_bert(), str(text), "--pairs", "--maps", "1", "--output-dir", str(tmp_path / "out")])
+    status = main(["patterns", "--model", tiny_bert(), "--text", str(text), "--pairs", "--maps", "1",
+                   "--output", str(tmp_path / "out" / "patterns.json")])
     assert status == 0
     result = json.loads((tmp_path / "out" / "patterns.json").read_text())
-    assert result["input"]["units"] == 2 and result["input"]["paired_units"] == 2
+    assert result["units"] == 2 and result["paired_units"] == 2 and result["input"]["units_used"] == 2
     assert len(result["types"]) == 2 and len(result["types"][0]) == 4
     assert all(abs(sum(result["type_share_per_layer"][t][layer] for t in TYPES) - 1) < 1e-9 for layer in range(2))
-    assert (tmp_path / "out" / "patterns.png").stat().st_size > 0
-    assert sorted(p.name for p in (tmp_path / "out" / "maps").iterdir()) == ["layer01.png", "layer02.png"]
+    assert (tmp_path / "out" / "patterns-patterns.png").read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in (tmp_path / "out").glob("*maps*")) == ["patterns-maps-layer01.png",
+                                                                        "patterns-maps-layer02.png"]
     assert "layer" in capsys.readouterr().out

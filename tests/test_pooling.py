@@ -11,12 +11,41 @@ from probing.pooling import pool_word_attention
 from probing.scoring.predictions import predict_heads
 
 
+from conftest import DATA
+
+
 @pytest.fixture(scope="module")
-def vectors(shared):
-    return json.loads((shared / "spec" / "vectors.json").read_text())["cases"]
+def vectors():
+    return json.loads((DATA / "pooling_cases.json").read_text())["cases"]
 
 
-def test_spec_vectors_word_attention_and_both_directions(vectors):
+def plain_word_attention(attention: list[list[float]], word_of_token: list[int]) -> list[list[float]]:
+    """The rule written the slow way: to a word, sum its pieces' columns; from a word, mean its pieces' rows."""
+    words = max(word_of_token) + 1
+    pieces = [[t for t, w in enumerate(word_of_token) if w == word] for word in range(words)]
+    return [[sum(sum(attention[i][j] for j in pieces[b]) for i in pieces[a]) / len(pieces[a]) for b in range(words)]
+            for a in range(words)]
+
+
+def plain_predictions(word_attention: list[list[float]]) -> tuple[list[int], list[int]]:
+    """Argmax with the diagonal at 0 and ties to the lowest index, in both directions."""
+    n = len(word_attention)
+    zeroed = [[0.0 if i == j else word_attention[i][j] for j in range(n)] for i in range(n)]
+    first_best = lambda values: max(range(n), key=lambda j: (values[j], -j))  # noqa: E731
+    return [first_best(zeroed[i]) for i in range(n)], [first_best([zeroed[j][i] for j in range(n)]) for i in range(n)]
+
+
+def test_the_worked_cases_hold_by_a_plain_loop(vectors):
+    """The expected values of the data file follow from the rule itself, not from the code under test."""
+    assert len(vectors) == 6
+    for case in vectors:
+        words = plain_word_attention(case["token_attention"], case["word_of_token"])
+        for got, want in zip(words, case["word_attention"]):
+            assert got == pytest.approx(want, abs=2e-6)
+        assert plain_predictions(case["word_attention"]) == (case["dep_to_head"], case["head_to_dep"])
+
+
+def test_worked_cases_word_attention_and_both_directions(vectors):
     assert len(vectors) == 6
     for case in vectors:
         attention = torch.tensor(case["token_attention"], dtype=torch.float64).float()
@@ -68,11 +97,12 @@ def test_directions_ties_and_padding():
             [0.0, 0.0, 0.0, 0.0],
         ]
     )
+    before = W.clone()
     predictions = predict_heads(W[None, None, None], torch.tensor([3]))[0, :, 0, 0]
     assert predictions[0, :3].tolist() == [1, 0, 1]
     # head_to_dep: word i's head is argmax_j W[j, i]
     assert predictions[1, :3].tolist() == [1, 2, 0]
-    assert torch.equal(W, W.clone())
+    assert torch.equal(W, before)  # the caller's tensor is not modified
 
 
 def test_word_never_predicts_itself_when_others_get_attention():

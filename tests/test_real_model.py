@@ -13,9 +13,7 @@ from probing.treebank import read_treebank
 SENTENCES = 300
 
 
-@pytest.fixture(scope="module")
-def ewt_dev(shared):
-    return shared / "treebanks" / "en_ewt" / "en_ewt-ud-dev.conllu"
+pytestmark = pytest.mark.real_data
 
 
 @pytest.fixture(scope="module")

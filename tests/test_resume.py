@@ -17,7 +17,7 @@ from probing.checkpointing import Checkpointer
 from probing.cli import main
 from probing.config import ScoreConfig
 from probing.errors import ProbingError
-from probing.pipeline import run_probe
+from probing.api import run_probe
 from probing.testing import sample_path, tiny_bert
 
 from conftest import counts_of
@@ -29,8 +29,11 @@ SLOW_OPTIONS = ("--limit", "640", "--batch-size", "4", "--bootstrap", "40", "--r
 
 
 @pytest.fixture(scope="module")
-def ewt_dev(shared):
-    return str(shared / "treebanks" / "en_ewt" / "en_ewt-ud-dev.conllu")
+def ewt_long():
+    """A treebank long enough (640 sentences) to be killed half-way: en_ewt dev."""
+    from conftest import real_treebank
+
+    return str(real_treebank("en_ewt", "dev"))
 
 
 class Crash(Exception):
@@ -62,7 +65,9 @@ def score(capsys, *args: str) -> int:
     return code
 
 
-def test_sigkill_mid_way_then_resume_gives_identical_counts(tmp_path, capsys, ewt_dev):
+@pytest.mark.real_data
+def test_sigkill_mid_way_then_resume_gives_identical_counts(tmp_path, capsys, ewt_long):
+    ewt_dev = ewt_long
     reference = tmp_path / "reference.json"
     assert score(capsys, "--treebank", ewt_dev, *SLOW_OPTIONS, "--output", str(reference)) == 0
 
@@ -81,7 +86,7 @@ def test_sigkill_mid_way_then_resume_gives_identical_counts(tmp_path, capsys, ew
     assert process.wait(timeout=60) == -signal.SIGKILL
     process.stderr.close()
     assert not output.exists()
-    saved = checkpointing.load(checkpoint)["runs"]["0"]
+    saved = checkpointing.load(checkpoint)["passes"]["0"]
     assert not saved["complete"] and 0 < saved["consumed"] < 640 and saved["consumed"] % 64 == 0
 
     assert score(capsys, "--treebank", ewt_dev, *SLOW_OPTIONS, "--output", str(output), "--checkpoint-every", "0",
@@ -96,7 +101,7 @@ def test_resume_after_a_crash_in_process(tmp_path, capsys):
     assert score(capsys, *common, "--output", str(reference)) == 0
     checkpoint = tmp_path / "run.ckpt"
     crashed_checkpoint(checkpoint, crash_after=32)
-    assert checkpointing.load(checkpoint)["runs"]["0"]["consumed"] == 32
+    assert checkpointing.load(checkpoint)["passes"]["0"]["consumed"] == 32
     output = tmp_path / "resumed.json"
     assert score(capsys, *common, "--output", str(output), "--checkpoint", str(checkpoint), "--resume") == 0
     resumed, whole = json.loads(output.read_text()), json.loads(reference.read_text())
@@ -108,8 +113,9 @@ def test_resume_after_a_crash_in_process(tmp_path, capsys):
 def test_refuses_to_resume_a_different_run(tmp_path, capsys):
     checkpoint = tmp_path / "run.ckpt"
     crashed_checkpoint(checkpoint)
-    for option, value, field in (("--relations", "det", "config.relations"), ("--seed", "3", "config.bootstrap"),
-                                 ("--pool-from", "first", "config.pooling")):
+    for option, value, field in (("--relations", "det", "accumulators.0.probe.relations"),
+                                 ("--seed", "3", "accumulators.0.probe.bootstrap"),
+                                 ("--pool-from", "first", "options.pool_from")):
         code = main(["score", "--quiet", "--model", tiny_bert(), "--treebank", str(sample_path()), "--batch-size",
                      "1", "--bootstrap", "10", option, value, "--checkpoint", str(checkpoint), "--resume"])
         err = capsys.readouterr().err
@@ -123,14 +129,29 @@ def test_refuses_a_different_treebank_or_model(tmp_path):
     other_treebank = tmp_path / "other.conllu"
     other_treebank.write_text(sample_path().read_text(encoding="utf-8").replace("\tdog\t", "\tDog\t", 1), encoding="utf-8")
     cases = [
-        (ScoreConfig(model=tiny_bert(), treebank=str(other_treebank), batch_size=1, bootstrap=10), "treebank.sha256"),
+        (ScoreConfig(model=tiny_bert(), treebank=str(other_treebank), batch_size=1, bootstrap=10), "input.sha256"),
         (ScoreConfig(model=tiny_bert(seed=1), treebank=str(sample_path()), batch_size=1, bootstrap=10),
-         "model.name_or_path"),
-        (ScoreConfig(model=tiny_bert(), treebank=str(sample_path()), batch_size=2, bootstrap=10), "config.batch_size"),
+         "model.fingerprint"),
+        (ScoreConfig(model=tiny_bert(), treebank=str(sample_path()), batch_size=2, bootstrap=10), "options.batch_size"),
     ]
     for config, field in cases:
         with pytest.raises(ProbingError, match=field):
             run_probe(config, hooks=Checkpointer(checkpoint, every=0, resume=True))
+
+
+def test_refuses_other_weights_copied_into_the_same_folder(tmp_path):
+    """The folder's name is the same; its weights are not: the fingerprint tells them apart."""
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_bert(), folder)
+    checkpoint = tmp_path / "run.ckpt"
+    config = ScoreConfig(model=str(folder), treebank=str(sample_path()), batch_size=1, bootstrap=10)
+    with pytest.raises(Crash):
+        run_probe(config, hooks=CrashingCheckpointer(checkpoint, every=0, crash_after=20))
+    shutil.copy(__import__("pathlib").Path(tiny_bert(seed=1)) / "model.safetensors", folder / "model.safetensors")
+    with pytest.raises(ProbingError, match="model.fingerprint"):
+        run_probe(config, hooks=Checkpointer(checkpoint, every=0, resume=True))
 
 
 def test_an_existing_checkpoint_needs_resume(tmp_path, capsys):
@@ -169,6 +190,6 @@ def test_checkpoint_writes_leave_no_temporary_files(tmp_path):
     checkpoint = tmp_path / "run.ckpt"
     crashed_checkpoint(checkpoint, crash_after=40)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.ckpt"]
-    saved = checkpointing.load(checkpoint)["runs"]["0"]
-    assert saved["consumed"] == 48 and saved["last_index"] == 47  # chunks of 16 with --batch-size 1
-    assert saved["counts"]["sentences"] == 48
+    saved = checkpointing.load(checkpoint)["passes"]["0"]
+    assert saved["consumed"] == 48  # chunks of 16 with --batch-size 1
+    assert int(saved["accumulators"][0]["sentences"]) == 48

@@ -10,7 +10,7 @@ import pytest
 from probing.cli import main
 from probing.errors import ProbingError
 from probing.heldout import attach_heldout, default_splits
-from probing.results import best_baseline, best_head
+from probing.analyses.probe import best_baseline, best_head
 from probing.selection import DIRECTIONS, choose, select_head, select_offset
 from probing.testing import tiny_bert
 
@@ -65,9 +65,9 @@ def test_same_rule_as_the_in_sample_best_of_result_files():
         baselines = dict(zip(offsets, rng.integers(0, 4, size=6).tolist()))
         entry = {"total": 9, "heads": {d: counts[i].tolist() for i, d in enumerate(DIRECTIONS)}, "baselines": baselines}
         head, offset = choose(entry, [int(o) for o in offsets])
-        expected = best_head(entry["heads"]["dep_to_head"], entry["heads"]["head_to_dep"], 9)
+        expected = best_head(entry["heads"], 9)
         assert (head.layer, head.head, head.direction) == (expected["layer"], expected["head"], expected["direction"])
-        assert offset.offset == best_baseline(baselines, 9)["offset"]
+        assert offset.offset == best_baseline(baselines, [int(o) for o in offsets], 9)["offset"]
 
 
 def test_default_splits_only_for_bare_names_with_dev_and_test(tmp_path):
@@ -159,7 +159,7 @@ def test_dev_result_of_another_model_or_missing_relations_is_refused(runs, split
     bad.write_text(json.dumps(other))
     code, _, err = run_score(capsys, "--treebank", str(test), "--select-on", str(bad), "--bootstrap", "0",
                              "--relations", "det", "--limit", "5")
-    assert code == 2 and "layers x heads" in err
+    assert code == 2 and "7 layers" in err
     code, _, err = run_score(capsys, "--treebank", str(test), "--select-on", str(runs["paths"]["dev"]),
                              "--bootstrap", "0", "--relations", "amod", "--limit", "5")
     assert code == 2 and "lacks relations ['amod']" in err

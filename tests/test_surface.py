@@ -8,13 +8,16 @@ import math
 import pytest
 import torch
 
-from probing.analyses.overview import attention_pass
-from probing.analyses.streams import AnalysisInput
-from probing.analyses.surface import STATISTICS, SurfaceStats, TokenRoles, visible_keys
+from probing.analyses.clustering import HeadsAccumulator
+from probing.analyses.surface import STATISTICS, SurfaceAccumulator, TokenRoles, visible_keys
 from probing.cli import main
 from probing.datasets import sha256_of
-from probing.extraction import load_model
-from probing.testing import planted_head_attention, sample_path, tiny_bert
+from probing.engine import run_pass
+from probing.inputs import InputSource
+from probing.models import load_model
+from probing.testing import sample_path, tiny_bert
+
+from helpers import planted_head_attention
 
 
 def hand_batch():
@@ -49,16 +52,16 @@ HAND = {
 @pytest.mark.parametrize("name", sorted(HAND))
 def test_each_statistic_matches_the_hand_computation(name):
     attention, roles = hand_batch()
-    stats = SurfaceStats(1, 1)
-    stats.update(attention, roles)
+    stats = SurfaceAccumulator(1, 1)
+    stats.add(attention, roles)
     assert stats.means()[name].item() == pytest.approx(HAND[name], abs=1e-6)
 
 
 def test_uniform_baselines_and_counts_by_hand():
     attention, roles = hand_batch()
-    stats = SurfaceStats(1, 1)
-    stats.update(attention, roles)
-    result = stats.result()
+    stats = SurfaceAccumulator(1, 1)
+    stats.add(attention, roles)
+    result = stats.result()["surface"]
     assert result["uniform_entropy"]["entropy"] == pytest.approx((4 * math.log(4) + 3 * math.log(3)) / 7, abs=1e-6)
     assert result["uniform_entropy"]["first_special_entropy"] == pytest.approx((math.log(4) + math.log(3)) / 2, abs=1e-6)
     assert result["queries"] == {"real": 7, "first": 2, "separator": 2, "other": 5, "punctuation": 1}
@@ -69,13 +72,13 @@ def test_tokens_never_seen_are_not_measured_and_only_a_leading_special_token_is_
     # A T5-like unit: its only special token closes it, so it is a separator, and nothing is "first".
     attention = torch.full((1, 1, 1, 3, 3), 1 / 3)
     roles = TokenRoles.from_masks(torch.ones(1, 3), torch.tensor([[0, 0, 1]]), torch.zeros(1, 3))
-    stats = SurfaceStats(1, 1)
-    stats.update(attention, roles)
+    stats = SurfaceAccumulator(1, 1)
+    stats.add(attention, roles)
     means = stats.means()
     assert means["first_special"] is None and means["first_special_entropy"] is None
     assert means["punctuation"] is None
     assert means["separator"].item() == pytest.approx(1 / 3)
-    assert stats.result()["heads"]["first_special"] is None
+    assert stats.result()["surface"]["heads"]["first_special"] is None
 
 
 def test_causal_models_see_only_earlier_keys():
@@ -137,8 +140,8 @@ def test_vectorised_statistics_equal_a_plain_loop_on_random_attention():
     special[0, 3] = 1  # a pair: a separator in the middle too
     punctuation = torch.zeros(batch, tokens, dtype=torch.long)
     punctuation[0, 2] = punctuation[2, 1] = 1
-    stats = SurfaceStats(layers, heads)
-    stats.update(attention, TokenRoles.from_masks(real, special, punctuation))
+    stats = SurfaceAccumulator(layers, heads)
+    stats.add(attention, TokenRoles.from_masks(real, special, punctuation))
     expected = reference(attention, real, special, punctuation)
     for name, value in stats.means().items():
         assert torch.allclose(value, expected[name], atol=1e-5), name
@@ -146,22 +149,23 @@ def test_vectorised_statistics_equal_a_plain_loop_on_random_attention():
 
 def test_merge_of_halves_equals_one_pass():
     attention, roles = hand_batch()
-    whole = SurfaceStats(1, 1)
-    whole.update(attention, roles)
-    halves = [SurfaceStats(1, 1), SurfaceStats(1, 1)]
+    whole = SurfaceAccumulator(1, 1)
+    whole.add(attention, roles)
+    halves = [SurfaceAccumulator(1, 1), SurfaceAccumulator(1, 1)]
     for index, part in enumerate(halves):
-        part.update(attention[index : index + 1], TokenRoles(*(getattr(roles, f)[index : index + 1] for f in ("real", "first", "separator", "punctuation"))))
+        part.add(attention[index : index + 1], TokenRoles(*(getattr(roles, f)[index : index + 1] for f in ("real", "first", "separator", "punctuation"))))
     merged = halves[0].merge(halves[1])
-    assert merged.result() == whole.result()
+    assert merged.result()["surface"] == whole.result()["surface"]
 
 
 @pytest.fixture(scope="module")
 def planted_surface():
     loaded = load_model(tiny_bert())
-    source = AnalysisInput.open(str(sample_path()), limit=12)
+    source = InputSource.treebank(str(sample_path()), limit=12)
+    heads = HeadsAccumulator(loaded.num_layers, loaded.num_heads)
     with planted_head_attention(loaded.model, {0: "previous", 1: "last", 2: "uniform"}):
-        surface, divergence = attention_pass(loaded, source, divergence=True)
-    return surface, divergence
+        run_pass(loaded, source, [heads])
+    return heads.surface, heads.divergence
 
 
 def test_planted_heads_give_the_planted_statistics(planted_surface):
@@ -175,31 +179,33 @@ def test_planted_heads_give_the_planted_statistics(planted_surface):
     assert means["separator_to_separator"][:, 1].tolist() == pytest.approx([1.0, 1.0], abs=1e-6)
     assert means["entropy"][:, :2].abs().max().item() < 1e-5
     # Head 2 is uniform: its entropy is the uniform baseline exactly.
-    uniform = surface.result()["uniform_entropy"]["entropy"]
+    uniform = surface.result()["surface"]["uniform_entropy"]["entropy"]
     assert means["entropy"][:, 2].tolist() == pytest.approx([uniform] * 2, abs=1e-5)
 
 
 def test_surface_command_writes_json_and_figures(tmp_path, capsys):
-    status = main(["surface", tiny_bert(), str(sample_path()), "--limit", "6", "--pairs", "--output-dir", str(tmp_path), "--quiet"])
+    status = main(["surface", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "6", "--pairs",
+                   "--output", str(tmp_path / "surface.json"), "--quiet"])
     assert status == 0
     result = json.loads((tmp_path / "surface.json").read_text())
-    assert result["analysis"] == "surface" and result["schema_version"] == "1"
+    assert result["analysis"] == "surface" and result["schema_version"] == "2"
     assert result["input"]["sha256"] == sha256_of(sample_path())
     assert result["input"]["pairs"] is True and result["input"]["units_used"] == 6
-    assert result["input"]["sentences_read"] == 12
     assert len(result["surface"]["heads"]["previous"]) == 2 and len(result["surface"]["heads"]["previous"][0]) == 4
     assert result["surface"]["queries"]["separator"] == 12  # two [SEP] per pair
     assert result["token_names"] == {"first_special": "[CLS]", "separator": "[SEP]"}
-    for name in ("surface.png", "entropy.png"):
+    for name in ("surface-surface.png", "surface-entropy.png"):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
     assert "[SEP]->[SEP] %" in capsys.readouterr().out
 
 
 def test_report_writes_one_folder_with_a_summary(tmp_path):
-    status = main(["report", tiny_bert(), str(sample_path()), "--limit", "5", "--output-dir", str(tmp_path), "--quiet"])
+    status = main(["report", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "5",
+                   "--output", str(tmp_path), "--quiet"])
     assert status == 0
     summary = (tmp_path / "README.md").read_text()
-    for name in ("surface.png", "entropy.png", "heads.png", "gradients.png", "probe.json"):
+    for name in ("surface-surface.png", "surface-entropy.png", "heads-heads.png", "gradients-gradients.png",
+                 "probe.json"):
         assert f"]({name})" in summary
         assert (tmp_path / name).is_file()
     probe = json.loads((tmp_path / "probe.json").read_text())
@@ -209,7 +215,7 @@ def test_report_writes_one_folder_with_a_summary(tmp_path):
 
 
 def test_unknown_input_is_a_clean_error(capsys):
-    assert main(["surface", tiny_bert(), "no-such-file.txt", "--quiet"]) == 2
+    assert main(["surface", "--model", tiny_bert(), "--text", "no-such-file.txt", "--quiet"]) == 2
     assert "no-such-file.txt" in capsys.readouterr().err
 
 
@@ -217,9 +223,8 @@ def test_plain_text_pairs_never_cross_a_document(tmp_path):
     text = tmp_path / "text.txt"
     text.write_text("The cat sat.\nIt slept.\nThen it left.\n\nA new story begins.\n", encoding="utf-8")
     loaded = load_model(tiny_bert())
-    source = AnalysisInput.open(str(text), pairs=True)
-    surface, _ = attention_pass(loaded, source)
-    described = source.describe()
-    assert described["kind"] == "text" and described["units_used"] == 3  # (1, 2), (3,), (4,)
-    assert described["sentences_read"] == 4
+    source = InputSource.text(str(text), pairs=True)
+    surface = SurfaceAccumulator(loaded.num_layers, loaded.num_heads)
+    stats = run_pass(loaded, source, [surface])
+    assert source.describe()["kind"] == "text" and stats.units_used == 3  # (1, 2), (3,), (4,)
     assert surface.queries["first"] == 3 and surface.queries["separator"] == 4  # one pair has two [SEP]

@@ -1,590 +1,430 @@
-"""Disabling heads (Kovaleva et al. 2019, section 4.5): uniform attention in chosen heads.
+"""Disabling heads (Kovaleva et al. 2019, section 4.5) as an accumulator of the engine.
 
-A disabled head's attention, after the softmax, is replaced by the uniform
-distribution over the keys its row may see (the non-padding keys; for a
-causal model, the allowed keys up to the query), and its output is
-recomputed from that; every other head keeps the weights and output of the
-model's own eager attention, bit for bit.
+A *condition* is a set of heads made uniform (probing.interventions); the
+first condition is always the intact model. For every batch of the pass,
+each condition's metric is measured on the batch's units, so ``--each-head``
+on a long input is one pass that shards, runs under torchrun and resumes
+after a kill like every other. Conditions are evaluated many at a time: the
+batch is repeated once per condition, each copy with its own heads
+disabled, in one forward pass (as many copies as fit a memory budget).
 
-The intervention goes through transformers' attention interface: one
-function, registered once with ``AttentionInterface`` (and the eager mask
-with ``AttentionMaskInterface``) under :data:`ATTENTION_NAME`, wraps the
-model's own ``eager_attention_forward``; :class:`disabled_heads` switches
-the model to it and back. No model file or weight is touched. Architectures
-whose attention does not dispatch through the interface are refused with a
-clear error, and :meth:`disabled_heads.verify` checks after a forward pass
-that every targeted layer was reached.
+Metrics (``--metric``):
 
->>> import torch
->>> from transformers import AutoModel
->>> from probing.testing import tiny_bert
->>> model = AutoModel.from_pretrained(tiny_bert(), attn_implementation="eager").eval()
->>> ids = torch.tensor([[2, 10, 11, 12, 3]])
->>> with disabled_heads(model, {(0, 1)}) as intervention:
-...     weights = model(ids, output_attentions=True).attentions[0]
->>> intervention.verify()
->>> torch.allclose(weights[0, 1], torch.full((5, 5), 0.2))
-True
->>> model.config._attn_implementation
-'eager'
+- ``mlm``: masked-LM loss per masked token, on seeded masks (probing.masking);
+- ``lm``: a causal LM's next-token negative log-likelihood per token;
+- ``probe``: the best head's accuracy per relation (Clark et al.'s probe);
+- ``classification``: accuracy of a sequence classifier on a labelled CSV.
+
+Every value has Poisson-bootstrap replicates over units, seeded by unit
+index, so a condition's change from the intact model has a paired interval.
+
+>>> conditions = each_head(2, 2)
+>>> [condition.label for condition in conditions]
+['none', '1-1', '1-2', '2-1', '2-2']
 """
 
 from __future__ import annotations
 
-import csv
-import sys
-import weakref
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ..alignment import maximum_length
+from ..batching import Batch
+from ..engine import Accumulator, BatchView
 from ..errors import ProbingError
-from ..inputs import TextUnit, read_units, token_batches
-from ..relations import DEFAULT_RELATIONS
+from ..interventions import uniform_heads
+from ..masking import IGNORED, MASK_RATE, mask_batch
+from ..naming import DIRECTIONS, head_name, parse_head_names
+from ..registry import Registry
 from ..scoring.bootstrap import poisson_weights
-from ..scoring.predictions import DIRECTIONS
+from ..scoring.counts import BootstrapSpec, ProbeCounts
+from ..scoring.intervals import percentile_interval
+from ..scoring.pairs import collect_pairs
 
-ATTENTION_NAME = "probing_uniform_heads"
-"""The name under which the disabling attention function is registered."""
+CONDITION_CELLS = 1 << 19
+"""Budget of (copies x batch x tokens^2) attention cells per forward pass of stacked conditions."""
 
-_DISABLED: "weakref.WeakKeyDictionary[torch.nn.Module, torch.Tensor]" = weakref.WeakKeyDictionary()
-"""Attention module -> bool [head]: the heads of that module to disable (only while a context is active)."""
-_REACHED: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()
-
-
-def _uniform_heads_attention(module, query, key, value, attention_mask, **kwargs):
-    """The model's eager attention, then uniform weights (and their output) in the disabled heads.
-
-    weights: [batch, head, query, key]; output: [batch, query, head, head_dim].
-    """
-    eager = getattr(sys.modules.get(type(module).__module__), "eager_attention_forward", None)
-    if eager is None:
-        raise ProbingError(f"{type(module).__name__} has no eager_attention_forward to wrap; cannot disable its heads")
-    output, weights = eager(module, query, key, value, attention_mask, **kwargs)
-    disabled = _DISABLED.get(module)
-    if disabled is None:
-        return output, weights
-    _REACHED.add(module)
-    if not bool(disabled.any()):
-        return output, weights
-    heads = disabled.to(weights.device).nonzero().flatten()
-    allowed = _allowed_keys(module, attention_mask, weights)  # bool [batch, 1 or head, query, key]
-    uniform = allowed.to(weights.dtype) / allowed.sum(dim=-1, keepdim=True).clamp(min=1).to(weights.dtype)
-    new_weights = weights.clone()
-    new_weights[:, heads] = uniform.expand_as(weights)[:, heads]
-    values = _per_head_values(value, weights.shape[1])  # [batch, head, key, head_dim]
-    if output.shape[:3] != (weights.shape[0], weights.shape[2], weights.shape[1]):
-        raise ProbingError(
-            f"{type(module).__name__}: unexpected attention output shape {tuple(output.shape)}; cannot disable heads"
-        )
-    new_output = output.clone()
-    # [batch, disabled head, query, head_dim] -> [batch, query, disabled head, head_dim]
-    new_output[:, :, heads] = torch.matmul(new_weights[:, heads], values[:, heads]).transpose(1, 2).to(output.dtype)
-    return new_output, new_weights
+LOGIT_CELLS = 1 << 26
+"""Budget of (copies x batch x tokens x vocabulary) logits per forward pass (256 MiB of float32)."""
 
 
-def _allowed_keys(module, attention_mask, weights: torch.Tensor) -> torch.Tensor:
-    """Which keys each query row may see: bool [batch, 1 or head, query, key]."""
-    batch, _, queries, keys = weights.shape
-    if attention_mask is None:
-        allowed = torch.ones(queries, keys, dtype=torch.bool, device=weights.device)
-        if getattr(module, "is_causal", False) and queries > 1:
-            allowed = torch.tril(allowed, diagonal=keys - queries)
-        return allowed.expand(batch, 1, queries, keys)
-    mask = attention_mask[..., :keys]
-    if mask.dtype == torch.bool:
-        return mask
-    # an additive mask: 0 where allowed, the dtype's minimum (or -inf) where not
-    return mask > torch.finfo(mask.dtype).min / 2
+@dataclass(frozen=True)
+class Condition:
+    """A set of heads disabled together; ``label`` names them (from 1), "none" is the intact model."""
+
+    label: str
+    heads: tuple[tuple[int, int], ...]
 
 
-def _per_head_values(value: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """Values per query head: grouped-query models share one key/value head among several."""
-    groups = num_heads // value.shape[1]
-    return value if groups == 1 else value.repeat_interleave(groups, dim=1)
+INTACT = Condition("none", ())
 
 
-def _register() -> None:
-    from transformers import AttentionInterface
-    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
-
-    AttentionInterface.register(ATTENTION_NAME, _uniform_heads_attention)
-    # Without a registered mask function, transformers builds no padding mask for a custom name.
-    AttentionMaskInterface.register(ATTENTION_NAME, ALL_MASK_ATTENTION_FUNCTIONS["eager"])
+def each_head(num_layers: int, num_heads: int) -> list[Condition]:
+    """The intact model, then one condition per head."""
+    return [INTACT] + [Condition(head_name(layer, head), ((layer, head),))
+                       for layer in range(num_layers) for head in range(num_heads)]
 
 
-def _quietly(function, *args) -> None:
-    """Call without transformers' warning for models that cannot switch (the caller raises a clearer one)."""
-    from transformers.utils import logging as hf_logging
-
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    try:
-        function(*args)
-    finally:
-        hf_logging.set_verbosity(verbosity)
+def each_layer(num_layers: int, num_heads: int) -> list[Condition]:
+    """The intact model, then one condition per layer: all its heads at once."""
+    return [INTACT] + [Condition(f"layer {layer + 1}", tuple((layer, head) for head in range(num_heads)))
+                       for layer in range(num_layers)]
 
 
-def attention_modules(model: torch.nn.Module, num_layers: int) -> dict[torch.nn.Module, int]:
-    """Every module that may call the attention function, with its layer (from 0).
-
-    transformers' attention modules carry their ``layer_idx``; a model whose
-    modules do not is read by position in its list of ``num_layers`` layers.
-    """
-    found = {module: module.layer_idx for module in model.modules() if isinstance(getattr(module, "layer_idx", None), int)}
-    if found:
-        return found
-    for module in model.modules():
-        if isinstance(module, torch.nn.ModuleList) and len(module) == num_layers:
-            return {sub: index for index, layer in enumerate(module) for sub in layer.modules()}
-    raise ProbingError(f"cannot find the {num_layers} attention layers of {type(model).__name__}")
-
-
-class disabled_heads:
-    """Context manager: the given heads attend uniformly while it is active.
-
-    ``heads`` holds ``(layer, head)`` pairs counted from 0. On exit the
-    model's previous attention implementation is restored.
-    """
-
-    def __init__(self, model: torch.nn.Module, heads: Iterable[tuple[int, int]]):
-        self.model = model
-        self.heads = frozenset((int(layer), int(head)) for layer, head in heads)
-        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-        self.num_layers = config.num_hidden_layers
-        self.num_heads = config.num_attention_heads
-        for layer, head in self.heads:
-            if not (0 <= layer < self.num_layers and 0 <= head < self.num_heads):
-                raise ProbingError(
-                    f"head {layer + 1}-{head + 1} does not exist: the model has {self.num_layers} layers of "
-                    f"{self.num_heads} heads",
-                    source="--heads",
-                )
-        self._previous: str | None = None
-        self._modules: dict[torch.nn.Module, int] = {}
-        self._reached: set[int] | None = None
-
-    def __enter__(self) -> "disabled_heads":
-        _register()
-        self._reached = None
-        self._modules = attention_modules(self.model, self.num_layers)
-        self._previous = self.model.config._attn_implementation
-        _quietly(self.model.set_attn_implementation, ATTENTION_NAME)
-        if self.model.config._attn_implementation != ATTENTION_NAME:
-            _quietly(self.model.set_attn_implementation, self._previous)
-            raise ProbingError(
-                f"{type(self.model).__name__} computes attention in its own code rather than through "
-                "transformers' AttentionInterface, so its heads cannot be disabled without editing the model",
-                source="--model",
-            )
-        for module, layer in self._modules.items():
-            mask = torch.zeros(self.num_heads, dtype=torch.bool)
-            mask[[head for target, head in self.heads if target == layer]] = True
-            _DISABLED[module] = mask
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._reached = self._reached_layers()
-        for module in self._modules:
-            _DISABLED.pop(module, None)
-            _REACHED.discard(module)
-        _quietly(self.model.set_attn_implementation, self._previous)
-
-    def _reached_layers(self) -> set[int]:
-        return {layer for module, layer in self._modules.items() if module in _REACHED}
-
-    def verify(self) -> None:
-        """After a forward pass (inside the context or after it): raise unless every layer with a
-        disabled head went through the function."""
-        reached = self._reached if self._reached is not None else self._reached_layers()
-        missed = sorted({layer for layer, _ in self.heads} - reached)
-        if missed:
-            raise ProbingError(
-                f"{type(self.model).__name__}: layer(s) {', '.join(str(layer + 1) for layer in missed)} never called "
-                "the attention interface, so their heads could not be disabled",
-                source="--model",
-            )
-
-
-def parse_heads(text: str, num_layers: int, num_heads: int) -> frozenset[tuple[int, int]]:
-    """``"3-5,7-1"`` (layer-head, counted from 1) -> ``{(2, 4), (6, 0)}`` (counted from 0).
-
-    >>> sorted(parse_heads("3-5,7-1", 12, 12))
-    [(2, 4), (6, 0)]
-    """
-    heads = set()
-    for part in text.split(","):
-        try:
-            layer, head = (int(piece) for piece in part.strip().split("-"))
-        except ValueError:
-            raise ProbingError(f"expected LAYER-HEAD pairs such as 3-5,7-1 (counted from 1), got {part!r}", source="--heads") from None
-        if not (1 <= layer <= num_layers and 1 <= head <= num_heads):
-            raise ProbingError(
-                f"head {layer}-{head} does not exist: the model has {num_layers} layers of {num_heads} heads "
-                "(counted from 1)",
-                source="--heads",
-            )
-        heads.add((layer - 1, head - 1))
-    return frozenset(heads)
-
-
-def heads_label(heads: Iterable[tuple[int, int]]) -> str:
-    """``{(2, 4), (6, 0)}`` -> ``"3-5,7-1"`` (counted from 1)."""
-    return ",".join(f"{layer + 1}-{head + 1}" for layer, head in sorted(heads))
-
-
-def each_head(num_layers: int, num_heads: int) -> list[tuple[str, frozenset]]:
-    """One condition per head."""
-    return [(f"{layer + 1}-{head + 1}", frozenset({(layer, head)})) for layer in range(num_layers) for head in range(num_heads)]
-
-
-def each_layer(num_layers: int, num_heads: int) -> list[tuple[str, frozenset]]:
-    """One condition per layer: all its heads at once."""
-    return [
-        (f"layer {layer + 1}", frozenset((layer, head) for head in range(num_heads))) for layer in range(num_layers)
-    ]
+def chosen_heads(texts: list[str], num_layers: int, num_heads: int) -> list[Condition]:
+    """The intact model, then one condition per ``--heads 3-5,7-1`` (counted from 1)."""
+    conditions = [INTACT]
+    for text in texts:
+        heads = tuple(parse_head_names(text, num_layers=num_layers, num_heads=num_heads))
+        conditions.append(Condition(",".join(head_name(*head) for head in sorted(heads)), tuple(sorted(heads))))
+    return conditions
 
 
 # ---------------------------------------------------------------- metrics
 
 
-@dataclass(frozen=True)
-class AblationConfig:
-    """What ``probing ablate`` measures, on what; frozen and written into the result."""
-
-    model: str
-    input: str | None = None
-    metric: str = "mlm"
-    labels: str | None = None
-    relations: tuple[str, ...] = DEFAULT_RELATIONS
-    limit: int | None = None
-    batch_size: int = 16
-    max_length: int | None = None
-    mask_rate: float = 0.15
-    bootstrap: int = 1000
-    seed: int = 0
-    device: str = "cpu"
-
-
-@dataclass
-class Score:
-    """A metric's value for each of its parts (one, or one per relation), with bootstrap replicates.
-
-    value: float [part]; replicates: float [replicate, part], computed on
-    Poisson weights that depend only on (seed, unit index), so that two
-    scores of the same units are paired replicate by replicate.
-    """
-
-    parts: list[str]
-    value: np.ndarray
-    replicates: np.ndarray
-    detail: list[str | None]
-
-
 class Metric:
-    """A metric of one model on fixed units: ``evaluate()`` under the current intervention."""
+    """What is measured under each condition. ``head``: the task head the model is loaded with."""
 
     name = ""
+    head: str | None = None
     higher_is_better = True
     description = ""
-    model: torch.nn.Module
+    needs_trees = False
 
-    def evaluate(self) -> Score:
+    def parts(self) -> list[str]:
+        return [self.name]
+
+    def setup(self, loaded) -> None:
+        """Checks of the loaded model, once, before the pass."""
+
+
+METRICS: Registry[type[Metric]] = Registry("metric", option="--metric")
+
+
+class RatioMetric(Metric):
+    """A metric that is sum(numerator) / sum(denominator) over units (a loss per token, an accuracy)."""
+
+    def measure(self, loaded, batch: Batch, copies: int, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """numerator and denominator float64 [copy, unit, part] for ``copies`` stacked copies of ``batch``."""
         raise NotImplementedError
 
 
-METRICS: dict[str, type[Metric]] = {}
+def _stacked(batch: Batch, copies: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """input ids and attention mask repeated ``copies`` times, copy-major: [copies * batch, tok]."""
+    return batch.input_ids.repeat(copies, 1), batch.attention_mask.repeat(copies, 1)
 
 
-def register_metric(cls: type[Metric]) -> type[Metric]:
-    METRICS[cls.name] = cls
-    return cls
+@METRICS.register("mlm")
+class MaskedLMLoss(RatioMetric):
+    """Masked-LM loss per masked token (lower is better) on seeded masks of each unit's tokens."""
 
-
-def make_metric(config: AblationConfig) -> Metric:
-    if config.metric not in METRICS:
-        raise ProbingError(f"unknown metric {config.metric!r}; use one of {', '.join(METRICS)}", source="--metric")
-    return METRICS[config.metric](config)
-
-
-def _ratio_score(part: str, indices: list[int], numerator, denominator, config: AblationConfig, detail=None) -> Score:
-    """value = sum(numerator) / sum(denominator) over units; replicates with the units' Poisson weights."""
-    numerator = np.asarray(numerator, dtype=np.float64)
-    denominator = np.asarray(denominator, dtype=np.float64)
-    if denominator.sum() == 0:
-        raise ProbingError("nothing to score: no unit yielded a token or a label", source="INPUT")
-    value = np.array([numerator.sum() / denominator.sum()])
-    weights = poisson_weights(indices, replicates=config.bootstrap, seed=config.seed).numpy()  # [replicate, unit]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        replicates = (weights @ numerator) / (weights @ denominator)
-    return Score([part], value, replicates[:, None], [detail])
-
-
-def _load_task_model(config: AblationConfig, auto_class: str, head_prefixes: tuple[str, ...], what: str):
-    """A checkpoint with a task head, refused when the head's weights are not in it."""
-    import transformers
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # the missing-weights report is turned into one clear error below
-    try:
-        model, info = getattr(transformers, auto_class).from_pretrained(
-            config.model, attn_implementation="eager", output_loading_info=True
-        )
-    except (OSError, ValueError, KeyError) as error:
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise ProbingError(f"cannot load {config.model!r} as a {what} model: {first}", source="MODEL") from None
-    finally:
-        hf_logging.set_verbosity(verbosity)
-    missing = sorted(key for key in info.get("missing_keys", ()) if "pooler" not in key)
-    untrained = [key for key in missing if any(part in key for part in head_prefixes)] or missing
-    if untrained:
-        raise ProbingError(
-            f"{config.model} has no trained {what} head: {len(untrained)} of its weights are not in the checkpoint "
-            f"({', '.join(untrained[:3])}{', ...' if len(untrained) > 3 else ''}). Sentence-transformers "
-            "checkpoints such as all-MiniLM-L6-v2 keep only the encoder (--metric probe needs no head)",
-            source="MODEL",
-        )
-    return model.eval().to(config.device)
-
-
-def _require_input(config: AblationConfig) -> str:
-    if not config.input:
-        raise ProbingError(f"--metric {config.metric} needs an INPUT file", source="INPUT")
-    return config.input
-
-
-@register_metric
-class MaskedLMLoss(Metric):
-    """Masked-LM loss per masked token (lower is better) on seeded masks of the input's units.
-
-    Each unit masks ``mask_rate`` of its non-special tokens (at least one),
-    drawn from (seed, unit index), all replaced by the mask token.
-    """
-
-    name = "mlm"
-    higher_is_better = False
+    name, head, higher_is_better = "loss", "masked_lm", False
     description = "masked-LM loss per masked token"
 
-    def __init__(self, config: AblationConfig):
-        from ..extraction import load_model
+    def __init__(self, seed: int = 0, mask_rate: float = MASK_RATE, **_):
+        self.seed, self.mask_rate = seed, mask_rate
 
-        self.config = config
-        self.model = _load_task_model(config, "AutoModelForMaskedLM", ("cls.", "lm_head", "predictions"), "masked-LM")
-        loaded = load_model(config.model, device=config.device)
-        tokenizer = loaded.tokenizer
-        if tokenizer.mask_token_id is None:
-            raise ProbingError(f"the tokenizer of {config.model} has no mask token", source="MODEL")
-        max_length = maximum_length(tokenizer, self.model.config, config.max_length)
-        units = read_units(_require_input(config), limit=config.limit)
-        self.batches = [
-            self._masked(batch, tokenizer.mask_token_id)
-            for batch in token_batches(tokenizer, units, batch_size=config.batch_size, max_length=max_length)
-        ]
+    def setup(self, loaded) -> None:
+        if loaded.tokenizer.mask_token_id is None:
+            raise ProbingError(f"the tokenizer of {loaded.name} has no mask token", source="--metric mlm")
 
-    def _masked(self, batch, mask_id: int) -> dict:
-        eligible = batch.attention_mask.bool() & ~batch.is_special  # [batch, tok]
-        labels = torch.full_like(batch.input_ids, -100)  # [batch, tok]; -100: not scored
-        for row, unit in enumerate(batch.units):
-            positions = eligible[row].nonzero().flatten().numpy()
-            if len(positions) == 0:
-                continue
-            count = max(1, int(round(self.config.mask_rate * len(positions))))
-            chosen = np.random.default_rng([self.config.seed, unit.index]).choice(positions, count, replace=False)
-            labels[row, chosen] = batch.input_ids[row, chosen]
-        input_ids = torch.where(labels >= 0, torch.full_like(labels, mask_id), batch.input_ids)
-        return {"input_ids": input_ids, "attention_mask": batch.attention_mask, "labels": labels,
-                "indices": [unit.index for unit in batch.units]}
-
-    def evaluate(self) -> Score:
-        indices, losses, counts = [], [], []
-        for batch in self.batches:
-            with torch.inference_mode():
-                logits = self.model(
-                    input_ids=batch["input_ids"].to(self.config.device),
-                    attention_mask=batch["attention_mask"].to(self.config.device),
-                ).logits.float()  # [batch, tok, vocab]
-            labels = batch["labels"].to(logits.device)
-            loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels, reduction="none", ignore_index=-100)
-            losses += loss.sum(dim=1).tolist()
-            counts += (labels >= 0).sum(dim=1).tolist()
-            indices += batch["indices"]
-        return _ratio_score("loss", indices, losses, counts, self.config)
+    def measure(self, loaded, batch, copies, mask):
+        masked = mask_batch(batch.input_ids, batch.attention_mask, batch.is_special, batch.indices,
+                            mask_token_id=loaded.tokenizer.mask_token_id, seed=self.seed, rate=self.mask_rate)
+        device = loaded.device
+        with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
+            logits = loaded.model(input_ids=masked.input_ids.repeat(copies, 1).to(device),
+                                  attention_mask=batch.attention_mask.repeat(copies, 1).to(device)).logits
+        intervention.verify()
+        labels = masked.labels.repeat(copies, 1).to(logits.device)  # [copies * batch, tok]
+        loss = torch.nn.functional.cross_entropy(logits.float().transpose(1, 2), labels, reduction="none",
+                                                 ignore_index=IGNORED)  # [copies * batch, tok]
+        numerator = loss.sum(dim=1).double().view(copies, len(batch), 1).cpu()
+        denominator = (labels != IGNORED).sum(dim=1).double().view(copies, len(batch), 1).cpu()
+        return numerator, denominator
 
 
-@register_metric
-class ProbeAccuracy(Metric):
-    """The best head's accuracy per relation on a treebank (Clark et al.'s probe, spec/scoring.md)."""
+@METRICS.register("lm")
+class NextTokenLoss(RatioMetric):
+    """A causal LM's negative log-likelihood per predicted token (lower is better).
 
-    name = "probe"
-    higher_is_better = True
-    description = "best head's accuracy per relation"
+    Every real, non-special token after the first is predicted from the tokens
+    before it; the logits are the LM head applied to the last hidden state, in
+    row chunks, so the vocabulary never multiplies the whole stacked batch.
+    """
 
-    def __init__(self, config: AblationConfig):
-        from ..config import ScoreConfig
-        from ..extraction import load_model
+    name, head, higher_is_better = "loss", "causal_lm", False
+    description = "next-token loss per token (nats)"
 
-        self.config = config
-        self.score_config = ScoreConfig(
-            model=config.model,
-            treebank=_require_input(config),
-            relations=config.relations,
-            limit=config.limit,
-            batch_size=config.batch_size,
-            max_length=config.max_length,
-            bootstrap=config.bootstrap,
-            seed=config.seed,
-            device=config.device,
-        ).validated()
-        self.loaded = load_model(config.model, device=config.device)
-        self.model = self.loaded.model
+    def __init__(self, **_):
+        pass
 
-    def evaluate(self) -> Score:
-        from ..pipeline import run_probe
-        from ..tables import head_label
+    def setup(self, loaded) -> None:
+        if not loaded.is_causal:
+            raise ProbingError(f"{loaded.name} is not a causal LM; use --metric mlm", source="--metric lm")
+        ids = torch.tensor([[loaded.prepend_token_id or 0, 5, 6, 7]])
+        with torch.inference_mode():
+            full = loaded.model(input_ids=ids.to(loaded.device)).logits.float()
+            mine = self._logits(loaded, loaded.base(input_ids=ids.to(loaded.device)).last_hidden_state).float()
+        if not torch.allclose(full, mine, rtol=1e-4, atol=1e-4):
+            raise ProbingError(f"{loaded.name} transforms its logits beyond its LM head (soft-capping or scaling), "
+                               "which --metric lm does not reproduce", source="--metric lm")
 
-        counts = run_probe(self.score_config, loaded=self.loaded).counts
-        total = counts.total.numpy().astype(np.float64)  # [relation]
-        flat = counts.heads.flatten(start_dim=1).numpy()  # [relation, direction * layer * head]
-        best = flat.argmax(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            value = flat.max(axis=1) / total
-            boot = counts.boot_heads.flatten(start_dim=2).numpy().max(axis=2) / counts.boot_total.numpy()
-        shape = counts.heads.shape[1:]  # direction, layer, head
-        detail = []
-        for relation, index in enumerate(best):
-            direction, layer, head = np.unravel_index(index, shape)
-            name = DIRECTIONS[direction]
-            detail.append(head_label({"layer": int(layer), "head": int(head), "direction": name}) if total[relation] else None)
-        return Score(list(counts.relations), value, boot, detail)
+    @staticmethod
+    def _logits(loaded, hidden: torch.Tensor) -> torch.Tensor:
+        return loaded.model.get_output_embeddings()(hidden)
+
+    def measure(self, loaded, batch, copies, mask):
+        input_ids, attention_mask = _stacked(batch, copies)
+        with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
+            hidden = loaded.base(input_ids=input_ids.to(loaded.device),
+                                 attention_mask=attention_mask.to(loaded.device)).last_hidden_state
+            targets = input_ids[:, 1:].to(hidden.device)  # [rows, tok - 1]: token t + 1 predicted at t
+            scored = (attention_mask[:, 1:].bool() & ~batch.is_special[:, 1:].repeat(copies, 1)).to(hidden.device)
+            vocabulary = loaded.model.get_output_embeddings().weight.shape[0]
+            chunk = max(1, LOGIT_CELLS // max(1, hidden.shape[1] * vocabulary))
+            losses = []
+            for start in range(0, hidden.shape[0], chunk):
+                logits = self._logits(loaded, hidden[start : start + chunk, :-1]).float()  # [chunk, tok - 1, vocab]
+                losses.append(torch.nn.functional.cross_entropy(
+                    logits.transpose(1, 2), targets[start : start + chunk], reduction="none"))
+            loss = torch.cat(losses) * scored  # [rows, tok - 1]
+        intervention.verify()
+        numerator = loss.sum(dim=1).double().view(copies, len(batch), 1).cpu()
+        denominator = scored.sum(dim=1).double().view(copies, len(batch), 1).cpu()
+        return numerator, denominator
 
 
-@register_metric
-class ClassificationAccuracy(Metric):
-    """Accuracy of a sequence-classification checkpoint on a CSV with ``text`` and ``label`` columns."""
+@METRICS.register("classification")
+class ClassificationAccuracy(RatioMetric):
+    """Accuracy of a sequence-classification checkpoint on a labelled CSV (``--labels``)."""
 
-    name = "classification"
-    higher_is_better = True
+    name, head, higher_is_better = "accuracy", "sequence_classification", True
     description = "accuracy on the labelled file"
 
-    def __init__(self, config: AblationConfig):
-        from ..extraction import load_model
+    def __init__(self, **_):
+        self.label_ids: dict[str, int] = {}
 
-        self.config = config
-        path = config.labels or _require_input(config)
-        self.model = _load_task_model(config, "AutoModelForSequenceClassification", ("classifier", "score"), "sequence-classification")
-        tokenizer = load_model(config.model, device=config.device).tokenizer
-        texts, self.labels = read_labelled(path, self.model.config, config.limit)
-        units = [TextUnit(first=text, index=index) for index, text in enumerate(texts)]
-        max_length = maximum_length(tokenizer, self.model.config, config.max_length)
-        self.batches = list(token_batches(tokenizer, units, batch_size=config.batch_size, max_length=max_length))
+    def setup(self, loaded) -> None:
+        config = loaded.model.config
+        self.label_ids = {str(name): int(index) for name, index in (getattr(config, "label2id", None) or {}).items()}
+        self.num_labels = int(getattr(config, "num_labels", len(self.label_ids)))
 
-    def evaluate(self) -> Score:
-        indices, correct = [], []
-        for batch in self.batches:
-            with torch.inference_mode():
-                logits = self.model(
-                    input_ids=batch.input_ids.to(self.config.device),
-                    attention_mask=batch.attention_mask.to(self.config.device),
-                ).logits  # [batch, label]
-            rows = [unit.index for unit in batch.units]
-            correct += (logits.argmax(dim=-1).cpu() == torch.tensor([self.labels[i] for i in rows])).long().tolist()
-            indices += rows
-        return _ratio_score("accuracy", indices, correct, [1] * len(correct), self.config)
+    def label_id(self, unit) -> int:
+        label = (unit.label or "").strip()
+        if label in self.label_ids:
+            return self.label_ids[label]
+        if label.lstrip("-").isdigit() and 0 <= int(label) < self.num_labels:
+            return int(label)
+        raise ProbingError(f"label {label!r} of row {unit.index + 2} is neither a label of the model "
+                           f"({', '.join(self.label_ids)}) nor an id below {self.num_labels}", source="--labels")
 
-
-def read_labelled(path: str, model_config, limit: int | None = None) -> tuple[list[str], list[int]]:
-    """Texts and label ids from a CSV with ``text`` and ``label`` columns.
-
-    A label is a name of the model's ``label2id`` or a label id.
-    """
-    label2id = {str(name): int(index) for name, index in (getattr(model_config, "label2id", None) or {}).items()}
-    num_labels = int(getattr(model_config, "num_labels", len(label2id)))
-    texts, labels = [], []
-    try:
-        with open(path, encoding="utf-8", newline="") as stream:
-            reader = csv.DictReader(stream)
-            if not reader.fieldnames or not {"text", "label"} <= set(reader.fieldnames):
-                raise ProbingError(f"needs a header with text and label columns, got {reader.fieldnames}", source=path)
-            for line, row in enumerate(reader, start=2):
-                if limit is not None and len(texts) >= limit:
-                    break
-                texts.append(row["text"])
-                labels.append(_label_id(row["label"], label2id, num_labels, path, line))
-    except OSError as error:
-        raise ProbingError(f"cannot read the labelled file: {error.strerror}", source=path) from None
-    if not texts:
-        raise ProbingError("the labelled file holds no row", source=path)
-    return texts, labels
-
-
-def _label_id(label: str, label2id: dict[str, int], num_labels: int, path: str, line: int) -> int:
-    label = label.strip()
-    if label in label2id:
-        return label2id[label]
-    if label.lstrip("-").isdigit() and 0 <= int(label) < num_labels:
-        return int(label)
-    raise ProbingError(f"label {label!r} is neither a label of the model ({', '.join(label2id)}) nor an id below {num_labels}", source=path, line=line)
-
-
-# ---------------------------------------------------------------- running and reporting
-
-
-def run_ablation(metric: Metric, conditions: list[tuple[str, frozenset]], *, progress=None) -> dict:
-    """The metric without intervention, then with each condition's heads disabled.
-
-    Returns ``{"baseline": {part: {...}}, "conditions": [...]}``; a
-    condition's change is ``after - before`` with a paired 95% percentile
-    interval over the bootstrap replicates.
-    """
-    with disabled_heads(metric.model, ()):
-        pass  # refuses a model that cannot be intervened on, before any time is spent
-    baseline = metric.evaluate()
-    results = []
-    for label, heads in conditions:
-        with disabled_heads(metric.model, heads) as intervention:
-            after = metric.evaluate()
+    def measure(self, loaded, batch, copies, mask):
+        input_ids, attention_mask = _stacked(batch, copies)
+        with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
+            logits = loaded.model(input_ids=input_ids.to(loaded.device),
+                                  attention_mask=attention_mask.to(loaded.device)).logits  # [rows, label]
         intervention.verify()
-        results.append({"label": label, "heads": sorted([layer, head] for layer, head in heads), "parts": _compare(baseline, after, metric.higher_is_better)})
-        if progress is not None:
-            progress(len(results), len(conditions))
-    return {
-        "baseline": {
-            part: {"value": _number(baseline.value[index]), "interval": _interval(baseline.replicates[:, index]), "detail": baseline.detail[index]}
-            for index, part in enumerate(baseline.parts)
-        },
-        "conditions": results,
-    }
+        gold = torch.tensor([self.label_id(unit) for unit in batch.units]).repeat(copies)
+        correct = (logits.argmax(dim=-1).cpu() == gold).double().view(copies, len(batch), 1)
+        return correct, torch.ones_like(correct)
 
 
-def _compare(before: Score, after: Score, higher_is_better: bool) -> dict:
-    parts = {}
-    for index, part in enumerate(before.parts):
-        change = after.value[index] - before.value[index]
-        interval = _interval(after.replicates[:, index] - before.replicates[:, index])
-        better = change if higher_is_better else -change
-        helps = bool(interval is not None and (interval[0] > 0 if higher_is_better else interval[1] < 0))
-        hurts = bool(interval is not None and (interval[1] < 0 if higher_is_better else interval[0] > 0))
-        parts[part] = {
-            "value": _number(after.value[index]),
-            "change": _number(change),
-            "interval": interval,
-            "improvement": _number(better),
-            "verdict": "helps" if helps else "hurts" if hurts else "no clear change",
-            "detail": after.detail[index],
+@METRICS.register("probe")
+class ProbeAccuracy(Metric):
+    """The best head's accuracy per relation on a treebank (the probe, under each condition)."""
+
+    name, head, higher_is_better, needs_trees = "probe", None, True, True
+    description = "best head's accuracy per relation"
+
+    def __init__(self, relations=("dobj", "det", "pobj", "poss", "all"), **_):
+        self.relations = tuple(relations)
+
+    def parts(self) -> list[str]:
+        return list(self.relations)
+
+
+# ---------------------------------------------------------------- the accumulator
+
+
+class AblationAccumulator(Accumulator):
+    """Each condition's metric over the pass, with bootstrap replicates (``update`` / ``merge`` / ``result``).
+
+    State for ratio metrics: ``numerator``, ``denominator`` float64 [condition, part] and
+    ``boot_numerator``, ``boot_denominator`` [replicate, condition, part]; for the probe
+    metric, the probe's counts of every condition (``c{i}.NAME``).
+    """
+
+    analysis = "ablation"
+    needs_attention = False
+
+    def __init__(self, metric: Metric, conditions: list[Condition], num_layers: int, num_heads: int, *,
+                 bootstrap: int = 1000, seed: int = 0, causal: bool = False, offsets=(-3, -2, -1, 1, 2, 3),
+                 pool_from: str = "mean"):
+        super().__init__()
+        if bootstrap < 1:
+            raise ProbingError("needs bootstrap replicates for its intervals (1 or more)", source="--bootstrap")
+        if conditions[0] != INTACT:
+            conditions = [INTACT, *conditions]
+        self.metric, self.conditions = metric, conditions
+        self.shape, self.bootstrap, self.seed, self.causal, self.offsets = (num_layers, num_heads), bootstrap, seed, causal, tuple(offsets)
+        self.pool_from = pool_from
+        masks = torch.zeros(len(conditions), num_layers, num_heads, dtype=torch.bool)
+        for index, condition in enumerate(conditions):
+            for layer, head in condition.heads:
+                masks[index, layer, head] = True
+        self.masks = masks  # [condition, layer, head]
+        if isinstance(metric, ProbeAccuracy):
+            self.counts = [ProbeCounts(metric.relations, num_layers, num_heads, offsets=self.offsets,
+                                       bootstrap=BootstrapSpec(bootstrap, seed), causal=causal) for _ in conditions]
+            self.state_tensors = {f"c{i}.{name}": getattr(counts, name)
+                                  for i, counts in enumerate(self.counts) for name in counts.tensor_names()}
+        else:
+            parts = len(metric.parts())
+            zeros = lambda *shape: torch.zeros(shape, dtype=torch.float64)  # noqa: E731
+            self.state_tensors = {
+                "numerator": zeros(len(conditions), parts), "denominator": zeros(len(conditions), parts),
+                "boot_numerator": zeros(bootstrap, len(conditions), parts),
+                "boot_denominator": zeros(bootstrap, len(conditions), parts),
+            }
+
+    def identity(self) -> dict:
+        return {"analysis": self.analysis, "metric": self.metric.name, "parts": self.metric.parts(),
+                "conditions": [condition.label for condition in self.conditions], "bootstrap": self.bootstrap,
+                "seed": self.seed, "shape": list(self.shape)}
+
+    def fresh(self) -> "AblationAccumulator":
+        return AblationAccumulator(self.metric, self.conditions, *self.shape, bootstrap=self.bootstrap, seed=self.seed,
+                                   causal=self.causal, offsets=self.offsets, pool_from=self.pool_from)
+
+    @classmethod
+    def for_result(cls, result: dict) -> "AblationAccumulator":
+        config = result["config"]
+        metric = METRICS[config["metric"]](**config.get("metric_options", {}))
+        conditions = [Condition(c["label"], tuple(tuple(h) for h in c["heads"])) for c in result["conditions"]]
+        return cls(metric, conditions, result["model"]["num_layers"], result["model"]["num_heads"],
+                   bootstrap=config["bootstrap"]["replicates"], seed=config["bootstrap"]["seed"],
+                   causal=result["model"]["is_causal"], offsets=config.get("offsets", (-3, -2, -1, 1, 2, 3)),
+                   pool_from=config.get("pooling", {}).get("from", "mean"))
+
+    def group_size(self, batch: Batch) -> int:
+        """How many conditions one forward pass stacks, within the attention and logit budgets."""
+        cells = len(batch) * batch.input_ids.shape[1] ** 2
+        copies = max(1, CONDITION_CELLS // max(cells, 1))
+        if isinstance(self.metric, MaskedLMLoss):
+            vocabulary = self._vocabulary
+            copies = min(copies, max(1, LOGIT_CELLS // max(1, len(batch) * batch.input_ids.shape[1] * vocabulary)))
+        return copies
+
+    def update(self, view: BatchView) -> None:
+        loaded, batch = view.loaded, view.batch
+        self._vocabulary = getattr(loaded.model.config, "vocab_size", 1) or 1
+        copies = self.group_size(batch)
+        for start in range(0, len(self.conditions), copies):
+            group = range(start, min(start + copies, len(self.conditions)))
+            mask = self.masks[group.start : group.stop].repeat_interleave(len(batch), dim=0)  # [copies * batch, L, H]
+            if isinstance(self.metric, ProbeAccuracy):
+                self._probe(view, group, mask)
+            else:
+                numerator, denominator = self.metric.measure(loaded, batch, len(group), mask)
+                self._add(batch, group, numerator, denominator)
+
+    def _add(self, batch: Batch, group: range, numerator: torch.Tensor, denominator: torch.Tensor) -> None:
+        """numerator, denominator: [copy, unit, part]."""
+        weights = poisson_weights(batch.indices, replicates=self.bootstrap, seed=self.seed)  # [replicate, unit]
+        state = self.state_tensors
+        state["numerator"][group.start : group.stop] += numerator.sum(dim=1)
+        state["denominator"][group.start : group.stop] += denominator.sum(dim=1)
+        state["boot_numerator"][:, group.start : group.stop] += torch.einsum("ru,cup->rcp", weights, numerator)
+        state["boot_denominator"][:, group.start : group.stop] += torch.einsum("ru,cup->rcp", weights, denominator)
+
+    def _probe(self, view: BatchView, group: range, mask: torch.Tensor) -> None:
+        from ..pooling import pool_word_attention
+        from ..scoring.predictions import predict_heads
+
+        loaded, batch = view.loaded, view.batch
+        copies = len(group)
+        input_ids, attention_mask = _stacked(batch, copies)
+        with uniform_heads(loaded.base, mask) as intervention:
+            from ..extraction import attention
+
+            maps = attention(loaded, input_ids, attention_mask)  # [copies * batch, layer, head, query, key]
+        intervention.verify()
+        words = pool_word_attention(maps, batch.word_of_token.repeat(copies, 1), self.pool_from)
+        predictions = predict_heads(words, batch.num_words.repeat(copies))  # [copies * batch, dir, L, H, word]
+        pairs = collect_pairs(batch.sentences, self.metric.relations)
+        for offset, condition in enumerate(group):
+            rows = slice(offset * len(batch), (offset + 1) * len(batch))
+            self.counts[condition].update(predictions[rows], pairs, sentence_indices=batch.indices,
+                                          num_words=batch.num_words.tolist())
+
+    def load_state(self, state: dict) -> "AblationAccumulator":
+        super().load_state(state)
+        if isinstance(self.metric, ProbeAccuracy):
+            for counts in self.counts:  # the counters are sums of the total tensors' pairs
+                counts.sentences = counts.words = 0
+        return self
+
+    # -- results -------------------------------------------------------------------------
+
+    def scores(self) -> tuple[np.ndarray, np.ndarray, list[list[str | None]]]:
+        """value [condition, part], replicates [replicate, condition, part], detail [condition][part]."""
+        if isinstance(self.metric, ProbeAccuracy):
+            values, replicates, details = [], [], []
+            for counts in self.counts:
+                total = counts.total.numpy().astype(np.float64)  # [relation]
+                flat = counts.heads.flatten(start_dim=1).numpy()  # [relation, direction * layer * head]
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    values.append(flat.max(axis=1) / total)
+                    replicates.append(counts.boot_heads.flatten(start_dim=2).numpy().max(axis=2) / counts.boot_total.numpy())
+                best = [np.unravel_index(int(np.argmax(flat[r])), counts.heads.shape[1:]) for r in range(len(total))]
+                details.append([head_name(int(l), int(h), DIRECTIONS[int(d)]) if total[r] else None
+                                for r, (d, l, h) in enumerate(best)])
+            return np.stack(values), np.stack(replicates, axis=1), details
+        state = {name: tensor.numpy() for name, tensor in self.state_tensors.items()}
+        if not state["denominator"][0].any():
+            raise ProbingError("nothing to score: no unit yielded a token or a label", source="--metric")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = state["numerator"] / state["denominator"]
+            replicates = state["boot_numerator"] / state["boot_denominator"]
+        return values, replicates, [[None] * values.shape[1] for _ in self.conditions]
+
+    def result(self) -> dict:
+        values, replicates, details = self.scores()
+        parts = self.metric.parts()
+        intact = {part: {"value": _number(values[0, p]), "interval": _interval(replicates[:, 0, p]),
+                         "detail": details[0][p]} for p, part in enumerate(parts)}
+        conditions = []
+        for index, condition in enumerate(self.conditions[1:], start=1):
+            changes = {}
+            for p, part in enumerate(parts):
+                change = values[index, p] - values[0, p]
+                interval = _interval(replicates[:, index, p] - replicates[:, 0, p])
+                better = change if self.metric.higher_is_better else -change
+                helps = interval is not None and (interval[0] > 0 if self.metric.higher_is_better else interval[1] < 0)
+                hurts = interval is not None and (interval[1] < 0 if self.metric.higher_is_better else interval[0] > 0)
+                changes[part] = {
+                    "value": _number(values[index, p]), "change": _number(change), "interval": interval,
+                    "improvement": _number(better), "verdict": "helps" if helps else "hurts" if hurts else "no clear change",
+                    "detail": details[index][p],
+                }
+            conditions.append({"label": condition.label, "heads": [list(head) for head in condition.heads], "parts": changes})
+        return {
+            "metric": {"name": self.metric.name, "description": self.metric.description,
+                       "higher_is_better": self.metric.higher_is_better, "parts": parts},
+            "intervention": "attention after the softmax replaced by the uniform distribution over the allowed keys",
+            "baseline": intact,
+            "conditions": [{"label": INTACT.label, "heads": [], "parts": {}}] + conditions,
+            "state": self.encoded_state(),
         }
-    return parts
 
 
 def _interval(values: np.ndarray) -> list[float] | None:
     values = values[np.isfinite(values)]
-    if values.size == 0:
-        return None
-    return [float(v) for v in np.percentile(values, [2.5, 97.5])]
+    interval = percentile_interval(values)
+    return None if interval is None else [float(interval[0]), float(interval[1])]
 
 
 def _number(value) -> float | None:
@@ -593,8 +433,8 @@ def _number(value) -> float | None:
 
 
 def ranked(result: dict, part: str) -> list[dict]:
-    """The conditions for one part, those whose removal helps most first."""
-    rows = [condition for condition in result["conditions"] if condition["parts"][part]["improvement"] is not None]
+    """The conditions for one part, those whose removal helps most first (the intact model left out)."""
+    rows = [c for c in result["conditions"][1:] if c["parts"][part]["improvement"] is not None]
     return sorted(rows, key=lambda condition: -condition["parts"][part]["improvement"])
 
 
@@ -607,18 +447,15 @@ def ablation_tables(result: dict, top: int | None = None) -> str:
     for part, base in result["baseline"].items():
         rows = ranked(result, part)
         shown = rows if top is None else rows[:top]
-        table = [
-            [
-                condition["label"],
-                _fmt(condition["parts"][part]["value"], scale),
-                _fmt(condition["parts"][part]["change"], scale, signed=True),
-                "-" if condition["parts"][part]["interval"] is None
-                else f"[{_fmt(condition['parts'][part]['interval'][0], scale, signed=True)}, {_fmt(condition['parts'][part]['interval'][1], scale, signed=True)}]",
-                condition["parts"][part]["verdict"],
-            ]
-            + ([condition["parts"][part]["detail"] or "-"] if base["detail"] else [])
-            for condition in shown
-        ]
+        table = []
+        for condition in shown:
+            entry = condition["parts"][part]
+            interval = entry["interval"]
+            table.append(
+                [condition["label"], _fmt(entry["value"], scale), _fmt(entry["change"], scale, signed=True),
+                 "-" if interval is None else f"[{_fmt(interval[0], scale, True)}, {_fmt(interval[1], scale, True)}]",
+                 entry["verdict"]] + ([entry["detail"] or "-"] if base["detail"] else [])
+            )
         headers = ["disabled (layer-head)", f"{part}{unit}", "change", "95% interval", "removal"]
         if base["detail"]:
             headers.append("best head after")

@@ -22,7 +22,7 @@ its threshold, else ``broad`` when its mean entropy is at least
 >>> same = torch.tensor([[0.5, 0.5], [0.9, 0.1]]).view(1, 1, 1, 2, 2).expand(1, 1, 2, 2, 2)
 >>> divergence = HeadDivergence(1, 2)
 >>> divergence.update(same, torch.ones(1, 2))
->>> divergence.result()["mean"]
+>>> divergence.summary()["mean"]
 [[0.0, 0.0], [0.0, 0.0]]
 """
 
@@ -34,6 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from ..engine import Accumulator, BatchView
+from .surface import SurfaceAccumulator, TokenRoles, normalised_rows
 
 SMOOTHING = 1e-10
 """Added to every real key's attention weight before renormalising the row."""
@@ -58,7 +61,7 @@ class HeadDivergence:
         self.num_layers, self.num_heads = num_layers, num_heads
         count = num_layers * num_heads
         self.sums = torch.zeros(count, count, dtype=torch.float64)  # [head, head], upper triangle filled
-        self.rows = 0
+        self.rows = torch.zeros((), dtype=torch.float64)
 
     def update(self, attention: torch.Tensor, real: torch.Tensor) -> None:
         rows = smoothed_rows(attention, real)  # [head, row, key]
@@ -86,26 +89,73 @@ class HeadDivergence:
         self.sums += sums
         self.rows += row_count
 
-    def merge(self, other: "HeadDivergence") -> "HeadDivergence":
-        if other.sums.shape != self.sums.shape:
-            raise ValueError("cannot merge divergences of models of different shapes")
-        self.sums += other.sums
-        self.rows += other.rows
-        return self
-
     def matrix(self) -> np.ndarray:
         """Symmetric [head, head] mean divergence (nats), zero diagonal."""
-        upper = (self.sums / max(self.rows, 1)).numpy()
+        upper = (self.sums / max(float(self.rows), 1.0)).numpy()
         return upper + upper.T
 
-    def result(self) -> dict:
+    def summary(self) -> dict:
         return {
             "mean": np.round(self.matrix(), DECIMALS).tolist(),
-            "rows": self.rows,
+            "rows": int(self.rows),
             "units": "nats",
             "smoothing": f"add {SMOOTHING:g} to each real key's weight, then renormalise the row",
             "head_order": "layer * num_heads + head, both from 0",
         }
+
+
+class HeadsAccumulator(Accumulator):
+    """Head divergences beside the surface statistics that label each head's behaviour.
+
+    State: the surface statistics' (``surface.*``) and ``divergence`` [head, head], ``rows``.
+    """
+
+    analysis = "heads"
+
+    def __init__(self, num_layers: int, num_heads: int, *, causal: bool = False, token_names: dict | None = None,
+                 seed: int = 0):
+        super().__init__()
+        self.surface = SurfaceAccumulator(num_layers, num_heads, causal=causal, token_names=token_names)
+        self.divergence = HeadDivergence(num_layers, num_heads)
+        self.seed = seed
+        self.state_tensors = {**{f"surface.{k}": v for k, v in self.surface.state_tensors.items()},
+                              "divergence": self.divergence.sums, "rows": self.divergence.rows}
+
+    def identity(self) -> dict:
+        return {**self.surface.identity(), "analysis": self.analysis}
+
+    def fresh(self) -> "HeadsAccumulator":
+        surface = self.surface
+        return HeadsAccumulator(surface.num_layers, surface.num_heads, causal=surface.causal,
+                                token_names=surface.token_names, seed=self.seed)
+
+    @classmethod
+    def for_result(cls, result: dict) -> "HeadsAccumulator":
+        model = result["model"]
+        return cls(model["num_layers"], result["surface"]["num_heads"], causal=model["is_causal"],
+                   token_names=result.get("token_names"), seed=result["config"].get("seed", 0))
+
+    def update(self, view: BatchView) -> None:
+        attention = view.attention if view.reading == "weights" else normalised_rows(view.attention)
+        self.add(attention, TokenRoles.of_view(view))
+
+    def add(self, attention: torch.Tensor, roles: TokenRoles) -> None:
+        """One batch: attention [batch, layer, head, query, key], roles [batch, tok]."""
+        self.surface.add(attention, roles)
+        self.divergence.update(attention, roles.real)
+
+    def result(self) -> dict:
+        surface = self.surface.result()
+        matrix = self.divergence.matrix()
+        heads = {
+            "divergence": self.divergence.summary(),
+            "mds": [[round(float(v), 6) for v in row] for row in embed(matrix, seed=self.seed)],
+            "mds_of": "sqrt of the mean Jensen-Shannon divergence (the Jensen-Shannon distance)",
+            "behaviour": behaviours(surface["surface"]),
+            "behaviour_rules": behaviour_rules(),
+        }
+        return {"token_names": surface["token_names"], "surface": surface["surface"], "heads": heads,
+                "state": self.encoded_state()}
 
 
 def smoothed_rows(attention: torch.Tensor, real: torch.Tensor) -> torch.Tensor:

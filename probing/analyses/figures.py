@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from ..atomic import save_figure_atomic  # noqa: E402
+from ..atomic import save_figure_atomic
+from ..drawing import new_figure
 
 DOT = {"s": 14, "alpha": 0.55, "linewidths": 0}
 BEHAVIOUR_COLOURS = {
@@ -62,7 +59,7 @@ def _layer_axis(axis, num_layers: int, ylabel: str | None = None, share: bool = 
 
 def _title(result: dict) -> str:
     model, source = result["model"], result["input"]
-    name = Path(model["name_or_path"]).name or model["name_or_path"]
+    name = model.get("name") or Path(model["name_or_path"]).name
     pairs = ", segment pairs" if source["pairs"] else ""
     return f"{name} on {Path(source['path']).name} ({source['units_used']} units{pairs})"
 
@@ -80,7 +77,8 @@ def surface_figure(result: dict, path) -> Path:
         ("next", "to the next token (i \u2192 i+1)"),
         ("self", "to the token itself"),
     ]
-    figure, axes = plt.subplots(2, 4, figsize=(15, 6.6), sharey=True)
+    figure = new_figure(15, 6.6)
+    axes = figure.subplots(2, 4, sharey=True)
     for axis, panel in zip(axes.flat, panels):
         if panel is None:
             _separator_panel(axis, heads, names)
@@ -123,7 +121,8 @@ def entropy_figure(result: dict, path) -> Path:
     """Figure 4 of the paper: entropy of each head's attention, with uniform attention's entropy."""
     surface, names = result["surface"], result["token_names"]
     num_layers = result["model"]["num_layers"]
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    figure = new_figure(11, 4.2)
+    axes = figure.subplots(1, 2, sharey=True)
     panels = [("entropy", "all tokens' attention"), ("first_special_entropy", f"attention from {names['first_special']}")]
     for axis, (name, title) in zip(axes, panels):
         _dots_and_mean(axis, surface["heads"][name], "#1f77b4", "layer mean")
@@ -147,7 +146,8 @@ def mds_figure(result: dict, path) -> Path:
     labels = [label for row in result["heads"]["behaviour"] for label in row]
     num_layers, num_heads = result["model"]["num_layers"], result["model"]["num_heads"]
     layers = np.repeat(np.arange(1, num_layers + 1), num_heads)
-    figure, axes = plt.subplots(1, 2, figsize=(13, 6.4))
+    figure = new_figure(13, 6.4)
+    axes = figure.subplots(1, 2)
     shown = {"first special": result["token_names"]["first_special"], "separator": result["token_names"]["separator"]}
     for label, colour in BEHAVIOUR_COLOURS.items():
         chosen = np.array([item == label for item in labels])
@@ -198,7 +198,8 @@ def gradient_figure(result: dict, path) -> Path:
         "punctuation": (". and ,", "#2ca02c"),
         "other": ("other tokens", "#7f7f7f"),
     }
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    figure = new_figure(11, 4.2)
+    axes = figure.subplots(1, 2)
     x = np.arange(1, num_layers + 1)
     for kind, (label, colour) in kinds.items():
         values = gradients["layer_gradient"][kind]
@@ -214,6 +215,7 @@ def gradient_figure(result: dict, path) -> Path:
         axis.legend(fontsize=8)
     axes[0].set_ylim(bottom=0)
     axes[1].set_ylim(0, 1)
-    figure.suptitle(f"Gradient importance, {gradients['masked_tokens']:,} masked tokens: {_title(result)}", fontsize=10)
+    kind = "masked" if gradients["loss"] == "masked_lm" else "predicted"
+    figure.suptitle(f"Gradient importance, {gradients['scored_tokens']:,} {kind} tokens: {_title(result)}", fontsize=10)
     figure.tight_layout()
     return save_figure_atomic(figure, path)

@@ -28,24 +28,21 @@ heads (tests/data/PATTERN_LABELS.md).
 >>> import torch
 >>> n = 6; special = torch.tensor([[1, 0, 0, 0, 0, 1]], dtype=torch.bool)
 >>> vertical = torch.zeros(1, 1, 1, n, n); vertical[..., 0] = 1.0
->>> stats = PatternStats(1, 1)
->>> stats.update(vertical, torch.ones(1, n, dtype=torch.long), special)
->>> classify(stats.result()).tolist()
+>>> stats = PatternAccumulator(1, 1)
+>>> stats.add(vertical, torch.ones(1, n, dtype=torch.long), special)
+>>> classify(stats.means()).tolist()
 [['vertical']]
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 
-from ..atomic import save_figure_atomic
+from ..engine import Accumulator, BatchView
 from ..errors import ProbingError
-from ..extraction import LoadedModel, attention
-from ..inputs import InputStats, TextUnit, token_batches
 
 TYPES = ("vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous")
 FEATURES = ("special", "columns", "diagonal", "segment")
@@ -80,28 +77,50 @@ class Rules:
     top_columns: int = 2
 
 
-class PatternStats:
-    """Running sums of the four shares per head: ``update`` per batch, ``merge``, ``result``.
+class PatternAccumulator(Accumulator):
+    """Running sums of the four shares per head (``update`` / ``merge`` / ``result``), and the maps of
+    the first ``keep_maps`` units for drawing.
 
     Each unit counts once: its shares are means over its content rows, and
-    ``result`` averages them over units. ``segment`` averages only over units
-    with two segments.
+    the result averages them over units. ``segment`` averages only over units
+    with two segments. State: ``sum.FEATURE`` float64 [layer, head], ``units``,
+    ``paired_units``.
     """
 
-    def __init__(self, num_layers: int, num_heads: int, rules: "Rules | None" = None):
+    analysis = "patterns"
+
+    def __init__(self, num_layers: int, num_heads: int, rules: "Rules | None" = None, keep_maps: int = 0):
+        super().__init__()
         self.shape = (num_layers, num_heads)
         self.rules = rules or Rules()
-        self.sums = {name: torch.zeros(self.shape, dtype=torch.float64) for name in FEATURES}
-        self.units = 0
-        self.paired_units = 0
+        self.keep_maps = keep_maps
+        self.samples: list[dict] = []
+        self.state_tensors = {f"sum.{name}": torch.zeros(self.shape, dtype=torch.float64) for name in FEATURES}
+        self.state_tensors["units"] = torch.zeros((), dtype=torch.float64)
+        self.state_tensors["paired_units"] = torch.zeros((), dtype=torch.float64)
 
-    def update(
-        self,
-        attention: torch.Tensor,
-        attention_mask: torch.Tensor,
-        is_special: torch.Tensor,
-        segment: torch.Tensor | None = None,
-    ) -> None:
+    def identity(self) -> dict:
+        return {"analysis": self.analysis, "shape": list(self.shape), "rules": asdict(self.rules)}
+
+    @classmethod
+    def for_result(cls, result: dict) -> "PatternAccumulator":
+        return cls(result["model"]["num_layers"], len(result["types"][0]), Rules(**result["rules"]))
+
+    def update(self, view: BatchView) -> None:
+        batch = view.batch
+        self.add(view.attention, batch.attention_mask, batch.is_special, batch.segment)
+        for row, unit in enumerate(batch.units):
+            if unit.index < self.keep_maps:
+                length = int(batch.lengths[row])
+                self.samples.append({
+                    "index": unit.index,
+                    "maps": view.attention[row, :, :, :length, :length].float().cpu().clone(),
+                    "is_special": batch.is_special[row, :length].clone(),
+                    "tokens": view.loaded.tokenizer.convert_ids_to_tokens(batch.input_ids[row, :length].tolist()),
+                })
+
+    def add(self, attention: torch.Tensor, attention_mask: torch.Tensor, is_special: torch.Tensor,
+            segment: torch.Tensor | None = None) -> None:
         """attention: [batch, layer, head, query, key]; attention_mask, is_special, segment: [batch, tok]."""
         if tuple(attention.shape[1:3]) != self.shape:
             raise ProbingError(f"attention of shape {tuple(attention.shape)} does not fit {self.shape} heads")
@@ -110,28 +129,55 @@ class PatternStats:
         paired = shares.pop("paired") & counted  # [batch]
         for name, value in shares.items():  # value: [batch, layer, head]
             keep = paired if name == "segment" else counted
-            self.sums[name] += value[keep].sum(dim=0).double().cpu()
-        self.units += int(counted.sum())
-        self.paired_units += int(paired.sum())
+            self.state_tensors[f"sum.{name}"] += value[keep].sum(dim=0).double().cpu()
+        self.state_tensors["units"] += int(counted.sum())
+        self.state_tensors["paired_units"] += int(paired.sum())
 
-    def merge(self, other: "PatternStats") -> "PatternStats":
-        if (other.shape, other.rules) != (self.shape, self.rules):
-            raise ProbingError(f"cannot merge pattern statistics of {other.shape} heads into {self.shape}")
-        for name in FEATURES:
-            self.sums[name] += other.sums[name]
-        self.units += other.units
-        self.paired_units += other.paired_units
+    def state(self) -> dict:
+        return {**super().state(), "samples": list(self.samples)}
+
+    def load_state(self, state: dict) -> "PatternAccumulator":
+        super().load_state(state)
+        self.samples = list(state.get("samples", []))
         return self
 
-    def result(self) -> dict[str, np.ndarray]:
+    def fresh(self) -> "PatternAccumulator":
+        return PatternAccumulator(*self.shape, self.rules, self.keep_maps)
+
+    def merge(self, other: "PatternAccumulator") -> "PatternAccumulator":
+        super().merge(other)
+        self.samples = sorted(self.samples + other.samples, key=lambda sample: sample["index"])[: self.keep_maps]
+        return self
+
+    def means(self) -> dict[str, np.ndarray]:
         """Mean share per head, float [layer, head]; ``segment`` is NaN without pairs."""
-        if self.units == 0:
+        units, paired = float(self.state_tensors["units"]), float(self.state_tensors["paired_units"])
+        if units == 0:
             raise ProbingError("no input unit had a content token; nothing to classify")
-        means = {name: (self.sums[name] / self.units).numpy() for name in FEATURES if name != "segment"}
+        means = {name: (self.state_tensors[f"sum.{name}"] / units).numpy() for name in FEATURES if name != "segment"}
         means["segment"] = (
-            (self.sums["segment"] / self.paired_units).numpy() if self.paired_units else np.full(self.shape, np.nan)
+            (self.state_tensors["sum.segment"] / paired).numpy() if paired else np.full(self.shape, np.nan)
         )
         return means
+
+    def result(self) -> dict:
+        shares = self.means()
+        types = classify(shares, self.rules)
+        return {
+            "rules": asdict(self.rules),
+            "types": types.tolist(),
+            "shares": {key: [[None if v != v else round(float(v), 4) for v in row] for row in value]
+                       for key, value in shares.items()},
+            "type_share_per_layer": type_shares(types),
+            "units": int(self.state_tensors["units"]),
+            "paired_units": int(self.state_tensors["paired_units"]),
+            "state": {name: value for name, value in self.encoded_state().items()},
+        }
+
+    def encoded_state(self) -> dict:
+        from ..schema import encode_array
+
+        return {name: encode_array(tensor.numpy()) for name, tensor in super().state().items()}
 
 
 def unit_shares(
@@ -177,45 +223,6 @@ def unit_shares(
     return shares
 
 
-@dataclass
-class MapSample:
-    """One unit's maps kept for drawing: float [layer, head, tok, tok] over real tokens."""
-
-    maps: np.ndarray
-    is_special: np.ndarray
-    tokens: list[str]
-
-
-def collect_patterns(
-    loaded: LoadedModel,
-    units: Iterator[TextUnit],
-    *,
-    batch_size: int = 16,
-    max_length: int = 512,
-    keep_maps: int = 0,
-    stats: InputStats | None = None,
-    rules: Rules | None = None,
-) -> tuple[PatternStats, list[MapSample]]:
-    """Stream the units through the model into a :class:`PatternStats`; keep ``keep_maps`` units' maps."""
-    patterns = PatternStats(loaded.num_layers, loaded.num_heads, rules)
-    samples: list[MapSample] = []
-    batches = token_batches(loaded.tokenizer, units, batch_size=batch_size, max_length=max_length, stats=stats)
-    for batch in batches:
-        maps = attention(loaded, batch.input_ids, batch.attention_mask)  # [batch, layer, head, query, key]
-        patterns.update(maps, batch.attention_mask, batch.is_special, batch.segment)
-        for row in range(len(batch.units)):
-            if len(samples) < keep_maps:
-                length = int(batch.lengths[row])
-                samples.append(
-                    MapSample(
-                        maps[row, :, :, :length, :length].cpu().numpy(),
-                        batch.is_special[row, :length].numpy(),
-                        batch.tokens[row][:length],
-                    )
-                )
-    return patterns, samples
-
-
 def classify(shares: dict[str, np.ndarray], rules: Rules = Rules()) -> np.ndarray:
     """The type of every head from its mean shares (see :class:`Rules`): str array [layer, head].
 
@@ -257,25 +264,20 @@ def rules_dict(rules: Rules) -> dict:
     return asdict(rules)
 
 
-def plot_types(types: np.ndarray, title: str, path) -> None:
+def plot_types(types: np.ndarray, title: str, path):
     """Layer x head grid coloured by type (counted from 1) beside the stacked type shares per layer."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
+    from ..atomic import save_figure_atomic
+    from ..drawing import layer_head_heatmap, new_figure
+
     layers, heads = types.shape
     codes = np.vectorize(TYPES.index)(types)  # [layer, head]
-    figure, (grid, bars) = plt.subplots(
-        1, 2, figsize=(3.6 + 0.3 * heads, 1.7 + 0.3 * layers), gridspec_kw={"width_ratios": [heads, 7]}
-    )
-    grid.imshow(codes, cmap=ListedColormap([COLORS[name] for name in TYPES]), vmin=-0.5, vmax=len(TYPES) - 0.5)
-    grid.set_xticks(range(heads), [str(h + 1) for h in range(heads)], fontsize=7)
-    grid.set_yticks(range(layers), [str(layer + 1) for layer in range(layers)], fontsize=7)
-    grid.set_xlabel("head")
-    grid.set_ylabel("layer")
+    figure = new_figure(3.6 + 0.3 * heads, 1.7 + 0.3 * layers)
+    (grid, bars) = figure.subplots(1, 2, gridspec_kw={"width_ratios": [heads, 7]})
+    layer_head_heatmap(grid, codes, cmap=ListedColormap([COLORS[name] for name in TYPES]), vmin=-0.5,
+                       vmax=len(TYPES) - 0.5)
     grid.set_title("type of each head", fontsize=9)
     shares = type_shares(types)
     left = np.zeros(layers)
@@ -297,28 +299,25 @@ def plot_types(types: np.ndarray, title: str, path) -> None:
     )
     figure.suptitle(title, fontsize=9)
     figure.tight_layout(rect=(0, 0.1, 1, 1))
-    save_figure_atomic(figure, path)
+    return save_figure_atomic(figure, path)
 
 
-def plot_layer_maps(maps: list[np.ndarray], specials: list[np.ndarray], layer: int, title: str, path) -> None:
+def plot_layer_maps(maps: list[np.ndarray], specials: list[np.ndarray], layer: int, title: str, path):
     """One layer's maps: each head's units side by side, two heads to a row (counted from 1).
 
     maps: per unit float [head, tok, tok] (real tokens only); specials: per unit
     bool [tok]. Special-token positions are ticked on both axes. Each map is
     shaded on its own scale (square root, 0 to its largest weight).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..atomic import save_figure_atomic
+    from ..drawing import new_figure
     from matplotlib.colors import PowerNorm
 
     heads, units = maps[0].shape[0], len(maps)
     per_row = 2 if units <= 3 else 1
     rows = -(-heads // per_row)
-    figure, axes = plt.subplots(
-        rows, per_row * units, figsize=(2.1 * per_row * units, 2.2 * rows + 0.3), squeeze=False
-    )
+    figure = new_figure(2.1 * per_row * units, 2.2 * rows + 0.3)
+    axes = figure.subplots(rows, per_row * units, squeeze=False)
     for head in range(heads):
         for unit, (unit_maps, special) in enumerate(zip(maps, specials)):
             axis = axes[head // per_row, (head % per_row) * units + unit]
@@ -336,4 +335,4 @@ def plot_layer_maps(maps: list[np.ndarray], specials: list[np.ndarray], layer: i
         axis.set_visible(False)
     figure.suptitle(title, fontsize=10)
     figure.tight_layout(rect=(0, 0, 1, 0.985))
-    save_figure_atomic(figure, path)
+    return save_figure_atomic(figure, path)

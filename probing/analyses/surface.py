@@ -16,12 +16,16 @@ neighbour. Entropies are in nats; the uniform baseline of a query is the log
 of the number of keys it can see (all real keys, or those up to itself in a
 causal model).
 
+Under a reading other than the raw weights (``--attention norms``), rows are
+first divided by their sum over real keys, so a share is the share of what
+arrives (the norm-based rows do not sum to 1).
+
 >>> import torch
 >>> attention = torch.tensor([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]).view(1, 1, 1, 3, 3)
 >>> roles = TokenRoles.from_masks(torch.ones(1, 3), torch.tensor([[1, 0, 1]]), torch.zeros(1, 3))
->>> stats = SurfaceStats(1, 1)
->>> stats.update(attention, roles)
->>> result = stats.result()
+>>> stats = SurfaceAccumulator(1, 1)
+>>> stats.add(attention, roles)
+>>> result = stats.result()["surface"]
 >>> result["heads"]["first_special"], result["heads"]["previous"], result["heads"]["self"]
 ([[0.5]], [[0.333333]], [[0.5]])
 """
@@ -33,7 +37,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..inputs import TokenBatch
+from ..engine import Accumulator, BatchView
 
 DECIMALS = 6
 
@@ -69,8 +73,24 @@ class TokenRoles:
         return cls(real=real, first=first, separator=special - first, punctuation=punctuation.float() * real)
 
     @classmethod
-    def of_batch(cls, batch: TokenBatch) -> "TokenRoles":
-        return cls.from_masks(batch.attention_mask, batch.is_special, batch.is_punctuation)
+    def of_view(cls, view: BatchView) -> "TokenRoles":
+        batch = view.batch
+        return cls.from_masks(batch.attention_mask, batch.is_special, punctuation_mask(view.loaded, batch))
+
+
+PUNCTUATION = frozenset({".", ","})
+"""The tokens whose share of attention Clark et al. report (their Figure 2)."""
+
+
+def punctuation_mask(loaded, batch) -> torch.Tensor:
+    """bool [batch, tok]: tokens that decode to ``.`` or ``,`` (special tokens never); each id is
+    decoded once per model and remembered."""
+    known: dict[int, bool] = loaded.extra.setdefault("punctuation_ids", {})
+    ids = batch.input_ids
+    for token in set(ids.unique().tolist()) - known.keys():
+        known[token] = loaded.tokenizer.decode([token]).strip() in PUNCTUATION
+    marks = torch.tensor([token for token, is_mark in known.items() if is_mark], dtype=ids.dtype)
+    return torch.isin(ids, marks) & ~batch.is_special & batch.attention_mask.bool()
 
 
 def _share(keys: str, queries: str = "real") -> Callable:
@@ -150,70 +170,101 @@ def visible_keys(real: torch.Tensor, causal: bool) -> torch.Tensor:
     return torch.minimum(positions, lengths) * real
 
 
-class SurfaceStats:
+class SurfaceAccumulator(Accumulator):
     """Running sums of every :data:`STATISTICS` entry per layer and head, and query counts.
 
-    ``update`` takes one batch of attention ``[batch, layer, head, query, key]``;
-    ``merge`` adds another accumulator's sums (shards, processes); ``result``
-    gives the averages.
+    State: ``sum.NAME`` float64 [layer, head]; ``queries.GROUP``, ``uniform.NAME`` and
+    ``units`` float64 scalars. ``result`` gives the averages.
     """
 
-    def __init__(self, num_layers: int, num_heads: int):
-        self.num_layers, self.num_heads = num_layers, num_heads
-        self.sums = {name: torch.zeros(num_layers, num_heads, dtype=torch.float64) for name in STATISTICS}
-        self.queries = {group: 0.0 for group in ("real", "first", "separator", "other", "punctuation")}
-        self.uniform = {name: 0.0 for name in UNIFORM}
-        self.units = 0
+    analysis = "surface"
 
-    def update(self, attention: torch.Tensor, roles: TokenRoles, *, causal: bool = False) -> None:
-        """Add one batch; ``attention`` is [batch, layer, head, query, key], roles [batch, tok]."""
+    def __init__(self, num_layers: int, num_heads: int, *, causal: bool = False, token_names: dict | None = None):
+        super().__init__()
+        self.num_layers, self.num_heads, self.causal = num_layers, num_heads, causal
+        self.token_names = token_names or {"first_special": "first special", "separator": "separator"}
+        zeros = lambda *shape: torch.zeros(shape, dtype=torch.float64)  # noqa: E731
+        self.state_tensors = {f"sum.{name}": zeros(num_layers, num_heads) for name in STATISTICS}
+        self.state_tensors.update({f"queries.{group}": zeros() for group in QUERY_GROUPS})
+        self.state_tensors.update({f"uniform.{name}": zeros() for name in UNIFORM})
+        self.state_tensors["units"] = zeros()
+
+    def identity(self) -> dict:
+        return {"analysis": self.analysis, "shape": [self.num_layers, self.num_heads], "causal": self.causal}
+
+    @classmethod
+    def for_result(cls, result: dict) -> "SurfaceAccumulator":
+        model = result["model"]
+        return cls(model["num_layers"], result["surface"]["num_heads"], causal=model["is_causal"],
+                   token_names=result.get("token_names"))
+
+    def update(self, view: BatchView) -> None:
+        attention = view.attention
+        if view.reading != "weights":
+            attention = normalised_rows(attention)
+        self.add(attention, TokenRoles.of_view(view))
+
+    def add(self, attention: torch.Tensor, roles: TokenRoles) -> None:
+        """Add one batch: attention [batch, layer, head, query, key], roles [batch, tok]."""
         attention = attention.float()
         roles = roles.to(attention.device)
+        state = self.state_tensors
         for name, statistic in STATISTICS.items():
-            self.sums[name] += statistic.compute(attention, roles).double().cpu()
-        for group in self.queries:
-            self.queries[group] += float(getattr(roles, group).sum())
-        log_keys = torch.log(visible_keys(roles.real, causal).clamp_min(1))  # [batch, query]
+            state[f"sum.{name}"] += statistic.compute(attention, roles).double().cpu()
+        for group in QUERY_GROUPS:
+            state[f"queries.{group}"] += float(getattr(roles, group).sum())
+        log_keys = torch.log(visible_keys(roles.real, self.causal).clamp_min(1))  # [batch, query]
         for name, group in UNIFORM.items():
-            self.uniform[name] += float((log_keys * getattr(roles, group)).sum())
-        self.units += attention.shape[0]
+            state[f"uniform.{name}"] += float((log_keys * getattr(roles, group)).sum())
+        state["units"] += attention.shape[0]
 
-    def merge(self, other: "SurfaceStats") -> "SurfaceStats":
-        if (other.num_layers, other.num_heads) != (self.num_layers, self.num_heads):
-            raise ValueError("cannot merge statistics of models of different shapes")
-        for name in self.sums:
-            self.sums[name] += other.sums[name]
-        for group in self.queries:
-            self.queries[group] += other.queries[group]
-        for name in self.uniform:
-            self.uniform[name] += other.uniform[name]
-        self.units += other.units
-        return self
+    @property
+    def queries(self) -> dict[str, float]:
+        """How many queries of each kind were summed (real, first, separator, other, punctuation)."""
+        return {group: float(self.state_tensors[f"queries.{group}"]) for group in QUERY_GROUPS}
+
+    @property
+    def units(self) -> int:
+        return int(self.state_tensors["units"])
 
     def means(self) -> dict[str, torch.Tensor | None]:
         """Name -> float64 [layer, head] averages; None where no query, or no key, of its kind was seen
         (a decoder's input has no [CLS] or [SEP]: not "0% attention to [SEP]")."""
+        state = self.state_tensors
+        queries = {group: float(state[f"queries.{group}"]) for group in QUERY_GROUPS}
         return {
-            name: (self.sums[name] / self.queries[statistic.queries])
-            if self.queries[statistic.queries] and (statistic.keys is None or self.queries[statistic.keys])
+            name: (state[f"sum.{name}"] / queries[statistic.queries])
+            if queries[statistic.queries] and (statistic.keys is None or queries[statistic.keys])
             else None
             for name, statistic in STATISTICS.items()
         }
 
     def result(self) -> dict:
-        """The ``surface`` part of a result file: per-head and per-layer averages, baselines, counts."""
+        """The ``surface`` block: per-head and per-layer averages, baselines, counts (and the state)."""
+        state = self.state_tensors
         means = self.means()
-        return {
+        queries = {group: float(state[f"queries.{group}"]) for group in QUERY_GROUPS}
+        surface = {
+            "num_heads": self.num_heads,
             "heads": {name: _rounded(value) for name, value in means.items()},
             "layer_means": {name: None if value is None else _rounded(value.mean(dim=1)) for name, value in means.items()},
             "uniform_entropy": {
-                name: round(self.uniform[name] / self.queries[group], DECIMALS) if self.queries[group] else None
+                name: round(float(state[f"uniform.{name}"]) / queries[group], DECIMALS) if queries[group] else None
                 for name, group in UNIFORM.items()
             },
-            "queries": {group: int(count) for group, count in self.queries.items()},
-            "units": self.units,
+            "queries": {group: int(count) for group, count in queries.items()},
+            "units": int(state["units"]),
             "definitions": {name: statistic.description for name, statistic in STATISTICS.items()},
         }
+        return {"token_names": self.token_names, "surface": surface, "state": self.encoded_state()}
+
+
+QUERY_GROUPS = ("real", "first", "separator", "other", "punctuation")
+
+
+def normalised_rows(attention: torch.Tensor) -> torch.Tensor:
+    """Rows divided by their sum (rows of zeros stay zero): shares of a reading whose rows do not sum to 1."""
+    return attention / attention.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(attention.dtype).tiny)
 
 
 def _rounded(value: torch.Tensor | None):

@@ -3,97 +3,87 @@
 from __future__ import annotations
 
 import argparse
-import sys
+
+from .common import EngineCommand, add_bootstrap_options, add_engine_options, share
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..relations import DEFAULT_RELATIONS
 
     parser.epilog = (
-        "Metrics: mlm (masked-LM loss of a checkpoint with a trained MLM head, on a text file or treebank), "
-        "probe (best head's accuracy per relation on a treebank, as probing score), classification (accuracy of a "
-        "sequence-classification checkpoint on a CSV with text,label columns). Heads count from 1 (3-5 is layer 3, "
-        "head 5) on the command line and in tables; the JSON counts from 0."
+        "Metrics: mlm (masked-LM loss of a checkpoint with a trained MLM head), lm (next-token loss of a causal "
+        "LM), probe (best head's accuracy per relation on a treebank, as probing score), classification (accuracy "
+        "of a sequence classifier on --labels, a CSV with text,label columns). Each condition is compared with "
+        "the intact model on the same units: the change and its 95% paired bootstrap interval. Many conditions "
+        "share one forward pass (copies of a batch, each with its own heads disabled). Heads count from 1 "
+        "(3-5 is layer 3, head 5) on the command line and in tables; the JSON counts from 0."
     )
-    parser.add_argument("model", help="hub id or local folder")
-    parser.add_argument("input", nargs="?", help="text file, treebank, or (for classification) the labelled CSV")
-    which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--heads", action="append", metavar="L-H,...", help="disable these heads together (repeat for more conditions)")
+    add_engine_options(parser)
+    which = parser.add_argument_group("conditions").add_mutually_exclusive_group(required=True)
+    which.add_argument("--heads", action="append", metavar="L-H,...",
+                       help="disable these heads together (repeat for more conditions)")
     which.add_argument("--each-head", action="store_true", help="disable each head alone, one condition per head")
-    which.add_argument("--each-layer", action="store_true", help="disable all heads of each layer, one condition per layer")
-    parser.add_argument("--metric", required=True, choices=["mlm", "probe", "classification"])
-    parser.add_argument("--labels", metavar="FILE.csv", help="labelled CSV (text,label) for --metric classification")
-    parser.add_argument("--relations", nargs="+", default=list(DEFAULT_RELATIONS), metavar="REL", help="relations of --metric probe (default: %(default)s)")
-    parser.add_argument("--limit", type=int, help="only the first N sentences / units / rows")
-    parser.add_argument("--batch-size", type=int, default=16, help="units per batch (default: %(default)s)")
-    parser.add_argument("--max-length", type=int, help="longest input in tokens; longer units are skipped")
-    parser.add_argument("--mask-rate", type=float, default=0.15, help="share of tokens masked for --metric mlm (default: %(default)s)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="Poisson bootstrap replicates over units (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the masks and the bootstrap (default: %(default)s)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: %(default)s)")
-    parser.add_argument("--top", type=int, default=20, help="rows per table, most helpful removals first (default: %(default)s; 0: all)")
-    parser.add_argument("--output", help="write every condition's result as JSON here")
+    which.add_argument("--each-layer", action="store_true", help="disable all heads of each layer, one per layer")
+    parser.add_argument("--metric", required=True, choices=["mlm", "lm", "probe", "classification"], metavar="METRIC",
+                        help="what to measure: mlm, lm, probe or classification (see below)")
+    parser.add_argument("--labels", metavar="FILE.csv",
+                        help="the labelled input of --metric classification (text,label columns)")
+    parser.add_argument("--relations", nargs="+", default=list(DEFAULT_RELATIONS), metavar="REL",
+                        help=f"relations of --metric probe (default: {' '.join(DEFAULT_RELATIONS)})")
+    parser.add_argument("--mask-rate", type=share, default=0.15, metavar="SHARE",
+                        help="share of each unit's tokens masked for --metric mlm (default: 0.15)")
+    add_bootstrap_options(parser)
+    parser.add_argument("--top", type=int, default=20, metavar="N",
+                        help="rows per table, most helpful removals first; 0 shows all (default: 20)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.ablation import (
-        AblationConfig,
-        ablation_tables,
-        each_head,
-        each_layer,
-        heads_label,
-        make_metric,
-        parse_heads,
-        run_ablation,
-    )
+    from ..analyses.ablation import METRICS, AblationAccumulator, ablation_tables, chosen_heads, each_head, each_layer
     from ..errors import ProbingError
-    from ..results import write_result
+    from ..inputs import InputSource
+    from ..readings import READINGS
+    from ..relations import check_relation_names
 
-    if args.limit is not None and args.limit < 1:
-        raise ProbingError(f"must be a positive integer, got {args.limit}", source="--limit")
     if args.bootstrap < 1:
-        raise ProbingError(f"must be a positive number of replicates, got {args.bootstrap}", source="--bootstrap")
-    if not 0.0 < args.mask_rate < 1.0:
-        raise ProbingError(f"must lie strictly between 0 and 1, got {args.mask_rate}", source="--mask-rate")
-    config = AblationConfig(
-        model=args.model,
-        input=args.input,
-        metric=args.metric,
-        labels=args.labels,
-        relations=tuple(args.relations),
-        limit=args.limit,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-        mask_rate=args.mask_rate,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        device=args.device,
-    )
-    metric = make_metric(config)
-    layers, heads = metric.model.config.num_hidden_layers, metric.model.config.num_attention_heads
-    if args.each_head:
-        conditions = each_head(layers, heads)
-    elif args.each_layer:
-        conditions = each_layer(layers, heads)
-    else:
-        conditions = [(heads_label(chosen), chosen) for chosen in (parse_heads(text, layers, heads) for text in args.heads)]
-    show = sys.stderr.isatty()
-
-    def progress(done: int, total: int) -> None:
-        if show:
-            print(f"\rdisabled {done}/{total} conditions", end="" if done < total else "\n", file=sys.stderr)
-
-    result = {
-        "kind": "ablation",
-        "config": {**config.__dict__, "relations": list(config.relations)},
-        "metric": {"name": metric.name, "description": metric.description, "higher_is_better": metric.higher_is_better},
-        "model": {"name_or_path": args.model, "num_layers": layers, "num_heads": heads},
-        "intervention": "attention after the softmax replaced by the uniform distribution over the allowed keys",
-        **run_ablation(metric, conditions, progress=progress),
-    }
-    print(f"{args.model}: {metric.description} with heads disabled ({len(conditions)} conditions; "
-          f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
-    print(ablation_tables(result, top=args.top or None))
-    if args.output:
-        print(f"wrote {write_result(result, args.output)}", file=sys.stderr)
+        raise ProbingError("ablation needs bootstrap replicates for its intervals (1 or more)", source="--bootstrap")
+    if args.attention != "weights":
+        raise ProbingError("heads are disabled in the attention weights; --attention must be weights here",
+                           source="--attention")
+    if args.top < 0:
+        raise ProbingError(f"must be 0 (all) or more, got {args.top}", source="--top")
+    check_relation_names(args.relations)
+    source = None
+    if args.metric == "classification":
+        if not args.labels:
+            raise ProbingError("--metric classification reads a labelled CSV: give --labels FILE.csv", source="--labels")
+        source = InputSource.labelled(args.labels, limit=args.limit)
+    elif args.labels:
+        raise ProbingError("--labels is the input of --metric classification only", source="--labels")
+    metric = METRICS[args.metric](seed=args.seed, mask_rate=args.mask_rate, relations=args.relations)
+    if metric.needs_trees and args.text:
+        raise ProbingError("--metric probe needs a treebank (its trees), not --text", source="--text")
+    with EngineCommand(args, head=metric.head, source=source) as command:
+        loaded = command.loaded
+        metric.setup(loaded)
+        layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
+        if args.each_head:
+            conditions = each_head(layers, heads)
+        elif args.each_layer:
+            conditions = each_layer(layers, heads)
+        else:
+            conditions = chosen_heads(args.heads, layers, heads)
+        accumulator = AblationAccumulator(metric, conditions, layers, heads, bootstrap=args.bootstrap, seed=args.seed,
+                                          causal=loaded.is_causal, pool_from=args.pool_from if hasattr(args, "pool_from") else "mean")
+        stats = command.run([accumulator], f"{len(conditions)} conditions")
+        if not command.is_main:
+            return 0
+        options = {"metric": args.metric, "metric_options": {"seed": args.seed, "mask_rate": args.mask_rate,
+                                                              "relations": list(args.relations)},
+                   "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"}}
+        result = command.result("ablation", stats, accumulator, options)
+        print(f"{loaded.name}: {metric.description} with heads disabled ({len(conditions) - 1} conditions; "
+              f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
+        print(ablation_tables(result, top=args.top or None))
+        command.write(result)
+        command.hint()
     return 0

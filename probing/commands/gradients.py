@@ -1,41 +1,30 @@
-"""``probing gradients``: how much the masked-LM loss depends on attention to [SEP] (Clark et al. 2019, Fig. 3)."""
+"""``probing gradients``: how much the LM loss depends on attention to [SEP] (Clark et al. 2019, Fig. 3)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from .surface import add_analysis_arguments, open_input, pass_options
+from .common import EngineCommand, add_batch_options, add_input_options, add_model_options, add_output_options, \
+    add_run_options, figure_path, share
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
-        "Needs a checkpoint with a trained masked-LM head (AutoModelForMaskedLM); sentence-embedding "
-        "checkpoints such as all-MiniLM-L6-v2 have none and get an error. Masks a seeded 15%% of each unit's "
-        "non-special tokens; the loss is the sum of each unit's mean cross-entropy. Writes gradients.json and "
-        "gradients.png (mean |dL/dA| per layer for attention to the first special token, separators, . and , "
-        "and other tokens, beside the attention itself)."
+        "Needs a checkpoint with a trained LM head: a masked LM (a seeded 15% of each unit's non-special tokens "
+        "masked) or a causal LM (every next token). Sentence-embedding checkpoints such as all-MiniLM-L6-v2 have "
+        "none and get an error. The loss of a batch is the sum of each unit's mean cross-entropy. With --output "
+        "G.json, G-gradients.png shows mean |dL/dA| per layer for attention to the first special token, "
+        "separators, . and , and other tokens, beside the attention itself."
     )
-    add_analysis_arguments(parser, default_dir="gradients")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the masking (default: %(default)s)")
-    parser.add_argument("--mask-rate", type=float, default=0.15, help="share of tokens masked (default: %(default)s)")
-
-
-def load_mlm(args: argparse.Namespace):
-    from ..analyses.gradients import load_masked_lm
-    from ..errors import ProbingError
-
-    if not 0 < args.mask_rate <= 1:
-        raise ProbingError(f"must be in (0, 1], got {args.mask_rate}", source="--mask-rate")
-    return load_masked_lm(args.model, revision=args.revision, device=args.device, trust_remote_code=args.trust_remote_code)
-
-
-def write_gradients(result: dict, folder: Path) -> list[Path]:
-    from ..analyses.figures import gradient_figure
-    from ..results import write_result
-
-    return [write_result(result, folder / "gradients.json"), gradient_figure(result, folder / "gradients.png")]
+    add_model_options(parser, random_init=False)
+    add_input_options(parser)
+    parser.add_argument("--mask-rate", type=share, default=0.15, metavar="SHARE",
+                        help="share of each unit's tokens masked for a masked LM (default: 0.15)")
+    add_batch_options(parser)
+    add_run_options(parser)
+    add_output_options(parser)
+    parser.set_defaults(attention="weights")
 
 
 def gradient_table(result: dict, tablefmt: str = "simple") -> str:
@@ -67,13 +56,26 @@ def gradient_table(result: dict, tablefmt: str = "simple") -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.overview import gradient_result
+    from ..analyses.figures import gradient_figure
+    from ..analyses.gradients import GradientAccumulator
+    from .surface import token_names
 
-    source = open_input(args)
-    loaded = load_mlm(args)
-    options = pass_options(args)
-    result = gradient_result(loaded, source, {**options.as_dict(), "seed": args.seed, "mask_rate": args.mask_rate}, options)
-    print(gradient_table(result))
-    for path in write_gradients(result, Path(args.output_dir)):
-        print(f"wrote {path}", file=sys.stderr)
+    args.random_init = False
+    with EngineCommand(args, head="lm") as command:
+        loaded = command.loaded
+        if loaded.head == "masked_lm" and loaded.tokenizer.mask_token_id is None:
+            from ..errors import ProbingError
+
+            raise ProbingError(f"the tokenizer of {loaded.name} has no mask token", source="--model")
+        accumulator = GradientAccumulator(loaded.num_layers, loaded.num_heads, loss=loaded.head, seed=args.seed,
+                                          mask_rate=args.mask_rate, token_names=token_names(loaded))
+        stats = command.run([accumulator], "gradients")
+        if not command.is_main:
+            return 0
+        result = command.result("gradients", stats, accumulator,
+                                {"loss": loaded.head, "mask_rate": args.mask_rate})
+        print(gradient_table(result))
+        if command.write(result):
+            print(f"wrote {gradient_figure(result, figure_path(args, 'gradients'))}", file=sys.stderr)
+        command.hint()
     return 0

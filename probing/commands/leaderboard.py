@@ -5,29 +5,36 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..leaderboard import FORMATS
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..leaderboard import FORMATS
+
     parser.epilog = (
         "One row per result file plus the best-offset baseline row, one column per relation; each cell is "
-        "accuracy %% [95%% interval] and the head as layer-head counted from 1. Results scored with --select-on "
-        "show held-out numbers; others show in-sample numbers, marked as such."
+        "accuracy % [95% interval] and the head as layer-head counted from 1. Results scored with --select-on "
+        "(or a treebank name with dev and test splits) show held-out numbers; others show in-sample numbers, "
+        "marked as such."
     )
     parser.add_argument("results", nargs="+", metavar="RESULT.json", help="result files of probing score")
     parser.add_argument("--reference", nargs="*", default=[], metavar="REF.json",
                         help="figures quoted from a paper (see leaderboards/reference/), listed last, unranked")
-    parser.add_argument("--format", default="md", choices=list(FORMATS), help="output format (default: %(default)s)")
-    parser.add_argument("--output", help="write here (atomically) instead of standard output")
+    parser.add_argument("--format", default="md", choices=list(FORMATS), metavar="FORMAT",
+                        help=f"output format: {', '.join(FORMATS)} (default: md)")
+    parser.add_argument("--output", metavar="FILE", help="write here, atomically, instead of standard output")
+    parser.add_argument("--follow-symlinks", action="store_true",
+                        help="when --output is a symbolic link, replace the file it points to (default: refuse)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..atomic import check_output_path, write_text_atomic
     from ..leaderboard import leaderboard_from_files, render
-    from ..atomic import write_text_atomic
 
+    if args.output:
+        check_output_path(args.output, inputs=list(args.results) + list(args.reference),
+                          follow_symlinks=args.follow_symlinks)
     text = render(leaderboard_from_files(args.results, args.reference), args.format)
     if args.output:
-        print(f"wrote {write_text_atomic(text, args.output)}", file=sys.stderr)
+        print(f"wrote {write_text_atomic(text, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0

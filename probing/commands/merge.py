@@ -1,4 +1,4 @@
-"""``probing merge PARTS... --output F``: add up the shards of one run into its result."""
+"""``probing merge PARTS... --output F``: add up the shards of one run into its result, for any analysis."""
 
 from __future__ import annotations
 
@@ -8,20 +8,30 @@ import sys
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
-        "PARTS are the result files of `probing score --shard i/N` for every i of one N, scored with the "
-        "same model, treebank and options. The merged counts equal those of one unsharded run."
+        "PARTS are the result files of one command run with --shard I/N for every I of one N, with the same "
+        "model (by its weights' fingerprint), input and options. The merged counts equal those of one unsharded "
+        "run; float statistics equal them to rounding."
     )
     parser.add_argument("parts", nargs="+", metavar="PART", help="result JSON of one shard")
-    parser.add_argument("--output", required=True, help="write the merged result JSON here (replaced atomically)")
+    parser.add_argument("--output", required=True, metavar="FILE", help="write the merged result JSON here, atomically")
+    parser.add_argument("--follow-symlinks", action="store_true",
+                        help="when --output is a symbolic link, replace the file it points to (default: refuse)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..atomic import check_output_path
     from ..merging import merge_files
     from ..results import write_result
     from ..tables import run_header, score_table
 
+    check_output_path(args.output, inputs=args.parts, follow_symlinks=args.follow_symlinks)
     result = merge_files(args.parts)
-    print(run_header(result))
-    print(score_table(result))
-    print(f"wrote {write_result(result, args.output)} (merged {len(args.parts)} parts)", file=sys.stderr)
+    if result["analysis"] == "probe":
+        print(run_header(result))
+        print(score_table(result))
+    else:
+        print(f"{result['analysis']}: {result['model']['name']} on {result['input']['path']}, "
+              f"{result['input']['units_used']} units from {len(args.parts)} parts")
+    path = write_result(result, args.output, follow_symlinks=args.follow_symlinks)
+    print(f"wrote {path} (merged {len(args.parts)} parts)", file=sys.stderr)
     return 0

@@ -1,4 +1,4 @@
-"""``probing plot``: layer x head accuracy heatmaps of a result file (no torch)."""
+"""``probing plot``: layer x head accuracy heatmaps of a probe result (no torch)."""
 
 from __future__ import annotations
 
@@ -6,28 +6,39 @@ import argparse
 import sys
 
 
+def dpi(text: str) -> int:
+    from .common import _int
+
+    value = _int(text)
+    if not 20 <= value <= 1200:
+        raise argparse.ArgumentTypeError(f"must be 20 to 1200 dots per inch, got {value}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Without --relation: one overview figure of every relation and direction. With --relation R: both "
         "directions of R, each cell labelled. Layers (down) and heads (across) count from 1; the chosen head "
-        "is outlined (chosen on dev for --select-on results) and the best offset's accuracy is marked on the "
-        "colour bar."
+        "is outlined (chosen on dev for held-out results) and the best offset's accuracy is marked on the "
+        "colour bar. The format follows --output's suffix: .png, .svg or .pdf."
     )
     parser.add_argument("result", metavar="RESULT.json", help="a result file of probing score")
-    parser.add_argument("--relation", metavar="R", help="plot this relation only (default: overview of all)")
-    parser.add_argument("--output", required=True, metavar="F.png", help="PNG file to write (atomically)")
-    parser.add_argument("--dpi", type=int, help="resolution (default: 150 for one relation, 120 for the overview)")
+    parser.add_argument("--relation", metavar="REL", help="plot this relation only (default: an overview of all)")
+    parser.add_argument("--output", required=True, metavar="FILE", help="figure to write, atomically (.png, .svg or .pdf)")
+    parser.add_argument("--dpi", type=dpi, metavar="N",
+                        help="resolution of a PNG (default: 150 for one relation, 120 for the overview)")
+    parser.add_argument("--follow-symlinks", action="store_true",
+                        help="when --output is a symbolic link, replace the file it points to (default: refuse)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import ProbingError
-    from ..leaderboard import read_json
+    from ..atomic import check_output_path, figure_format
     from ..plots import plot_overview, plot_relation
+    from ..results import read_result
 
-    result = read_json(args.result)
-    if "reference" in result:
-        raise ProbingError("is a reference file (quoted figures, no per-head counts); give a result file",
-                           source=args.result)
+    figure_format(args.output)
+    check_output_path(args.output, inputs=[args.result], follow_symlinks=args.follow_symlinks)
+    result = read_result(args.result, analysis="probe")
     options = {} if args.dpi is None else {"dpi": args.dpi}
     if args.relation:
         path = plot_relation(result, args.relation, args.output, **options)

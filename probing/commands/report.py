@@ -1,9 +1,12 @@
 """``probing report``: surface, heads, gradients and the probe on the same sentences, in one folder.
 
-The folder holds each analysis's JSON and PNGs and a README.md that shows the
-figures with the main numbers. Gradients are skipped, with the reason in the
-README, for checkpoints without a trained masked-LM head; the probe runs only
-when INPUT is a treebank (it needs trees), over the same sentences.
+One pass over the input feeds every analysis at once (the engine runs one
+forward pass per batch and hands it to each); the weights are read once,
+with the model's LM head when the checkpoint has a trained one (then the
+gradients are added), without it otherwise (the reason goes into the
+summary). The probe runs only when the input is a treebank (it needs trees).
+The folder holds each analysis's JSON and figures and a README.md that shows
+the figures with the main numbers.
 """
 
 from __future__ import annotations
@@ -13,103 +16,124 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..atomic import write_text_atomic
-from .gradients import gradient_table, write_gradients
-from .heads import behaviour_table, write_heads
-from .surface import add_analysis_arguments, layer_table, load, open_input, pass_options, write_surface
+from .common import EngineCommand, add_bootstrap_options, add_engine_options
 
 SHARE = 0.5
 """Heads that give more than this share of attention to one target are listed in the summary."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = "Writes surface.*, entropy.png, heads.*, gradients.* (when possible), probe.json and README.md."
-    add_analysis_arguments(parser, default_dir="report")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the masking and of the MDS layout (default: %(default)s)")
-    parser.add_argument("--bootstrap", type=int, default=0, help="bootstrap replicates of the probe (default: %(default)s)")
+    parser.epilog = ("--output names the folder (created if needed). It gets surface.json, heads.json, probe.json "
+                     "(treebank input), gradients.json (checkpoints with a trained LM head), their figures and "
+                     "README.md.")
+    add_engine_options(parser, pooling=True)
+    add_bootstrap_options(parser, default=0)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.overview import attention_pass, heads_result, surface_result
+    from ..analyses.clustering import HeadsAccumulator, probe_marks
+    from ..analyses.figures import entropy_figure, gradient_figure, mds_figure, surface_figure
+    from ..analyses.gradients import GradientAccumulator
+    from ..analyses.probe import ProbeAccumulator, treebank_block
+    from ..atomic import write_text_atomic
+    from ..errors import ProbingError
+    from ..readings import READINGS
+    from ..relations import DEFAULT_RELATIONS
+    from ..results import write_result
+    from .surface import token_names
 
-    folder = Path(args.output_dir)
-    source = open_input(args)
-    loaded = load(args)
-    options = pass_options(args)
-    surface, divergence = attention_pass(loaded, source, divergence=True, options=options)
-    config = {**options.as_dict(), "seed": args.seed}
-    written = write_surface(surface_result(loaded, source, surface, options.as_dict()), folder)
-    probe = run_probe(args, source, loaded, folder)
-    heads = heads_result(loaded, source, surface, divergence, config, probe=probe, probe_path="probe.json" if probe else None)
-    written += write_heads(heads, folder)
-    gradients, reason = run_gradients(args, source, options, folder)
-    written += [folder / "gradients.json", folder / "gradients.png"] if gradients is not None else []
-    summary = summarise(heads, gradients, reason, probe, command=_command_line())
-    written.append(write_text_atomic(summary, folder / "README.md"))
+    if not args.output:
+        raise ProbingError("give the report's folder", source="--output")
+    folder = Path(args.output)
+    if folder.exists() and not folder.is_dir():
+        raise ProbingError("is a file; the report is a folder", source=f"--output {folder}")
+    report_args = argparse.Namespace(**{**vars(args), "output": None})
+    with EngineCommand(report_args, head="lm") as command:
+        loaded = command._loaded = _load(args)
+        heads_per_layer = READINGS[args.attention].heads(loaded.num_heads)
+        names = token_names(loaded)
+        heads = HeadsAccumulator(loaded.num_layers, heads_per_layer, causal=loaded.is_causal, token_names=names,
+                                 seed=args.seed)
+        accumulators = [heads]
+        probe = gradients = None
+        if command.source.kind == "treebank" and not command.source.pairs:
+            probe = ProbeAccumulator.create(DEFAULT_RELATIONS, loaded.num_layers, heads_per_layer,
+                                            offsets=(-3, -2, -1, 1, 2, 3), bootstrap=args.bootstrap, seed=args.seed,
+                                            causal=loaded.is_causal)
+            accumulators.append(probe)
+        if loaded.head is not None and args.attention == "weights":
+            gradients = GradientAccumulator(loaded.num_layers, loaded.num_heads, loss=loaded.head, seed=args.seed,
+                                            token_names=names)
+            accumulators.append(gradients)
+        stats = command.run(accumulators, "report")
+        if not command.is_main:
+            return 0
+        written = []
+        heads_result = command.result("heads", stats, heads, {})
+        surface_result = {**heads_result, "analysis": "surface", "state": _surface_state(heads_result)}
+        surface_result.pop("heads")
+        probe_result = None
+        if probe is not None:
+            probe_result = command.result("probe", stats, probe, {
+                "relations": list(DEFAULT_RELATIONS), "offsets": [-3, -2, -1, 1, 2, 3], "random_init": args.random_init,
+                "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"}})
+            probe_result["treebank"] = treebank_block(command.source, stats, probe.counts)
+            heads_result["heads"]["probe"] = "probe.json"
+            heads_result["heads"]["probe_marks"] = probe_marks(probe_result, loaded.num_layers, heads_per_layer)
+            written.append(write_result(probe_result, folder / "probe.json"))
+        else:
+            heads_result["heads"]["probe"], heads_result["heads"]["probe_marks"] = None, []
+        written += [write_result(surface_result, folder / "surface.json"),
+                    surface_figure(surface_result, folder / "surface-surface.png"),
+                    entropy_figure(surface_result, folder / "surface-entropy.png"),
+                    write_result(heads_result, folder / "heads.json"),
+                    mds_figure(heads_result, folder / "heads-heads.png")]
+        gradient_result, reason = None, loaded.extra.get("no_head") or "the attention is not read as raw weights"
+        if gradients is not None:
+            gradient_result = command.result("gradients", stats, gradients, {"loss": loaded.head, "mask_rate": 0.15})
+            written += [write_result(gradient_result, folder / "gradients.json"),
+                        gradient_figure(gradient_result, folder / "gradients-gradients.png")]
+        summary = summarise(heads_result, gradient_result, reason, probe_result, command=_command_line())
+        written.append(write_text_atomic(summary, folder / "README.md"))
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
     print(f"summary: {folder / 'README.md'}")
     return 0
 
 
-def run_probe(args: argparse.Namespace, source, loaded, folder: Path) -> dict | None:
-    """The probe's result over the sentences the analyses read, or None for plain text."""
-    if source.kind != "treebank":
-        return None
-    from ..config import ScoreConfig
-    from ..pipeline import run_probe as probe
-    from ..results import build_result, write_result
+def _load(args):
+    from ..models import load_model
 
-    config = ScoreConfig(
-        model=args.model,
-        treebank=str(source.path),
-        limit=source.sentences_read if source.limit is not None else None,
-        max_length=args.max_length,
-        batch_size=args.batch_size,
-        device=args.device,
-        revision=args.revision,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        trust_remote_code=args.trust_remote_code,
-    )
-    result = build_result(probe(config, loaded=loaded))
-    write_result(result, folder / "probe.json")
-    return result
+    return load_model(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
+                      random_init=args.random_init, seed=args.seed, trust_remote_code=args.trust_remote_code,
+                      stack=args.stack, head="lm", head_optional=True)
 
 
-def run_gradients(args: argparse.Namespace, source, options, folder: Path) -> tuple[dict | None, str | None]:
-    """Gradient result, or None and the reason it could not be computed."""
-    from ..analyses.gradients import MASK_RATE, load_masked_lm
-    from ..analyses.overview import gradient_result
-    from ..errors import ProbingError
-
-    try:
-        loaded = load_masked_lm(args.model, revision=args.revision, device=args.device, trust_remote_code=args.trust_remote_code)
-    except ProbingError as error:
-        return None, error.message
-    config = {**options.as_dict(), "seed": args.seed, "mask_rate": MASK_RATE}
-    result = gradient_result(loaded, source, config, options)
-    write_gradients(result, folder)
-    return result, None
+def _surface_state(heads_result: dict) -> dict:
+    """The surface statistics' part of the heads accumulator's state (their names without the prefix)."""
+    return {name.split(".", 1)[1]: value for name, value in heads_result["state"].items() if name.startswith("surface.")}
 
 
 def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: dict | None, *, command: str) -> str:
     """The report's README.md."""
     from ..tables import score_table
+    from .gradients import gradient_table
+    from .heads import behaviour_table
+    from .surface import layer_table
 
     model, source = heads["model"], heads["input"]
     lines = [
-        f"# What the heads of {model['name_or_path']} look at",
+        f"# What the heads of {model['name']} look at",
         "",
         f"{model['architecture']}, {model['num_layers']} layers x {model['num_heads']} heads, on "
-        f"`{source['path']}` (sha256 `{source['sha256'][:16]}`): {source['units_used']} units"
+        f"`{Path(source['path']).name}` (sha256 `{source['sha256'][:16]}`): {source['units_used']} units"
         f"{' (segment pairs)' if source['pairs'] else ''}, {source['skipped']['too_long']} skipped as too long.",
         f"Made by `{command}` with probing {heads['tool']['version']} ({heads['tool']['git_commit'] or 'no git'}) "
         f"on {heads['created']}. Layers and heads count from 1 here, from 0 in the JSON files.",
         "",
         "## Where attention goes (Clark et al. 2019, section 3)",
         "",
-        "![average attention per head and layer](surface.png)",
+        "![average attention per head and layer](surface-surface.png)",
         "",
         layer_table(heads, tablefmt="github"),
         "",
@@ -117,11 +141,11 @@ def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: di
         "",
         "## Entropy",
         "",
-        "![entropy of each head's attention](entropy.png)",
+        "![entropy of each head's attention](surface-entropy.png)",
         "",
         "## Heads by behaviour (section 6)",
         "",
-        "![MDS map of the heads](heads.png)",
+        "![MDS map of the heads](heads-heads.png)",
         "",
         behaviour_table(heads, tablefmt="github"),
         "",
@@ -134,7 +158,8 @@ def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: di
     if gradients is None:
         lines += [f"Not computed: {reason}"]
     else:
-        lines += ["![gradient of the MLM loss by kind of key](gradients.png)", "", gradient_table(gradients, tablefmt="github")]
+        lines += ["![gradient of the LM loss by kind of key](gradients-gradients.png)", "",
+                  gradient_table(gradients, tablefmt="github")]
     lines += ["", "## Probe (section 4)", ""]
     if probe is None:
         lines += ["Not run: the input is plain text, and the probe needs dependency trees."]
@@ -146,8 +171,8 @@ def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: di
             "",
             score_table(probe, tablefmt="github"),
         ]
-    files = ["surface.json", "surface.png", "entropy.png", "heads.json", "heads.png"]
-    files += ["gradients.json", "gradients.png"] if gradients is not None else []
+    files = ["surface.json", "surface-surface.png", "surface-entropy.png", "heads.json", "heads-heads.png"]
+    files += ["gradients.json", "gradients-gradients.png"] if gradients is not None else []
     files += ["probe.json"] if probe is not None else []
     lines += ["", "Files: " + ", ".join(f"[{name}]({name})" for name in files), ""]
     return "\n".join(lines).replace("\u00a0", " ")

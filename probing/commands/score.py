@@ -1,92 +1,71 @@
-"""``probing score``: every head of a checkpoint on a treebank, per relation, vs. offsets."""
+"""``probing score``: every head of a checkpoint on a treebank, per relation, vs. fixed offsets."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from ..config import ScoreConfig, parse_shard
-from ..extraction import DTYPES
-from ..pooling import from_pooling_modes
-from ..relations import DEFAULT_RELATIONS
+from .common import add_batch_options, add_bootstrap_options, add_input_options, add_model_options, \
+    add_output_options, add_reading_options, add_run_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..relations import DEFAULT_RELATIONS
+
     parser.epilog = (
-        "Without --model and --treebank it scores the packaged all-MiniLM-L6-v2 on the project's sample "
-        "treebank, offline. Layers and heads in the table count from 1; the JSON counts from 0."
+        "Without options it scores the packaged all-MiniLM-L6-v2 on the project's sample treebank, offline. "
+        "--treebank en_ewt (a public treebank with dev and test splits) chooses heads on en_ewt:dev and reports "
+        "them on en_ewt:test with 95% intervals. Layers and heads in tables count from 1; the JSON counts from 0."
     )
-    parser.add_argument("--model", help="hub id or local folder (default: the packaged all-MiniLM-L6-v2)")
-    parser.add_argument(
-        "--treebank", help="CoNLL-U/CoNLL-X file, or NAME:SPLIT such as en_ewt:dev (default: data/sample.conllu)"
-    )
-    parser.add_argument(
-        "--relations",
-        nargs="+",
-        default=list(DEFAULT_RELATIONS),
-        metavar="REL",
-        help="dobj det pobj poss all, or any UD label (nsubj, nsubj:pass); default: %(default)s",
-    )
-    parser.add_argument("--output", help="write the result JSON here (replaced atomically)")
-    parser.add_argument("--batch-size", type=int, default=32, help="sentences per batch (default: %(default)s)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: %(default)s)")
-    parser.add_argument("--dtype", default="float32", choices=list(DTYPES), help="model weights (pooling stays float32)")
-    parser.add_argument("--max-length", type=int, help="longest input in tokens; longer sentences are skipped")
-    parser.add_argument("--revision", help="hub branch, tag or commit of the model")
-    parser.add_argument("--limit", type=int, help="only the first N sentences of the treebank")
-    parser.add_argument("--pool-from", default="mean", choices=from_pooling_modes(), help="attention from a split word: mean of its pieces (the paper), first piece (reference code), or max")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="Poisson bootstrap replicates over sentences; 0 turns it off (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and of --random-init (default: %(default)s)")
-    parser.add_argument("--random-init", action="store_true", help="same architecture with seeded random weights: the untrained control")
-    parser.add_argument("--shard", type=parse_shard, metavar="I/N", help="score only sentences with index %% N == I; merge the parts with probing merge")
-    parser.add_argument("--checkpoint", metavar="FILE", help="save the counts here now and then (default with --output: OUTPUT.checkpoint)")
-    parser.add_argument("--checkpoint-every", type=float, default=300.0, metavar="SECONDS", help="seconds between checkpoints; 0 saves after every chunk of batch-size x 16 sentences (default: %(default)s)")
-    parser.add_argument("--resume", action="store_true", help="continue from the checkpoint of a killed run (same options); counts end identical to an uninterrupted run")
-    parser.add_argument(
-        "--select-on",
-        metavar="DEV",
-        help="choose each relation's head and offset on DEV (a treebank, or a DEV result JSON) and report them on "
-        "--treebank with 95%% bootstrap intervals; --treebank en_ewt alone means select on en_ewt:dev, report on en_ewt:test",
-    )
-    parser.add_argument("--trust-remote-code", action="store_true", help="allow a hub model's own Python code to run")
-    parser.add_argument(
-        "--attention",
-        choices=["encoder", "decoder"],
-        help="which self-attention of an encoder-decoder model (T5) to score (default: encoder); "
-        "the decoder reads the same words after its start token (docs/families.md)",
-    )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_model_options(parser)
+    add_input_options(parser, text=False, pairs=False)
+    parser.add_argument("--relations", nargs="+", default=list(DEFAULT_RELATIONS), metavar="REL",
+                        help="dobj, det, pobj, poss, all, or any UD label (nsubj matches nsubj and nsubj:pass; "
+                             f"nsubj:pass only itself); default: {' '.join(DEFAULT_RELATIONS)}")
+    parser.add_argument("--select-on", metavar="DEV",
+                        help="choose each relation's head and offset on DEV (a treebank, or a DEV result JSON) and "
+                             "report them on --treebank with 95%% bootstrap intervals")
+    add_bootstrap_options(parser)
+    add_batch_options(parser)
+    add_reading_options(parser, pooling=True)
+    add_run_options(parser)
+    add_output_options(parser, figures=False)
 
 
-def config_from_args(args: argparse.Namespace) -> ScoreConfig:
+def config_from_args(args: argparse.Namespace):
+    from ..config import ScoreConfig
+
     return ScoreConfig(
-        model=args.model,
-        treebank=args.treebank,
-        relations=tuple(args.relations),
-        pool_from=args.pool_from,
-        max_length=args.max_length,
-        batch_size=args.batch_size,
-        device=args.device,
-        dtype=args.dtype,
-        revision=args.revision,
-        limit=args.limit,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        random_init=args.random_init,
-        trust_remote_code=args.trust_remote_code,
-        attention=args.attention,
-        shard=args.shard,
+        model=args.model, treebank=args.treebank, relations=tuple(args.relations), pool_from=args.pool_from,
+        max_length=args.max_length, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
+        revision=args.revision, limit=args.limit, bootstrap=args.bootstrap, seed=args.seed,
+        random_init=args.random_init, trust_remote_code=args.trust_remote_code, stack=args.stack,
+        attention=args.attention, shard=args.shard,
     )
 
 
 def run(args: argparse.Namespace) -> int:
     from .. import checkpointing
+    from ..atomic import check_output_path
     from ..distributed import from_environment
-    from ..heldout import score_with_selection
-    from ..pipeline import using_hooks
+    from ..engine import using_hooks
+    from ..heldout import default_splits, score_with_selection
+    from ..inputs import open_input
     from ..results import write_result
     from ..tables import heldout_table, run_header, score_table
+    from .common import progress_wanted
 
+    config = config_from_args(args).validated()
+    splits = default_splits(config.treebank)
+    inputs = [open_input(spec, limit=args.limit).path for spec in (splits or [config.treebank])]
+    if args.select_on and not args.select_on.lower().endswith(".json"):
+        inputs.append(open_input(args.select_on).path)
+    elif args.select_on:
+        inputs.append(args.select_on)
+    if args.output:
+        check_output_path(args.output, inputs=inputs, follow_symlinks=args.follow_symlinks)
+    if args.checkpoint:
+        check_output_path(args.checkpoint, option="--checkpoint", inputs=inputs)
     # Under torchrun every process scores its share of the batches; rank 0 reports (docs/scaling.md).
     ranks = from_environment(args.device)
     try:
@@ -94,9 +73,8 @@ def run(args: argparse.Namespace) -> int:
             ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
         )
         with using_hooks(checkpointer or ranks):
-            config = config_from_args(args).replace(device=ranks.device)
-            progress = not args.quiet and sys.stderr.isatty() and ranks.is_main
-            result = score_with_selection(config, args.select_on, progress=progress)
+            config = config.replace(device=ranks.device)
+            result = score_with_selection(config, args.select_on, progress=progress_wanted(args) and ranks.is_main)
         if not ranks.is_main:
             return 0
         print(run_header(result))
@@ -104,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         if "heldout" in result:
             print(heldout_table(result))
         if args.output:
-            print(f"wrote {write_result(result, args.output)}", file=sys.stderr)
+            print(f"wrote {write_result(result, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)
             if checkpointer:
                 checkpointer.discard()
         else:

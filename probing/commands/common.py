@@ -1,0 +1,307 @@
+"""What every command shares: argument groups, their validation, and the run of an engine command.
+
+Every command that reads attention takes the same groups, with the same
+names, defaults and checks: the model (``--model``, ``--revision``,
+``--dtype``, ``--device``, ``--trust-remote-code``, ``--stack``,
+``--random-init``, ``--seed``), the input (``--treebank`` or ``--text``,
+``--pairs``, ``--limit``), batching (``--batch-size``, ``--max-length``),
+the reading (``--attention``, ``--pool-from``), the run (``--shard``,
+``--checkpoint``, ``--checkpoint-every``, ``--resume``), the output
+(``--output``, ``--follow-symlinks``, ``--figure-format``) and ``--quiet``.
+Values are checked by argparse types, so a bad one is one line naming the
+option, before anything is read or loaded.
+
+>>> parser = argparse.ArgumentParser()
+>>> add_batch_options(parser)
+>>> parser.parse_args(["--batch-size", "8"]).batch_size
+8
+>>> positive_int("0")
+Traceback (most recent call last):
+argparse.ArgumentTypeError: must be a positive integer, got 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_BOOTSTRAP = 1000
+MAX_BOOTSTRAP = 100_000
+MAX_SEED = 2**32 - 1
+
+
+# ---------------------------------------------------------------------------- value types
+
+
+def positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def bootstrap_count(text: str) -> int:
+    value = _int(text)
+    if not 0 <= value <= MAX_BOOTSTRAP:
+        raise argparse.ArgumentTypeError(f"must be 0 (off) to {MAX_BOOTSTRAP} replicates, got {value}")
+    return value
+
+
+def seed_value(text: str) -> int:
+    value = _int(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be 0 to {MAX_SEED}, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text}")
+    return value
+
+
+def share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
+    return value
+
+
+def shard(text: str) -> tuple[int, int]:
+    """``"2/8"`` -> ``(2, 8)``: this part's index (from 0) and the number of parts."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected I/N such as 0/4, got {text!r}") from None
+    if not (count >= 1 and 0 <= index < count):
+        raise argparse.ArgumentTypeError(f"must be I/N with 0 <= I < N, got {text}")
+    return index, count
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+# ---------------------------------------------------------------------------- argument groups
+
+
+def add_model_options(parser: argparse.ArgumentParser, *, random_init: bool = True) -> None:
+    from ..models import DTYPES, STACKS
+
+    group = parser.add_argument_group("model")
+    group.add_argument("--model", metavar="ID_OR_FOLDER",
+                       help="hub id or local checkpoint folder (default: the packaged all-MiniLM-L6-v2, offline)")
+    group.add_argument("--revision", metavar="REV", help="hub branch, tag or commit to load")
+    group.add_argument("--dtype", default="float32", choices=list(DTYPES), metavar="DTYPE",
+                       help="weights' precision: float32, float16 or bfloat16; attention is pooled and scored in "
+                            "float32 either way (default: float32)")
+    group.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda, cuda:N or mps (default: cpu)")
+    group.add_argument("--trust-remote-code", action="store_true", help="allow a hub model's own Python code to run")
+    group.add_argument("--stack", choices=list(STACKS), metavar="STACK",
+                       help="which self-attention of an encoder-decoder model (T5) to read: encoder or decoder "
+                            "(default: encoder)")
+    if random_init:
+        group.add_argument("--random-init", action="store_true",
+                           help="the same architecture with seeded random weights: the untrained control")
+    group.add_argument("--seed", type=seed_value, default=0, metavar="N",
+                       help="seed of --random-init, the bootstrap and any masking (default: 0)")
+
+
+def add_input_options(parser: argparse.ArgumentParser, *, text: bool = True, pairs: bool = True) -> None:
+    group = parser.add_argument_group("input")
+    group.add_argument("--treebank", metavar="FILE_OR_NAME",
+                       help="a CoNLL-U/CoNLL-X file, or a public UD treebank as NAME:SPLIT (en_ewt:dev); "
+                            "default: the project's sample treebank")
+    if text:
+        group.add_argument("--text", metavar="FILE",
+                           help="a UTF-8 text file, one sentence per line, a blank line between documents")
+    if pairs:
+        group.add_argument("--pairs", action="store_true",
+                           help="pair consecutive sentences of a document as segments A and B ([CLS] A [SEP] B [SEP])")
+    group.add_argument("--limit", type=positive_int, metavar="N", help="only the first N units of the input")
+
+
+def add_batch_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("batching")
+    group.add_argument("--batch-size", type=positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                       help=f"units per batch; long units come in smaller batches (default: {DEFAULT_BATCH_SIZE})")
+    group.add_argument("--max-length", type=positive_int, metavar="N",
+                       help="longest unit in tokens, special tokens included; longer units are skipped and counted, "
+                            "never truncated (default: the model's limit)")
+
+
+def add_reading_options(parser: argparse.ArgumentParser, *, pooling: bool = False) -> None:
+    from ..pooling import from_pooling_modes
+    from ..readings import READINGS
+
+    group = parser.add_argument_group("attention")
+    group.add_argument("--attention", default="weights", choices=READINGS.names(), metavar="READING",
+                       help=f"how attention is read: {', '.join(READINGS.names())} (default: weights)")
+    if pooling:
+        group.add_argument("--pool-from", default="mean", choices=from_pooling_modes(), metavar="MODE",
+                           help="attention from a split word: mean of its pieces' rows (the paper), first piece "
+                                "(the reference code), or max (default: mean)")
+
+
+def add_bootstrap_options(parser: argparse.ArgumentParser, *, default: int = DEFAULT_BOOTSTRAP) -> None:
+    parser.add_argument("--bootstrap", type=bootstrap_count, default=default, metavar="N",
+                        help=f"Poisson bootstrap replicates over units for intervals; 0 turns them off (default: {default})")
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("long runs")
+    group.add_argument("--shard", type=shard, metavar="I/N",
+                       help="only units whose index modulo N is I; add the parts up with probing merge")
+    group.add_argument("--checkpoint", metavar="FILE",
+                       help="save progress here now and then (default with --output: OUTPUT.checkpoint)")
+    group.add_argument("--checkpoint-every", type=seconds, default=300.0, metavar="SECONDS",
+                       help="seconds between checkpoints; 0 saves after every chunk (default: 300)")
+    group.add_argument("--resume", action="store_true",
+                       help="continue a killed run from its checkpoint (same options and model); the counts end "
+                            "identical to an uninterrupted run")
+
+
+def add_output_options(parser: argparse.ArgumentParser, *, what: str = "the result JSON", figures: bool = True,
+                       required: bool = False) -> None:
+    group = parser.add_argument_group("output")
+    group.add_argument("--output", metavar="FILE", required=required,
+                       help=f"write {what} here, atomically" + (" (its figures beside it)" if figures else ""))
+    if figures:
+        group.add_argument("--figure-format", default="png", choices=["png", "svg", "pdf"], metavar="FORMAT",
+                           help="format of the figures written beside --output: png, svg or pdf (default: png)")
+    group.add_argument("--follow-symlinks", action="store_true",
+                       help="when an output is a symbolic link, replace the file it points to (default: refuse)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_engine_options(parser: argparse.ArgumentParser, *, pooling: bool = False, text: bool = True,
+                       pairs: bool = True) -> None:
+    """Every group of a command that runs a model over an input."""
+    add_model_options(parser)
+    add_input_options(parser, text=text, pairs=pairs)
+    add_batch_options(parser)
+    add_reading_options(parser, pooling=pooling)
+    add_run_options(parser)
+    add_output_options(parser)
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def figure_path(args: argparse.Namespace, name: str) -> Path:
+    """Where a figure of a command goes: beside ``--output``, named after it (``surface.json`` ->
+    ``surface-NAME.png``)."""
+    output = Path(args.output)
+    return output.with_name(f"{output.stem}-{name}.{args.figure_format}")
+
+
+def progress_wanted(args: argparse.Namespace) -> bool:
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+class EngineCommand:
+    """The run of one command over one input: inputs and outputs checked first, then processes,
+    checkpoints and the model, then passes; rank 0 writes. Use as a context manager.
+    """
+
+    def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple[str, ...] = (),
+                 source=None):
+        from .. import checkpointing
+        from ..atomic import check_output_path
+        from ..distributed import from_environment
+        from ..inputs import open_input
+
+        self.args = args
+        self.source = source or open_input(getattr(args, "treebank", None), getattr(args, "text", None),
+                                           pairs=getattr(args, "pairs", False), limit=args.limit)
+        inputs = [self.source.path]
+        self.outputs = []
+        for path in ([args.output] if args.output else []) + list(outputs):
+            self.outputs.append(check_output_path(path, inputs=inputs, follow_symlinks=args.follow_symlinks))
+        if args.checkpoint:
+            check_output_path(args.checkpoint, option="--checkpoint", inputs=inputs)
+        self.ranks = from_environment(args.device)
+        self.checkpointer = checkpointing.from_options(
+            self.ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
+        )
+        self.hooks = self.checkpointer or self.ranks
+        self.head = head
+        self._loaded = None
+
+    def __enter__(self) -> "EngineCommand":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.ranks.close()
+
+    @property
+    def loaded(self):
+        """The model, loaded on first use (after every check of inputs and outputs)."""
+        if self._loaded is None:
+            from ..models import load_model
+
+            args = self.args
+            self._loaded = load_model(
+                args.model, revision=args.revision, device=self.ranks.device, dtype=args.dtype,
+                random_init=getattr(args, "random_init", False), seed=args.seed,
+                trust_remote_code=args.trust_remote_code, stack=args.stack, head=self.head,
+            )
+        return self._loaded
+
+    @property
+    def is_main(self) -> bool:
+        return self.ranks.is_main
+
+    def options(self, description: str = "reading"):
+        from ..engine import PassOptions
+
+        args = self.args
+        return PassOptions(batch_size=args.batch_size, max_length=args.max_length, shard=args.shard,
+                           attention=args.attention, pool_from=getattr(args, "pool_from", "mean"),
+                           progress=progress_wanted(args) and self.is_main, description=description)
+
+    def run(self, accumulators, description: str = "reading"):
+        """One pass over the input into ``accumulators``; returns its statistics."""
+        from ..api import require_units
+        from ..engine import run_pass
+
+        options = self.options(description)
+        stats = run_pass(self.loaded, self.source, accumulators, options, hooks=self.hooks)
+        require_units(stats, self.source, options)
+        return stats
+
+    def result(self, analysis: str, stats, accumulator, config: dict) -> dict:
+        from ..results import provenance
+
+        result = provenance(analysis, self.loaded, self.source, stats, {**self.options().config(), **config})
+        result["config"].update({"limit": self.source.limit, "seed": self.args.seed})
+        result.update(accumulator.result())
+        return result
+
+    def write(self, result: dict) -> Path | None:
+        """Write the result to ``--output`` (rank 0), then drop the checkpoint it no longer needs."""
+        from ..results import write_result
+
+        if not self.is_main or not self.args.output:
+            return None
+        path = write_result(result, self.args.output, follow_symlinks=self.args.follow_symlinks)
+        print(f"wrote {path}", file=sys.stderr)
+        if self.checkpointer:
+            self.checkpointer.discard()
+        return path
+
+    def hint(self) -> None:
+        if self.is_main and not self.args.output:
+            print("(pass --output FILE.json to keep the result and its figures)", file=sys.stderr)

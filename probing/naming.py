@@ -1,0 +1,58 @@
+"""How heads, directions and offsets are written for people.
+
+People read layers and heads from 1, as in the paper ("8-10" is layer 8,
+head 10); result files index from 0. Every table, plot, option and page goes
+through these functions, so the two countings never mix.
+
+>>> head_name(7, 9), head_name(7, 9, "head_to_dep")
+('8-10', '8-10 head->dep')
+>>> parse_head_names("3-5,7-1", num_layers=12, num_heads=12)
+[(2, 4), (6, 0)]
+>>> offset_name(-2), offset_name(1)
+('-2', '+1')
+"""
+
+from __future__ import annotations
+
+from .errors import ProbingError
+
+DIRECTIONS = ("dep_to_head", "head_to_dep")
+"""The two directions a head can predict in, and their order on every direction axis."""
+
+ARROWS = {"dep_to_head": "dep->head", "head_to_dep": "head->dep"}
+"""Plain-text arrows (the paper writes head<-dep for head_to_dep)."""
+
+WORDS = {"dep_to_head": "dependent → head", "head_to_dep": "head → dependent"}
+"""The directions in words, for figures and pages."""
+
+
+def head_name(layer: int, head: int, direction: str | None = None) -> str:
+    """``layer-head`` counted from 1, with the direction's arrow when given."""
+    name = f"{layer + 1}-{head + 1}"
+    return name if direction is None else f"{name} {ARROWS[direction]}"
+
+
+def offset_name(offset: int) -> str:
+    """A positional baseline, signed: ``+1`` is the next word."""
+    return f"{offset:+d}"
+
+
+def parse_head_names(text: str, *, num_layers: int, num_heads: int, option: str = "--heads") -> list[tuple[int, int]]:
+    """``"3-5,7-1"`` (from 1) -> ``[(2, 4), (6, 0)]`` (from 0), checked against the model's shape."""
+    heads = []
+    for part in text.split(","):
+        try:
+            layer, head = (int(piece) for piece in part.strip().split("-"))
+        except ValueError:
+            raise ProbingError(
+                f"expected LAYER-HEAD pairs such as 3-5,7-1 (counted from 1), got {part.strip()!r}", source=option
+            ) from None
+        if not (1 <= layer <= num_layers and 1 <= head <= num_heads):
+            raise ProbingError(
+                f"head {layer}-{head} does not exist: the model has {num_layers} layers of {num_heads} heads "
+                "(counted from 1)",
+                source=option,
+            )
+        if (layer - 1, head - 1) not in heads:
+            heads.append((layer - 1, head - 1))
+    return heads
