@@ -188,7 +188,7 @@ def _token(token_id: str) -> str:
         ([word(1, "a", 0), word(2, "b", 1), _token("2.0")], 3, "empty node 2.0: the part after the dot counts from 1"),
         ([word(1, "a", 0), _token("2.1"), word(2, "b", 1)], 2, "empty node 2.1 must follow word 2"),
         ([word(1, "a", 0), _token("3-4"), word(2, "b", 1)], 2, "must come just before word 3; the next word is 2"),
-        ([_token("1-2"), _token("2-3"), word(1, "a", 0), word(2, "b", 1), word(3, "c", 1)], 2, "must come just before word 2"),
+        ([_token("1-3"), word(1, "a", 0), _token("2-3"), word(2, "b", 1), word(3, "c", 1)], 3, "multiword range 2-3 overlaps the range on line 3"),
         ([_token("1-3"), word(1, "a", 0), word(2, "b", 1)], 1, "past the sentence's last word 2"),
         ([word(1, "a", 0), _token("2-" + "9" * 5000)], 2, "runs past the end"),
         ([_token("0.1"), _token("0.2")], 1, "the sentence has no word"),
@@ -225,8 +225,9 @@ def test_a_bom_at_the_start_is_ignored(tmp_path):
         (GOOD.encode()[: GOOD.encode().index(b"\xa9")], 2, "unexpected end of data 0xc3 at column 6 (byte 6 of the line)"),
         (GOOD.encode().replace(b"# sent_id = b", b"# sent_id = \xed\xa0\x80"), 4, "invalid continuation byte 0xed"),
         (GOOD.replace("# sent_id = b", "# sent\rid = b"), 4, "carriage return (CR) at column 7"),
+        (GOOD + "\r", 7, "carriage return (CR) at column 1"),  # a CR ends a line only before LF
     ],
-    ids=["bom-line-start", "bom-in-form", "two-boms", "bad-byte", "truncated-char", "surrogate", "lone-cr"],
+    ids=["bom-line-start", "bom-in-form", "two-boms", "bad-byte", "truncated-char", "surrogate", "lone-cr", "final-cr"],
 )
 def test_encoding_errors_name_line_and_column(tmp_path, data, line, fragment):
     error = error_of(tmp_path, data)
