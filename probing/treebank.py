@@ -184,7 +184,7 @@ def _non_regular_kind(mode: int) -> str | None:
         return "a character device"
     if stat.S_ISBLK(mode):
         return "a block device"
-    return "not a regular file"  # pragma: no cover - no other kind on common systems
+    return "an unknown kind of file"  # pragma: no cover - no other kind on common systems
 
 
 def _read_file(path: Path) -> Iterator[Sentence]:

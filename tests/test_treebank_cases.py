@@ -8,6 +8,7 @@ and a fragment of the message.
 
 from __future__ import annotations
 
+import io
 import os
 import socket
 import stat
@@ -211,6 +212,9 @@ GOOD = text_of("# sent_id = a", word(1, "café", 0), "", "# sent_id = b", word(1
 def test_a_bom_at_the_start_is_ignored(tmp_path):
     with_bom = read_text(tmp_path, b"\xef\xbb\xbf" + GOOD.encode())
     assert [(s.words, s.sent_id) for s in with_bom] == [(("café",), "a"), (("b",), "b")]
+    # a text stream opened without utf-8-sig hands the BOM over as the first character
+    from_text = read_sentences(io.StringIO("\ufeff" + GOOD), source="s.conllu")
+    assert [(s.words, s.sent_id) for s in from_text] == [(("café",), "a"), (("b",), "b")]
 
 
 @pytest.mark.parametrize(
@@ -242,8 +246,6 @@ def test_crlf_line_ends_read_like_lf(tmp_path):
 
 
 def test_read_sentences_decodes_a_binary_stream_and_names_the_line(tmp_path):
-    import io
-
     data = GOOD.encode().replace(b"# sent_id = b", b"# sent_id = \xff")
     with pytest.raises(ProbingError, match=r"^s\.conllu:4: not UTF-8 text: invalid start byte 0xff at column 13 "):
         list(read_sentences(io.BytesIO(data), source="s.conllu"))
@@ -255,7 +257,8 @@ def test_a_text_stream_decoding_error_is_still_a_probing_error(tmp_path):
     path.write_bytes(GOOD.encode() + b"# bad \xff\n")
     with path.open(encoding="utf-8") as stream, pytest.raises(ProbingError) as caught:
         list(read_sentences(stream, source="t.conllu"))
-    assert caught.value.source == "t.conllu" and caught.value.line == 1  # the whole file is one chunk
+    # the bad byte is on line 7; the stream may have decoded it while handing over an earlier line
+    assert caught.value.source == "t.conllu" and 1 <= caught.value.line <= 7
     assert "not UTF-8 text (invalid start byte) on this line or soon after" in str(caught.value)
 
 
