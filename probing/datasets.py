@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from probing.errors import ProbingError
+from probing.treebank import check_treebank_path
 
 __all__ = [
     "KNOWN_TREEBANKS",
@@ -157,10 +158,10 @@ def resolve_treebank(spec: str, *, download: bool = True) -> Path:
         return check_input_file(spec, "--treebank")
     match = _SPEC.match(spec)
     if match is None or (match.group(2) is None and match.group(1) not in KNOWN_TREEBANKS):
-        raise ProbingError(
-            f"treebank file not found: {spec} "
-            f"(or name a known treebank as name:split: {_known_names()})"
-        )
+        # Not a name: say why the path is no treebank file (missing, a folder,
+        # a FIFO...), rather than "not found" for a path that exists.
+        check_treebank_path(path, not_found_hint=f" (or name a known treebank as name:split: {_known_names()})")
+        return path  # it became a regular file since is_file() above
     tb = _lookup(match.group(1))
     return _resolve(tb, _pick_split(tb, match.group(2)), download=download)
 
