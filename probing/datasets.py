@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from probing.errors import ProbingError
-from probing.treebank import check_treebank_path
+from probing.treebank import check_input_file
 
 __all__ = [
     "KNOWN_TREEBANKS",
@@ -136,32 +136,16 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def check_input_file(spec: str, option: str) -> Path:
-    """An input file that exists and can be read as one (not a folder, FIFO or device)."""
-    import stat
-
-    path = Path(spec).expanduser()
-    if not path.exists():
-        raise ProbingError(f"file not found: {spec}", source=option)
-    mode = path.stat().st_mode
-    if stat.S_ISDIR(mode):
-        raise ProbingError(f"{spec} is a folder; give a file", source=option)
-    if not stat.S_ISREG(mode):
-        raise ProbingError(f"{spec} is not a regular file (a FIFO, socket or device); give a file", source=option)
-    return path
-
-
 def resolve_treebank(spec: str, *, download: bool = True) -> Path:
     """Path of the treebank file that ``spec`` (a file path or ``name[:split]``) names."""
     path = Path(spec).expanduser()
-    if path.exists():
-        return check_input_file(spec, "--treebank")
+    if path.is_file():
+        return path
     match = _SPEC.match(spec)
     if match is None or (match.group(2) is None and match.group(1) not in KNOWN_TREEBANKS):
         # Not a name: say why the path is no treebank file (missing, a folder,
         # a FIFO...), rather than "not found" for a path that exists.
-        check_treebank_path(path, not_found_hint=f" (or name a known treebank as name:split: {_known_names()})")
-        return path  # it became a regular file since is_file() above
+        return check_input_file(path, not_found_hint=f" (or name a known treebank as name:split: {_known_names()})")
     tb = _lookup(match.group(1))
     return _resolve(tb, _pick_split(tb, match.group(2)), download=download)
 

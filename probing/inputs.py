@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from .errors import ProbingError
-from .treebank import Sentence, read_treebank
+from .treebank import Sentence, check_input_file, read_treebank
 
 KINDS = ("treebank", "text", "labelled")
 
@@ -93,16 +93,12 @@ class InputSource:
     @classmethod
     def text(cls, spec: str, *, pairs: bool = False, limit: int | None = None) -> "InputSource":
         """A UTF-8 text file with one sentence per line."""
-        from .datasets import check_input_file
-
-        return cls(path=check_input_file(spec, "--text"), kind="text", pairs=pairs, limit=limit, given_as=spec)
+        return cls(path=check_input_file(spec, what="text"), kind="text", pairs=pairs, limit=limit, given_as=spec)
 
     @classmethod
     def labelled(cls, spec: str, *, limit: int | None = None) -> "InputSource":
         """A CSV with ``text`` and ``label`` columns (a sequence classifier's test set)."""
-        from .datasets import check_input_file
-
-        return cls(path=check_input_file(spec, "--labels"), kind="labelled", limit=limit, given_as=spec)
+        return cls(path=check_input_file(spec, what="labels"), kind="labelled", limit=limit, given_as=spec)
 
     @property
     def sha256(self) -> str:
@@ -159,7 +155,7 @@ def units_from_sentences(sentences: Iterable[Sentence], *, pairs: bool = False) 
         return
     index, pending = 0, None
     for sentence in sentences:
-        if pending is not None and getattr(sentence, "starts_document", False):
+        if pending is not None and sentence.starts_document:
             yield Unit(index, pending.words, sentences=(pending,))
             index, pending = index + 1, None
         if pending is None:

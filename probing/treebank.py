@@ -146,29 +146,32 @@ def read_treebank(path: str | os.PathLike[str]) -> Iterator[Sentence]:
     empty file (no sentence at all) is an error, not an empty result.
     """
     path = Path(path)
-    check_treebank_path(path)
+    check_input_file(path)
     return _read_file(path)
 
 
-def check_treebank_path(path: Path, *, not_found_hint: str = "") -> None:
-    """Raise a one-line ProbingError unless ``path`` is an existing regular file.
+def check_input_file(path: str | Path, *, what: str = "treebank", not_found_hint: str = "") -> Path:
+    """Raise a one-line ProbingError unless ``path`` is an existing regular file; return it.
 
     A FIFO, socket or device is refused by name: reading one would block or
-    never end, and "not found" would be untrue.
+    never end, and "not found" would be untrue. ``what`` names the file in
+    messages (treebank, text, labels).
 
-    >>> check_treebank_path(Path("no/such.conllu"))
+    >>> check_input_file(Path("no/such.conllu"))
     Traceback (most recent call last):
     probing.errors.ProbingError: treebank file not found: no/such.conllu
     """
+    path = Path(path).expanduser()
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        raise ProbingError(f"treebank file not found: {path}{not_found_hint}") from None
+        raise ProbingError(f"{what} file not found: {path}{not_found_hint}") from None
     except (OSError, ValueError) as error:  # permission, name too long, NUL in the name, a loop of links
-        raise ProbingError(f"cannot inspect the treebank path ({_reason(error)})", source=str(path)) from None
+        raise ProbingError(f"cannot inspect the {what} path ({_reason(error)})", source=str(path)) from None
     kind = _non_regular_kind(mode)
     if kind is not None:
-        raise ProbingError(f"the treebank path is {kind}, not a regular file", source=str(path))
+        raise ProbingError(f"the {what} path is {kind}, not a regular file", source=str(path))
+    return path
 
 
 def _non_regular_kind(mode: int) -> str | None:

@@ -359,9 +359,12 @@ def test_documents_run_from_one_newdoc_to_the_next(tmp_path):
     assert got == [(None, False), ("d1", True), ("d1", False), (None, True), (None, False), ("d3", True), ("d3", False)]
 
 
-def test_gum_documents_and_entities(shared):
+@pytest.mark.real_data
+def test_gum_documents_and_entities():
     """GUM dev: one document per '# newdoc id' line, and Entity annotations reach MISC intact."""
-    path = shared / "treebanks" / "en_gum" / "en_gum-ud-dev.conllu"
+    from conftest import real_treebank
+
+    path = real_treebank("en_gum", "dev")
     raw = path.read_text(encoding="utf-8").splitlines()
     newdoc_ids = [line.split("=", 1)[1].strip() for line in raw if line.startswith("# newdoc id")]
     word_rows = [line.split("\t") for line in raw if line.split("\t")[0].isdigit()]
