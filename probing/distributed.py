@@ -18,6 +18,7 @@ starts a process group and :class:`Ranks` is the one-process no-op.
 
 from __future__ import annotations
 
+import atexit
 import datetime as _dt
 import os
 from collections.abc import Sequence
@@ -93,8 +94,10 @@ class Ranks(PassHooks):
         return box[0]
 
     def close(self) -> None:
+        """Wait for every process to finish the command. The group itself lives until the process
+        ends, so that several commands run in one process (a script under torchrun) share it."""
         if self.active and torch.distributed.is_initialized():
-            torch.distributed.destroy_process_group()
+            torch.distributed.barrier()
 
     def _device(self) -> torch.device:
         return torch.device(self.device) if self.device.startswith("cuda") else torch.device("cpu")
@@ -123,7 +126,13 @@ def from_environment(device: str = "cpu") -> Ranks:
     backend = "nccl" if device.startswith("cuda") else "gloo"
     if not torch.distributed.is_initialized():
         torch.distributed.init_process_group(backend, timeout=_dt.timedelta(minutes=30))
+        atexit.register(_destroy)
     return Ranks(rank=rank, world_size=world_size, device=device)
+
+
+def _destroy() -> None:
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
 def _env_int(name: str, default: int) -> int:

@@ -87,11 +87,11 @@ class Accumulator:
     def load_state(self, state: dict) -> "Accumulator":
         for name, tensor in self.state_tensors.items():
             if name not in state:
-                raise ProbingError(f"the saved state lacks {name!r}", source="--resume")
+                raise ProbingError(f"the saved {self.analysis} state lacks {name!r}")
             if tuple(state[name].shape) != tuple(tensor.shape):
                 raise ProbingError(
-                    f"the saved {name} has shape {tuple(state[name].shape)}, this run's {tuple(tensor.shape)}",
-                    source="--resume",
+                    f"the saved {self.analysis} state's {name} has shape {tuple(state[name].shape)}, "
+                    f"this run's {tuple(tensor.shape)}"
                 )
             tensor.copy_(state[name])
         return self

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import ProbingError
+from .registry import Registry
 from .heldout import in_sample_reports
 
 COUNTING = "layers and heads counted from 1 (8-10 = layer 8, head 10)"
@@ -473,22 +474,16 @@ def render_html(board: Leaderboard) -> str:
     )
 
 
-FORMATS: dict[str, Callable[[Leaderboard], str]] = {
-    "md": render_markdown,
-    "csv": render_csv,
-    "json": render_json,
-    "latex": render_latex,
-    "html": render_html,
-}
-"""Format name -> renderer; a new format is one function added here."""
+FORMATS: Registry[Callable[[Leaderboard], str]] = Registry("format", option="--format")
+FORMATS.register("md", render_markdown)
+FORMATS.register("csv", render_csv)
+FORMATS.register("json", render_json)
+FORMATS.register("latex", render_latex)
+FORMATS.register("html", render_html)
 
 
 def render(board: Leaderboard, fmt: str) -> str:
-    try:
-        renderer = FORMATS[fmt]
-    except KeyError:
-        raise ProbingError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}", source="--format") from None
-    return renderer(board)
+    return FORMATS[fmt](board)
 
 
 def leaderboard_from_files(paths: Iterable[str | Path], references: Iterable[str | Path] = ()) -> Leaderboard:

@@ -22,31 +22,21 @@ from collections.abc import Callable
 
 import torch
 
-from .errors import ProbingError
+from .registry import Registry
 
 # (attention [batch, layer, head, tok, tok], attention_to_words [batch, layer, head, tok, word],
 #  word_of_token [batch, tok]) -> [batch, layer, head, word, word]
 FromPooling = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
-_FROM_POOLINGS: dict[str, FromPooling] = {}
-
-
-def register_from_pooling(name: str) -> Callable[[FromPooling], FromPooling]:
-    """Add a way to pool the rows of a word's pieces (attention *from* a word)."""
-
-    def add(function: FromPooling) -> FromPooling:
-        _FROM_POOLINGS[name] = function
-        return function
-
-    return add
+FROM_POOLINGS: Registry[FromPooling] = Registry("pooling", option="--pool-from")
+"""Ways to pool the rows of a word's pieces (attention *from* a word); a new one is one registered function."""
 
 
 def from_pooling_modes() -> list[str]:
-    return sorted(_FROM_POOLINGS)
+    return FROM_POOLINGS.names()
 
 
 def check_from_pooling(name: str) -> str:
-    if name not in _FROM_POOLINGS:
-        raise ProbingError(f"unknown pooling {name!r}; use one of {', '.join(from_pooling_modes())}", source="--pool-from")
+    FROM_POOLINGS[name]
     return name
 
 
@@ -76,11 +66,11 @@ def pool_word_attention(attention: torch.Tensor, word_of_token: torch.Tensor, fr
     # one tall matrix: far faster than one small product per head.
     rows = attention.float().reshape(batch, layers * heads * queries, keys)
     attention_to_words = torch.bmm(rows, to_words).view(batch, layers, heads, queries, num_words)
-    pool_rows = _FROM_POOLINGS[check_from_pooling(from_mode)]
+    pool_rows = FROM_POOLINGS[from_mode]
     return pool_rows(attention, attention_to_words, word_of_token.to(attention.device))
 
 
-@register_from_pooling("mean")
+@FROM_POOLINGS.register("mean")
 def _mean_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor) -> torch.Tensor:
     """The paper's rule: average the rows of a word's pieces."""
     pieces = piece_matrix(word_of_token, attention_to_words.shape[-1])  # [batch, tok, word]
@@ -89,7 +79,7 @@ def _mean_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, w
     return _combine_rows(averaging, attention_to_words)
 
 
-@register_from_pooling("first")
+@FROM_POOLINGS.register("first")
 def _first_piece(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor) -> torch.Tensor:
     """The released reference code's default: the row of a word's first piece."""
     pieces = piece_matrix(word_of_token, attention_to_words.shape[-1])  # [batch, tok, word]
@@ -113,7 +103,7 @@ def _combine_rows(weights: torch.Tensor, attention_to_words: torch.Tensor) -> to
     return pooled.view(batch, weights.shape[1], layers, heads, words).permute(0, 2, 3, 1, 4)
 
 
-@register_from_pooling("max")
+@FROM_POOLINGS.register("max")
 def _max_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor) -> torch.Tensor:
     """Element-wise max of a word's piece rows, renormalised, as the reference code's ``max``.
 

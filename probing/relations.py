@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 
 from .errors import ProbingError
+from .registry import Registry
 from .treebank import ROOT, Sentence
 
 Pairs = list[tuple[int, int]]
@@ -34,25 +35,19 @@ DEFAULT_RELATIONS = ("dobj", "det", "pobj", "poss", "all")
 
 POSSESSIVE_CLITICS = frozenset({"'s", "'", "\u2019s", "\u2019"})
 
-_REGISTRY: dict[str, PairFunction] = {}
+RELATIONS: Registry[PairFunction] = Registry("relation", option="--relations")
+"""Named relations; any other lowercase name is read as a UD label."""
 _UD_LABEL = re.compile(r"^[a-z]+(:[a-z]+)?$")
 
 
 def register_relation(name: str) -> Callable[[PairFunction], PairFunction]:
     """Add a named relation: a function from a sentence to its (query, head) pairs."""
-
-    def add(function: PairFunction) -> PairFunction:
-        if name in _REGISTRY:
-            raise ValueError(f"relation {name!r} is registered twice")
-        _REGISTRY[name] = function
-        return function
-
-    return add
+    return RELATIONS.register(name)
 
 
 def known_relations() -> list[str]:
     """The registered relation names (any UD label is accepted besides)."""
-    return sorted(_REGISTRY)
+    return sorted(RELATIONS.names())
 
 
 def check_relation_names(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -64,7 +59,7 @@ def check_relation_names(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     if not names:
         raise ProbingError("no relation given", source="--relations")
     for name in names:
-        if name not in _REGISTRY and not _UD_LABEL.match(name):
+        if name not in RELATIONS and not _UD_LABEL.match(name):
             raise ProbingError(
                 f"unknown relation {name!r}: use one of {', '.join(known_relations())} "
                 "or a UD label such as nsubj or nsubj:pass (lowercase, optional :subtype)",
@@ -77,9 +72,8 @@ def check_relation_names(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 def relation_pairs(name: str, sentence: Sentence) -> Pairs:
     """The (query, head) pairs of one relation in one sentence."""
-    function = _REGISTRY.get(name)
-    if function is not None:
-        return function(sentence)
+    if name in RELATIONS:
+        return RELATIONS[name](sentence)
     return _label_pairs(sentence, _label_matcher(name))
 
 

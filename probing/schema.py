@@ -206,7 +206,7 @@ class Array(Spec):
 
 def encode_array(array: np.ndarray) -> dict:
     """An int64 or float64 array as JSON: zlib level 1 (fast; arrays of counts compress well)."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array)  # (ascontiguousarray would turn a 0-d array into shape [1])
     dtype = "float64" if array.dtype.kind == "f" else "int64"
     raw = array.astype("<f8" if dtype == "float64" else "<i8").tobytes()
     return {"shape": list(array.shape), "dtype": dtype, "data": base64.b64encode(zlib.compress(raw, 1)).decode("ascii")}

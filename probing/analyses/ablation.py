@@ -41,6 +41,7 @@ from ..scoring.bootstrap import poisson_weights
 from ..scoring.counts import BootstrapSpec, ProbeCounts
 from ..scoring.intervals import percentile_interval
 from ..scoring.pairs import collect_pairs
+from ..selection import best_cell
 
 CONDITION_CELLS = 1 << 19
 """Budget of (copies x batch x tokens^2) attention cells per forward pass of stacked conditions."""
@@ -379,9 +380,9 @@ class AblationAccumulator(Accumulator):
                 with np.errstate(invalid="ignore", divide="ignore"):
                     values.append(flat.max(axis=1) / total)
                     replicates.append(counts.boot_heads.flatten(start_dim=2).numpy().max(axis=2) / counts.boot_total.numpy())
-                best = [np.unravel_index(int(np.argmax(flat[r])), counts.heads.shape[1:]) for r in range(len(total))]
-                details.append([head_name(int(l), int(h), DIRECTIONS[int(d)]) if total[r] else None
-                                for r, (d, l, h) in enumerate(best)])
+                best = [best_cell(counts.heads[r].numpy()) for r in range(len(total))]  # the one tie rule
+                details.append([head_name(layer, head, DIRECTIONS[direction]) if total[r] else None
+                                for r, (direction, layer, head) in enumerate(best)])
             return np.stack(values), np.stack(replicates, axis=1), details
         state = {name: tensor.numpy() for name, tensor in self.state_tensors.items()}
         if not state["denominator"][0].any():
