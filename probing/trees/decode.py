@@ -120,11 +120,11 @@ def mst_heads(scores: torch.Tensor, root, num_words, *, implementation: str = "a
     (numba, CPU) or ``"auto"`` (compiled for CPU tensors when numba is there,
     else vectorised); both give the same trees.
 
-    >>> mst_heads(torch.zeros(2, 3, 3), root=torch.tensor([0, 2]), num_words=torch.tensor([3, 2])).tolist()
-    [[-1, 0, 0], [-1, 0, -1]]
+    >>> mst_heads(torch.zeros(2, 3, 3), root=torch.tensor([0, 1]), num_words=torch.tensor([3, 2])).tolist()
+    [[-1, 0, 0], [1, -1, -1]]
 
-    (All scores equal: word 1 takes the lowest-index head, word 0; in the
-    second sentence word 2 is padding and the root is ignored.)
+    (All scores equal: each word takes the lowest-index head it may; in the
+    second sentence word 2 is padding.)
     """
     words = scores.shape[-1]
     leading = scores.shape[:-2]
