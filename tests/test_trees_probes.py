@@ -24,6 +24,28 @@ def test_special_attention_pools_rows_like_word_attention():
     assert torch.allclose(special[0, :, 0, 0], torch.tensor([[0.4, 0.1], [0.0, 0.7]]))
 
 
+def test_examples_from_engine_tensors_match_the_held_out_batch():
+    """The training collector and the held-out batch read the same features from the engine's tensors."""
+    generator = torch.Generator().manual_seed(0)
+    token_attention = torch.softmax(torch.randn(2, 1, 2, 6, 6, generator=generator), dim=-1)
+    word_of_token = torch.tensor([[-1, 0, 0, 1, 2, -1], [-1, 0, 1, -1, -1, -1]])
+    mask = torch.tensor([[1] * 6, [1, 1, 1, 1, 0, 0]])
+    from probing.pooling import pool_word_attention
+
+    word_attention = pool_word_attention(token_attention, word_of_token)
+    vectors = torch.randn(2, 3, 4, generator=generator)
+    sentences = [Sentence(("a", "b", "c"), (1, -1, 1), ("x",) * 3, ("X", "X", "PUNCT")),
+                 Sentence(("d", "e"), (-1, 0), ("x",) * 2, ("X",) * 2, index=1)]
+    examples = ProbeExamples()
+    examples.update(word_attention, token_attention, word_of_token, mask, vectors, sentences, [3, 2])
+    batch = ProbeBatch.from_engine(word_attention, token_attention, word_of_token, mask, vectors, [3, 2])
+    rebuilt = ProbeBatch.of(examples.examples)
+    assert torch.allclose(rebuilt.attention, batch.attention, atol=1e-3)  # float16 storage
+    assert torch.allclose(rebuilt.special, batch.special, atol=1e-3)
+    assert examples.examples[0].scored.tolist() == [True, False, False]
+    assert examples.nbytes() == 2 * (1 * 2 * (9 + 4) + 2 * 1 * 2 * (3 + 2) + 4 * (3 + 2))
+
+
 def test_word_vectors_average_pieces():
     weight = torch.arange(12, dtype=torch.float32).view(6, 2)
     ids = torch.tensor([[0, 3, 5, 1, 0], [0, 2, 0, 0, 0]])
@@ -87,7 +109,7 @@ def synthetic(count: int, seed: int, heads_of=random_tree, planted=(1, 0), dim=6
                 special[0, 0, planted[0], planted[1], word] = 0.9
         attention[0, planted[0], planted[1]] = signal
         vectors = torch.randn(1, n, dim, generator=generator)
-        examples.update(attention, special, vectors, [sentence], [n])
+        examples.add(attention, special, vectors, [sentence], [n])
         sentences.append(sentence)
     return examples.examples, sentences
 

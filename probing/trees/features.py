@@ -168,10 +168,17 @@ class ProbeExamples:
 
     examples: list[ProbeExample] = field(default_factory=list)
 
-    def update(self, word_attention: torch.Tensor, special: torch.Tensor, vectors: torch.Tensor,
-               sentences: Sequence[Sentence], num_words) -> None:
-        """word_attention [batch, layer, head, word, word]; special [batch, 2, layer, head, word]
-        (:func:`special_attention`); vectors [batch, word, dim]."""
+    def update(self, word_attention: torch.Tensor, token_attention: torch.Tensor, word_of_token: torch.Tensor,
+               attention_mask: torch.Tensor, vectors: torch.Tensor, sentences: Sequence[Sentence], num_words) -> None:
+        """One batch of the engine: word_attention [batch, layer, head, word, word], the token attention
+        [batch, layer, head, tok, tok] it came from, word_of_token and attention_mask [batch, tok], and
+        vectors [batch, word, dim] (:func:`word_vectors` or :meth:`WordVectors.batch`)."""
+        special = special_attention(token_attention, word_of_token, attention_mask)[..., : word_attention.shape[-1]]
+        self.add(word_attention, special, vectors, sentences, num_words)
+
+    def add(self, word_attention: torch.Tensor, special: torch.Tensor, vectors: torch.Tensor,
+            sentences: Sequence[Sentence], num_words) -> None:
+        """As :meth:`update`, with the special-token attention [batch, 2, layer, head, word] already pooled."""
         for row, sentence in enumerate(sentences):
             n = int(torch.as_tensor(num_words)[row])
             if n != len(sentence):
@@ -198,6 +205,12 @@ class ProbeBatch:
     special: torch.Tensor
     vectors: torch.Tensor
     num_words: torch.Tensor
+
+    @classmethod
+    def from_engine(cls, word_attention, token_attention, word_of_token, attention_mask, vectors, num_words) -> "ProbeBatch":
+        """A held-out batch straight from the engine's tensors (see :meth:`ProbeExamples.update`)."""
+        special = special_attention(token_attention, word_of_token, attention_mask)[..., : word_attention.shape[-1]]
+        return cls(word_attention.float(), special, vectors.float(), torch.as_tensor(num_words))
 
     @classmethod
     def of(cls, examples: Sequence[ProbeExample]) -> "ProbeBatch":
