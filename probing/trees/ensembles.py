@@ -1,6 +1,9 @@
 """Head ensembles per relation and direction (Limisiewicz, Rosa and Mareček 2020), and trees from them.
 
-Choosing on the selection treebank:
+Choosing on the selection treebank takes two passes over it: the candidates
+come from the probe's single-head counts, and only then can the collector
+keep their attention (keeping every head's instead would need about
+L x H / 25 times the memory below).
 
 1. :func:`candidate_heads`: per relation and direction, the 25 best single
    heads by their correct counts (the probe's counts of that treebank), ties
@@ -35,7 +38,12 @@ best single head's (the head the search started from), and the UAS/UUAS of trees
 ``mst`` (gold root) from one score per edge: the sum over the ensembles of the
 ensemble's mean attention, oriented by its direction (``head_to_dep``
 ensembles transposed, so every score reads "h is the head of d"), weighted by
-its selection accuracy. Scored words as in :mod:`probing.trees.counts`.
+its selection accuracy. Every ensemble given takes part (both directions of
+each relation, when both are given); which relations to combine is the
+caller's choice (UD labels, say: ``all`` would count every arc twice).
+Relation counts cover every sentence, as the probe's; the trees skip, and
+count, sentences without exactly one root. Scored words as in
+:mod:`probing.trees.counts`.
 
 >>> heads = np.array([[[5, 9], [9, 1]], [[0, 2], [7, 7]]])  # [direction, layer, head]
 >>> candidate_heads({"det": heads}, limit=3)[("det", "dep_to_head")]
