@@ -210,6 +210,9 @@ def load(path: Path) -> dict:
 def from_options(ranks: Ranks, *, output: str | None, checkpoint: str | None, every: float,
                  resume: bool) -> Checkpointer | None:
     """The checkpointer of a command: on whenever its result is kept (``--output``) or a file is named."""
+    if checkpoint and output and _same_path(checkpoint, output):
+        raise ProbingError("is the --output file; the checkpoint is deleted once the result is written, so the "
+                           "result would be lost", source=f"--checkpoint {checkpoint}")
     path = checkpoint or (default_path(output) if output else None)
     if path is None:
         if resume:
@@ -217,3 +220,8 @@ def from_options(ranks: Ranks, *, output: str | None, checkpoint: str | None, ev
                                source="--resume")
         return None
     return Checkpointer(path, every=every, resume=resume, ranks=ranks)
+
+
+def _same_path(first: str | Path, second: str | Path) -> bool:
+    """Whether two paths name one file, whether or not it exists yet (links and ``..`` resolved)."""
+    return Path(first).expanduser().resolve() == Path(second).expanduser().resolve()

@@ -20,13 +20,14 @@ batching.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from .errors import ProbingError
-from .treebank import Sentence, check_input_file, read_treebank
+from .treebank import Sentence, _decoding_message, check_input_file, read_treebank
 
 KINDS = ("treebank", "text", "labelled")
 
@@ -84,21 +85,32 @@ class InputSource:
     _sha256: str | None = field(default=None, repr=False)
 
     @classmethod
-    def treebank(cls, spec: str, *, pairs: bool = False, limit: int | None = None) -> "InputSource":
-        """A treebank file, or a name such as ``en_ewt:dev`` (fetched into the cache if needed)."""
+    def treebank(cls, spec: str, *, pairs: bool = False, limit: int | None = None,
+                 option: str | None = "--treebank") -> "InputSource":
+        """A treebank file, or a name such as ``en_ewt:dev`` (fetched into the cache if needed).
+
+        ``option`` is what errors call the file (the command-line option that gave it).
+        """
         from .datasets import resolve_treebank
 
-        return cls(path=resolve_treebank(spec), kind="treebank", pairs=pairs, limit=limit, given_as=spec)
+        with given_by(option):
+            path = resolve_treebank(spec)
+        return cls(path=path, kind="treebank", pairs=pairs, limit=limit, given_as=spec)
 
     @classmethod
-    def text(cls, spec: str, *, pairs: bool = False, limit: int | None = None) -> "InputSource":
+    def text(cls, spec: str, *, pairs: bool = False, limit: int | None = None,
+             option: str | None = "--text") -> "InputSource":
         """A UTF-8 text file with one sentence per line."""
-        return cls(path=check_input_file(spec, what="text"), kind="text", pairs=pairs, limit=limit, given_as=spec)
+        with given_by(option):
+            path = check_input_file(spec, what="text")
+        return cls(path=path, kind="text", pairs=pairs, limit=limit, given_as=spec)
 
     @classmethod
-    def labelled(cls, spec: str, *, limit: int | None = None) -> "InputSource":
+    def labelled(cls, spec: str, *, limit: int | None = None, option: str | None = "--labels") -> "InputSource":
         """A CSV with ``text`` and ``label`` columns (a sequence classifier's test set)."""
-        return cls(path=check_input_file(spec, what="labels"), kind="labelled", limit=limit, given_as=spec)
+        with given_by(option):
+            path = check_input_file(spec, what="labels")
+        return cls(path=path, kind="labelled", limit=limit, given_as=spec)
 
     @property
     def sha256(self) -> str:
@@ -133,8 +145,8 @@ class InputSource:
         with self.path.open(encoding="utf-8", errors="strict", newline="") as stream:
             try:
                 yield from units_from_lines(stream, pairs=self.pairs)
-            except UnicodeDecodeError as error:
-                raise ProbingError(f"not UTF-8 text ({error.reason})", source=str(self.path)) from None
+            except UnicodeDecodeError:
+                raise undecodable(self.path) from None
 
     def describe(self) -> dict:
         """The ``input`` block of a result file (counts are filled in by the run)."""
@@ -201,10 +213,44 @@ def units_from_csv(path: Path) -> Iterator[Unit]:
                                    source=str(path), line=1)
             for index, row in enumerate(reader):
                 yield Unit(index, row["text"] or "", label=row["label"] or "")
-    except UnicodeDecodeError as error:
-        raise ProbingError(f"not UTF-8 text ({error.reason})", source=str(path)) from None
+    except UnicodeDecodeError:
+        raise undecodable(path) from None
     except csv.Error as error:
         raise ProbingError(f"not a readable CSV file ({error})", source=str(path)) from None
+
+
+@contextlib.contextmanager
+def given_by(option: str | None) -> Iterator[None]:
+    """An input file that cannot be opened is named with the option that gave it.
+
+    >>> with given_by("--text"):
+    ...     check_input_file("no/such.txt", what="text")
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --text: text file not found: no/such.txt
+    """
+    try:
+        yield
+    except ProbingError as error:
+        if option is None:
+            raise
+        source = option if error.source is None else f"{option} {error.source}"
+        raise ProbingError(error.message, source=source, line=error.line) from None
+
+
+def undecodable(path: Path) -> ProbingError:
+    """The error for a text file that is not UTF-8, at the line and column of its first bad byte.
+
+    A text stream decodes a block at a time, so its error cannot say where; the
+    file is read again as bytes, line by line (a newline byte never occurs inside
+    a UTF-8 character), only once the error has happened.
+    """
+    with path.open("rb") as stream:
+        for number, line in enumerate(stream, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                return ProbingError(_decoding_message(line, error), source=str(path), line=number)
+    return ProbingError("not UTF-8 text", source=str(path))
 
 
 def sample_treebank_path() -> Path:

@@ -354,22 +354,35 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
 
 @contextlib.contextmanager
 def _explained_load_errors(name_or_path: str) -> Iterator[None]:
-    """Any failure to read a checkpoint (truncated weights, a refused pickle, a bad config) is one line."""
-    try:
-        yield
-    except ProbingError:
-        raise
-    except Exception as error:  # what transformers, safetensors and torch raise for bad files varies widely
-        text = str(error).strip()
-        if "trust_remote_code" in text:
-            raise ProbingError(
-                f"{name_or_path!r} runs its own Python code from the hub; pass --trust-remote-code to allow it",
-                source="--model",
-            ) from None
-        first_line = text.splitlines()[0] if text else type(error).__name__
-        if len(first_line) > 200:
-            first_line = first_line[:197] + "..."
-        raise ProbingError(f"cannot load model {name_or_path!r}: {first_line}", source="--model") from None
+    """Any failure to read a checkpoint (truncated weights, a refused pickle, a bad config) is one line.
+
+    Warnings raised while loading are held back and shown only once the load has
+    succeeded: a damaged file can make torch warn (about a pickle's protocol)
+    just before it fails, and that text would bury the one line that says what
+    is wrong.
+    """
+    with warnings.catch_warnings(record=True) as held:
+        try:
+            yield
+        except ProbingError:
+            raise
+        except Exception as error:  # what transformers, safetensors and torch raise for bad files varies widely
+            raise _load_error(name_or_path, error) from None
+    for warning in held:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+
+
+def _load_error(name_or_path: str, error: Exception) -> ProbingError:
+    text = str(error).strip()
+    if "trust_remote_code" in text:
+        return ProbingError(
+            f"{name_or_path!r} runs its own Python code from the hub; pass --trust-remote-code to allow it",
+            source="--model",
+        )
+    first_line = text.splitlines()[0] if text else type(error).__name__
+    if len(first_line) > 200:
+        first_line = first_line[:197] + "..."
+    return ProbingError(f"cannot load model {name_or_path!r}: {first_line}", source="--model")
 
 
 def weights_fingerprint(name_or_path: str, config, *, local: bool, random_init: bool, seed: int) -> str:
@@ -537,7 +550,27 @@ def _load_tokenizer(name_or_path: str, common: dict):
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, add_prefix_space=True, **common)
         if _lacks_prefix_space(tokenizer):
             prepend_space_to_words(tokenizer)
+    quiet_about_long_inputs(tokenizer)
     return tokenizer
+
+
+LONG_INPUT_WARNING = "sequence-length-is-longer-than-the-specified-maximum"
+"""The key under which a transformers tokenizer records that it has warned about a long input."""
+
+
+def quiet_about_long_inputs(tokenizer) -> None:
+    """Keep a tokenizer from warning that an input is longer than the model allows.
+
+    Its warning ("Token indices sequence length is longer than the specified
+    maximum ... will result in indexing errors") is given the first time it
+    encodes such an input, and says nothing true here: passes measure every
+    unit and skip (and count) those over the limit, so no long input reaches
+    the model. The tokenizer keeps a flag per warning it has given; setting
+    this one marks it as given.
+    """
+    flags = getattr(tokenizer, "deprecation_warnings", None)
+    if isinstance(flags, dict):
+        flags[LONG_INPUT_WARNING] = True
 
 
 def byte_level_states(tokenizer) -> list[dict]:

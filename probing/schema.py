@@ -476,11 +476,8 @@ def validate(result: object, *, source: str | None = None) -> dict:
         version = result.get("schema_version")
         if version not in READABLE_VERSIONS:
             if isinstance(version, str) and version.isdigit() and int(version) > int(SCHEMA_VERSION):
-                raise ProbingError(
-                    f"was written by a newer probing (result schema {version}; this is probing with schema "
-                    f"{SCHEMA_VERSION}): upgrade probing to read it",
-                    source=source,
-                )
+                raise Invalid("schema_version", f"{version} was written by a newer probing (this one reads "
+                                                f"{', '.join(READABLE_VERSIONS)}): upgrade probing to read it")
             raise Invalid("schema_version", f"expected one of {', '.join(READABLE_VERSIONS)}, found {_found(version)}")
         result = upgrade(result)
         analysis = result.get("analysis")

@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "share one forward pass (copies of a batch, each with its own heads disabled). Heads count from 1 "
         "(3-5 is layer 3, head 5) on the command line and in tables; the JSON counts from 0."
     )
-    add_engine_options(parser)
+    add_engine_options(parser, figures=False)  # tables only: no figure, so no --figure-format
     which = parser.add_argument_group("conditions").add_mutually_exclusive_group(required=True)
     which.add_argument("--heads", action="append", metavar="L-H,...",
                        help="disable these heads together (repeat for more conditions)")
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--each-layer", action="store_true", help="disable all heads of each layer, one per layer")
     parser.add_argument("--metric", required=True, choices=["mlm", "lm", "probe", "classification"], metavar="METRIC",
                         help="what to measure: mlm, lm, probe or classification (see below)")
-    parser.add_argument("--labels", metavar="FILE.csv",
+    parser.add_argument("--labels", metavar="CSV",
                         help="the labelled input of --metric classification (text,label columns)")
     parser.add_argument("--relations", nargs="+", default=list(DEFAULT_RELATIONS), metavar="REL",
                         help=f"relations of --metric probe (default: {' '.join(DEFAULT_RELATIONS)})")

@@ -174,10 +174,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_output_options(parser: argparse.ArgumentParser, *, what: str = "the result JSON", figures: bool = True,
-                       required: bool = False) -> None:
+                       required: bool = False, help: str | None = None, metavar: str = "FILE") -> None:
+    """``--output`` (its help from ``what`` unless ``help`` says it all), ``--figure-format`` when the
+    command draws figures beside it, ``--follow-symlinks`` and ``--quiet``."""
     group = parser.add_argument_group("output")
-    group.add_argument("--output", metavar="FILE", required=required,
-                       help=f"write {what} here, atomically" + (" (its figures beside it)" if figures else ""))
+    group.add_argument("--output", metavar=metavar, required=required,
+                       help=help or f"write {what} here, atomically" + (" (its figures beside it)" if figures else ""))
     if figures:
         group.add_argument("--figure-format", default="png", choices=["png", "svg", "pdf"], metavar="FORMAT",
                            help="format of the figures written beside --output: png, svg or pdf (default: png)")
@@ -187,14 +189,14 @@ def add_output_options(parser: argparse.ArgumentParser, *, what: str = "the resu
 
 
 def add_engine_options(parser: argparse.ArgumentParser, *, pooling: bool = False, text: bool = True,
-                       pairs: bool = True) -> None:
-    """Every group of a command that runs a model over an input."""
+                       pairs: bool = True, **output) -> None:
+    """Every group of a command that runs a model over an input (``output``: see add_output_options)."""
     add_model_options(parser)
     add_input_options(parser, text=text, pairs=pairs)
     add_batch_options(parser)
     add_reading_options(parser, pooling=pooling)
     add_run_options(parser)
-    add_output_options(parser)
+    add_output_options(parser, **output)
 
 
 # ---------------------------------------------------------------------------- running
@@ -217,7 +219,7 @@ class EngineCommand:
     """
 
     def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple[str, ...] = (),
-                 source=None):
+                 source=None, inputs: tuple[str, ...] = (), figures: tuple[str, ...] = ()):
         from .. import checkpointing
         from ..atomic import check_output_path
         from ..distributed import from_environment
@@ -226,12 +228,15 @@ class EngineCommand:
         self.args = args
         self.source = source or open_input(getattr(args, "treebank", None), getattr(args, "text", None),
                                            pairs=getattr(args, "pairs", False), limit=args.limit)
-        inputs = [self.source.path]
+        # Every file the command reads (the input, a --probe result, hand labels) is protected from its outputs.
+        self.inputs = [self.source.path, *(path for path in inputs if path)]
         self.outputs = []
         for path in ([args.output] if args.output else []) + list(outputs):
-            self.outputs.append(check_output_path(path, inputs=inputs, follow_symlinks=args.follow_symlinks))
+            self.outputs.append(check_output_path(path, inputs=self.inputs, follow_symlinks=args.follow_symlinks))
+        # Figures beside --output are outputs too: checked now, before any model time, not after the pass.
+        self.figures = {name: self.figure_path(name) for name in figures} if args.output else {}
         if args.checkpoint:
-            check_output_path(args.checkpoint, option="--checkpoint", inputs=inputs)
+            check_output_path(args.checkpoint, option="--checkpoint", inputs=self.inputs)
         self.ranks = from_environment(args.device)
         self.checkpointer = checkpointing.from_options(
             self.ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
@@ -239,6 +244,16 @@ class EngineCommand:
         self.hooks = self.checkpointer or self.ranks
         self.head = head
         self._loaded = None
+
+    def figure_path(self, name: str) -> Path:
+        """Where figure ``name`` goes (see :func:`figure_path`), checked like ``--output`` (a followed
+        symbolic link gives its target)."""
+        from ..atomic import check_output_path
+
+        if name in getattr(self, "figures", {}):
+            return self.figures[name]
+        return check_output_path(figure_path(self.args, name), option="figure beside --output", inputs=self.inputs,
+                                 follow_symlinks=self.args.follow_symlinks)
 
     def __enter__(self) -> "EngineCommand":
         return self

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EngineCommand, add_engine_options, figure_path
+from .common import EngineCommand, add_engine_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from ..models import load_model
     from ..readings import READINGS
 
-    with EngineCommand(args) as command:
+    with EngineCommand(args, figures=("compare",)) as command:
         first = command.loaded
         second = load_model(args.second_model, device=first.device, dtype=args.dtype, random_init=args.second_random_init,
                             seed=args.seed, trust_remote_code=args.trust_remote_code, stack=args.stack)
@@ -54,6 +54,6 @@ def run(args: argparse.Namespace) -> int:
         print(tabulate(rows, headers=["layer", "mean cosine", "lowest head", "highest"], tablefmt="simple",
                        disable_numparse=True))
         if command.write(result):
-            print(f"wrote {plot_similarity(similarity, title, figure_path(args, 'compare'))}", file=sys.stderr)
+            print(f"wrote {plot_similarity(similarity, title, command.figure_path('compare'))}", file=sys.stderr)
         command.hint()
     return 0

@@ -8,10 +8,13 @@ from ..datasets import KNOWN_TREEBANKS, cache_dir, fetch
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
+                                    help="fetch (download a treebank) or list (the known ones)")
     fetch_parser = actions.add_parser("fetch", help="download a treebank's files (checked by sha256)")
-    fetch_parser.add_argument("name", choices=sorted(KNOWN_TREEBANKS), help="treebank to fetch")
-    fetch_parser.add_argument("--split", action="append", help="only this split (repeatable); default: all")
+    fetch_parser.add_argument("name", choices=sorted(KNOWN_TREEBANKS), metavar="NAME",
+                              help=f"treebank to fetch: {', '.join(sorted(KNOWN_TREEBANKS))}")
+    fetch_parser.add_argument("--split", action="append", metavar="SPLIT",
+                              help="only this split, such as dev (repeatable; default: all)")
     actions.add_parser("list", help="list the known treebanks and the cache folder")
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from .common import EngineCommand, add_batch_options, add_input_options, add_model_options, add_output_options, \
-    add_run_options, figure_path, share
+    add_run_options, share
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from .surface import token_names
 
     args.random_init = False
-    with EngineCommand(args, head="lm") as command:
+    with EngineCommand(args, head="lm", figures=("gradients",)) as command:
         loaded = command.loaded
         if loaded.head == "masked_lm" and loaded.tokenizer.mask_token_id is None:
             from ..errors import ProbingError
@@ -76,6 +76,6 @@ def run(args: argparse.Namespace) -> int:
                                 {"loss": loaded.head, "mask_rate": args.mask_rate})
         print(gradient_table(result))
         if command.write(result):
-            print(f"wrote {gradient_figure(result, figure_path(args, 'gradients'))}", file=sys.stderr)
+            print(f"wrote {gradient_figure(result, command.figure_path('gradients'))}", file=sys.stderr)
         command.hint()
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EngineCommand, add_engine_options, figure_path
+from .common import EngineCommand, add_engine_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--probe, the best head of each relation in that probing score result is circled and named."
     )
     add_engine_options(parser)
-    parser.add_argument("--probe", metavar="RESULT.json", help="a result of probing score for the same model")
+    parser.add_argument("--probe", metavar="RESULT", help="a result file of probing score for the same model")
 
 
 def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from .surface import token_names
 
     probe = None if args.probe is None else read_result(args.probe, analysis="probe")
-    with EngineCommand(args) as command:
+    with EngineCommand(args, inputs=(args.probe,), figures=("heads",)) as command:
         loaded = command.loaded
         heads = READINGS[args.attention].heads(loaded.num_heads)
         accumulator = HeadsAccumulator(loaded.num_layers, heads, causal=loaded.is_causal,
@@ -59,6 +59,6 @@ def run(args: argparse.Namespace) -> int:
         result["heads"]["probe_marks"] = [] if probe is None else probe_marks(probe, loaded.num_layers, heads)
         print(behaviour_table(result))
         if command.write(result):
-            print(f"wrote {mds_figure(result, figure_path(args, 'heads'))}", file=sys.stderr)
+            print(f"wrote {mds_figure(result, command.figure_path('heads'))}", file=sys.stderr)
         command.hint()
     return 0

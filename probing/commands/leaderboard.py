@@ -15,9 +15,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(or a treebank name with dev and test splits) show held-out numbers; others show in-sample numbers, "
         "marked as such."
     )
-    parser.add_argument("results", nargs="+", metavar="RESULT.json", help="result files of probing score")
-    parser.add_argument("--reference", nargs="*", default=[], metavar="REF.json",
-                        help="figures quoted from a paper (see leaderboards/reference/), listed last, unranked")
+    parser.add_argument("results", nargs="+", metavar="RESULT", help="result files (JSON) of probing score")
+    parser.add_argument("--reference", nargs="*", default=[], metavar="REFERENCE",
+                        help="JSON files of figures quoted from a paper (see leaderboards/reference/), listed last, "
+                             "unranked")
     parser.add_argument("--format", default="md", choices=list(FORMATS), metavar="FORMAT",
                         help=f"output format: {', '.join(FORMATS)} (default: md)")
     parser.add_argument("--output", metavar="FILE", help="write here, atomically, instead of standard output")

@@ -6,7 +6,7 @@ import argparse
 import csv
 import sys
 
-from .common import EngineCommand, add_engine_options, figure_path
+from .common import EngineCommand, add_engine_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,8 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "and figures; the JSON counts from 0."
     )
     add_engine_options(parser)
-    parser.add_argument("--maps", type=int, default=0, metavar="N", help="also draw the first N units' maps")
-    parser.add_argument("--hand-labels", metavar="FILE.csv",
+    parser.add_argument("--maps", type=int, default=0, metavar="N",
+                        help="also draw the first N units' maps, one figure per layer (default: 0)")
+    parser.add_argument("--hand-labels", metavar="CSV",
                         help="CSV of hand labels (model,layer,head,label; counted from 1) to report agreement with")
     parser.add_argument("--label-model", metavar="NAME",
                         help="the model's name in --hand-labels (default: the model folder's name)")
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         raise ProbingError(f"must be 0 or more, got {args.maps}", source="--maps")
     label_model = args.label_model or (display_name(args.model) if args.model else "all-MiniLM-L6-v2")
     labels = read_hand_labels(args.hand_labels, label_model) if args.hand_labels else None
-    with EngineCommand(args) as command:
+    with EngineCommand(args, inputs=(args.hand_labels,), figures=("patterns",)) as command:
         loaded = command.loaded
         heads = READINGS[args.attention].heads(loaded.num_heads)
         patterns = PatternAccumulator(loaded.num_layers, heads, keep_maps=args.maps)
@@ -82,10 +83,10 @@ def run(args: argparse.Namespace) -> int:
                   f"({100 * found['accuracy']:.0f}%)")
         if command.write(result):
             title = f"{loaded.name}: attention pattern types ({result['units']} units)"
-            print(f"wrote {plot_types(types, title, figure_path(args, 'patterns'))}", file=sys.stderr)
+            print(f"wrote {plot_types(types, title, command.figure_path('patterns'))}", file=sys.stderr)
             samples = sorted(patterns.samples, key=lambda sample: sample["index"])
             for layer in range(types.shape[0]) if samples else ():
-                path = figure_path(args, f"maps-layer{layer + 1:02d}")
+                path = command.figure_path(f"maps-layer{layer + 1:02d}")
                 plot_layer_maps([sample["maps"][layer].numpy() for sample in samples],
                                 [sample["is_special"].numpy() for sample in samples], layer,
                                 f"{loaded.name}, layer {layer + 1}: each head on {len(samples)} units "

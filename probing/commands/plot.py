@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "is outlined (chosen on dev for held-out results) and the best offset's accuracy is marked on the "
         "colour bar. The format follows --output's suffix: .png, .svg or .pdf."
     )
-    parser.add_argument("result", metavar="RESULT.json", help="a result file of probing score")
+    parser.add_argument("result", metavar="RESULT", help="a result file (JSON) of probing score")
     parser.add_argument("--relation", metavar="REL", help="plot this relation only (default: an overview of all)")
     parser.add_argument("--output", required=True, metavar="FILE", help="figure to write, atomically (.png, .svg or .pdf)")
     parser.add_argument("--dpi", type=dpi, metavar="N",
@@ -37,12 +37,13 @@ def run(args: argparse.Namespace) -> int:
     from ..results import read_result
 
     figure_format(args.output)
-    check_output_path(args.output, inputs=[args.result], follow_symlinks=args.follow_symlinks)
+    # the checked path: with --follow-symlinks, the link's target (the figure writer never follows links)
+    target = check_output_path(args.output, inputs=[args.result], follow_symlinks=args.follow_symlinks)
     result = read_result(args.result, analysis="probe")
     options = {} if args.dpi is None else {"dpi": args.dpi}
     if args.relation:
-        path = plot_relation(result, args.relation, args.output, **options)
+        path = plot_relation(result, args.relation, target, **options)
     else:
-        path = plot_overview(result, args.output, **options)
+        path = plot_overview(result, target, **options)
     print(f"wrote {path}", file=sys.stderr)
     return 0

@@ -21,12 +21,17 @@ from .common import EngineCommand, add_bootstrap_options, add_engine_options
 SHARE = 0.5
 """Heads that give more than this share of attention to one target are listed in the summary."""
 
+FILES = ("probe.json", "surface.json", "surface-surface.png", "surface-entropy.png", "heads.json", "heads-heads.png",
+         "gradients.json", "gradients-gradients.png", "README.md")
+"""Every file a report may write into its folder; each is checked like --output before the model loads."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = ("--output names the folder (created if needed). It gets surface.json, heads.json, probe.json "
                      "(treebank input), gradients.json (checkpoints with a trained LM head), their figures and "
                      "README.md.")
-    add_engine_options(parser, pooling=True)
+    add_engine_options(parser, pooling=True, figures=False, metavar="FOLDER",
+                       help="the report's folder (created if needed); each file in it is written atomically")
     add_bootstrap_options(parser, default=0)
 
 
@@ -48,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     if folder.exists() and not folder.is_dir():
         raise ProbingError("is a file; the report is a folder", source=f"--output {folder}")
     report_args = argparse.Namespace(**{**vars(args), "output": None})
-    with EngineCommand(report_args, head="lm") as command:
+    with EngineCommand(report_args, head="lm", outputs=tuple(str(folder / name) for name in FILES)) as command:
+        target = dict(zip(FILES, command.outputs))  # checked paths (a followed symbolic link gives its target)
         loaded = command._loaded = _load(args)
         heads_per_layer = READINGS[args.attention].heads(loaded.num_heads)
         names = token_names(loaded)
@@ -80,21 +86,21 @@ def run(args: argparse.Namespace) -> int:
             probe_result["treebank"] = treebank_block(command.source, stats, probe.counts)
             heads_result["heads"]["probe"] = "probe.json"
             heads_result["heads"]["probe_marks"] = probe_marks(probe_result, loaded.num_layers, heads_per_layer)
-            written.append(write_result(probe_result, folder / "probe.json"))
+            written.append(write_result(probe_result, target["probe.json"]))
         else:
             heads_result["heads"]["probe"], heads_result["heads"]["probe_marks"] = None, []
-        written += [write_result(surface_result, folder / "surface.json"),
-                    surface_figure(surface_result, folder / "surface-surface.png"),
-                    entropy_figure(surface_result, folder / "surface-entropy.png"),
-                    write_result(heads_result, folder / "heads.json"),
-                    mds_figure(heads_result, folder / "heads-heads.png")]
+        written += [write_result(surface_result, target["surface.json"]),
+                    surface_figure(surface_result, target["surface-surface.png"]),
+                    entropy_figure(surface_result, target["surface-entropy.png"]),
+                    write_result(heads_result, target["heads.json"]),
+                    mds_figure(heads_result, target["heads-heads.png"])]
         gradient_result, reason = None, loaded.extra.get("no_head") or "the attention is not read as raw weights"
         if gradients is not None:
             gradient_result = command.result("gradients", stats, gradients, {"loss": loaded.head, "mask_rate": 0.15})
-            written += [write_result(gradient_result, folder / "gradients.json"),
-                        gradient_figure(gradient_result, folder / "gradients-gradients.png")]
+            written += [write_result(gradient_result, target["gradients.json"]),
+                        gradient_figure(gradient_result, target["gradients-gradients.png"])]
         summary = summarise(heads_result, gradient_result, reason, probe_result, command=_command_line())
-        written.append(write_text_atomic(summary, folder / "README.md"))
+        written.append(write_text_atomic(summary, target["README.md"]))
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
     print(f"summary: {folder / 'README.md'}")

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from ..distributed import from_environment
     from ..engine import using_hooks
     from ..heldout import default_splits, score_with_selection
-    from ..inputs import open_input
+    from ..inputs import InputSource, open_input
     from ..results import write_result
     from ..tables import heldout_table, run_header, score_table
     from .common import progress_wanted
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     splits = default_splits(config.treebank)
     inputs = [open_input(spec, limit=args.limit).path for spec in (splits or [config.treebank])]
     if args.select_on and not args.select_on.lower().endswith(".json"):
-        inputs.append(open_input(args.select_on).path)
+        inputs.append(InputSource.treebank(args.select_on, option="--select-on").path)
     elif args.select_on:
         inputs.append(args.select_on)
     if args.output:

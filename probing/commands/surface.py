@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EngineCommand, add_engine_options, figure_path
+from .common import EngineCommand, add_engine_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from ..analyses.surface import SurfaceAccumulator
     from ..readings import READINGS
 
-    with EngineCommand(args) as command:
+    with EngineCommand(args, figures=("surface", "entropy")) as command:
         loaded = command.loaded
         heads = READINGS[args.attention].heads(loaded.num_heads)
         surface = SurfaceAccumulator(loaded.num_layers, heads, causal=loaded.is_causal, token_names=token_names(loaded))
@@ -70,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
         result = command.result("surface", stats, surface, {})
         print(layer_table(result))
         if command.write(result):
-            for path in (surface_figure(result, figure_path(args, "surface")),
-                         entropy_figure(result, figure_path(args, "entropy"))):
+            for path in (surface_figure(result, command.figure_path("surface")),
+                         entropy_figure(result, command.figure_path("entropy"))):
                 print(f"wrote {path}", file=sys.stderr)
         command.hint()
     return 0

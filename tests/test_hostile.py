@@ -1,0 +1,557 @@
+"""Hostile input never ends in a traceback or in lost data.
+
+Each refused case is a row of :data:`REFUSED`: run through ``probing.cli.main``
+(or a subprocess where stderr must be seen whole: warnings from torch and
+transformers bypass pytest's capture), it must exit 2 with one line on stderr
+that names what is wrong and where (the option, or file:line, or file and
+field), leave no output file and no temporary file behind, and leave every
+input byte-identical. The accepted cases (:data:`ACCEPTED`) exit 0 and check
+what the rule promises instead.
+
+The order of checks, which these cases pin down: options (argparse types),
+then the input files (they exist and are regular files), then every output
+(``--output``, ``--checkpoint``, the figures beside ``--output``, a report's
+files), then the device and the model, then the pass (``--max-length``
+against the model, then every unit). So an output that cannot be written is
+refused even when the model named does not exist: the cases about outputs
+use a model folder that does not exist, and would report that instead if an
+output were checked only after loading the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import torch
+
+from probing.cli import main
+from probing.testing import sample_path, tiny_bert
+
+REPO = Path(__file__).resolve().parents[1]
+NO_MODEL = "./no-such-model"
+"""A model folder that does not exist: if it is reported, the model was reached before the check under test."""
+
+
+@dataclass
+class Env:
+    tmp: Path
+    monkeypatch: pytest.MonkeyPatch
+    model: str
+    result: Path
+    treebank: Path
+
+
+@dataclass
+class Case:
+    argv: list[str]
+    fragments: list[str]
+    inputs: list[Path] = field(default_factory=list)
+    absent: list[Path] = field(default_factory=list)
+    subprocess: bool = False
+    within_seconds: float | None = None
+    check: Callable[[], None] | None = None
+
+
+@pytest.fixture(scope="module")
+def valid_result(tmp_path_factory) -> Path:
+    """A probe result of the tiny BERT on five sample sentences, with 20 bootstrap replicates."""
+    path = tmp_path_factory.mktemp("valid") / "r.json"
+    assert main(["score", "--quiet", "--model", tiny_bert(), "--limit", "5", "--bootstrap", "20",
+                 "--output", str(path)]) == 0
+    return path
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch, valid_result, tmp_path_factory) -> Env:
+    monkeypatch.setenv("PROBING_CACHE", str(tmp_path_factory.mktemp("cache")))
+    result = tmp_path / "r.json"
+    shutil.copyfile(valid_result, result)
+    treebank = tmp_path / "t.conllu"
+    shutil.copyfile(sample_path(), treebank)
+    return Env(tmp_path, monkeypatch, tiny_bert(), result, treebank)
+
+
+def _env() -> dict:
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": str(REPO) + (os.pathsep + path if path else "")}
+
+
+def run_cli(argv: list[str], capsys, *, in_subprocess: bool = False) -> tuple[int, str, str]:
+    if in_subprocess:
+        completed = subprocess.run([sys.executable, "-m", "probing", *argv], capture_output=True, text=True,
+                                   env=_env(), timeout=300)
+        return completed.returncode, completed.stdout, completed.stderr
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def digest(path: Path) -> str:
+    """The bytes of a file (or of every file under a folder), as one hash."""
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    hashed = hashlib.sha256()
+    for item in files:
+        hashed.update(str(item.relative_to(path) if path.is_dir() else item.name).encode() + item.read_bytes())
+    return hashed.hexdigest()
+
+
+# ---------------------------------------------------------------------------- refused cases
+
+REFUSED: dict[str, Callable[[Env], Case]] = {}
+
+
+def refused(name: str):
+    def register(builder):
+        REFUSED[name] = builder
+        return builder
+
+    return register
+
+
+def _quiet(command: str, *argv: str) -> list[str]:
+    return [command, "--quiet", *argv]
+
+
+# --- outputs that would destroy something, or cannot be written (score and surface) ---------------
+
+for _command in ("score", "surface"):
+
+    @refused(f"{_command}: --output is the --treebank file")
+    def _(env, command=_command):
+        # a real model: without the check the run would go on and overwrite the treebank
+        return Case(_quiet(command, "--model", env.model, "--treebank", str(env.treebank),
+                           "--output", str(env.treebank)),
+                    ["--output", str(env.treebank), "is also an input"], inputs=[env.treebank])
+
+    @refused(f"{_command}: --output /dev/null")
+    def _(env, command=_command):
+        def still_a_device():
+            assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+        return Case(_quiet(command, "--model", NO_MODEL, "--treebank", str(env.treebank), "--output", os.devnull),
+                    ["--output /dev/null", "not a regular file"], inputs=[env.treebank], check=still_a_device)
+
+    @refused(f"{_command}: --output is a FIFO")
+    def _(env, command=_command):
+        fifo = env.tmp / "fifo"
+        os.mkfifo(fifo)
+
+        def still_a_fifo():
+            assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+        return Case(_quiet(command, "--model", NO_MODEL, "--output", str(fifo)),
+                    [f"--output {fifo}", "not a regular file"], check=still_a_fifo)
+
+    @refused(f"{_command}: --output is a folder")
+    def _(env, command=_command):
+        folder = env.tmp / "folder"
+        folder.mkdir()
+        (folder / "kept.txt").write_text("kept\n")
+        return Case(_quiet(command, "--model", NO_MODEL, "--output", str(folder)),
+                    [f"--output {folder}", "is a folder"], inputs=[folder])
+
+    @refused(f"{_command}: --output ends with /")
+    def _(env, command=_command):
+        return Case(_quiet(command, "--model", NO_MODEL, "--output", str(env.tmp / "new") + "/"),
+                    ["--output", "ends with '/'"], absent=[env.tmp / "new"])
+
+    @refused(f"{_command}: --output under a file")
+    def _(env, command=_command):
+        blocker = env.tmp / "file.txt"
+        blocker.write_text("a file, not a folder\n")
+        return Case(_quiet(command, "--model", NO_MODEL, "--output", str(blocker / "r.json")),
+                    ["--output", f"{blocker} is a file"], inputs=[blocker])
+
+    @refused(f"{_command}: --output is a symbolic link")
+    def _(env, command=_command):
+        target, link = env.tmp / "target.json", env.tmp / "link.json"
+        target.write_text("the file the link points to\n")
+        link.symlink_to(target)
+
+        def link_kept():
+            assert link.is_symlink() and link.resolve() == target
+
+        return Case(_quiet(command, "--model", NO_MODEL, "--output", str(link)),
+                    [f"--output {link}", "symbolic link", "--follow-symlinks"], inputs=[target], check=link_kept)
+
+    @refused(f"{_command}: a disk without room")
+    def _(env, command=_command):
+        import probing.atomic
+
+        usage = shutil.disk_usage(env.tmp)
+        env.monkeypatch.setattr(probing.atomic.shutil, "disk_usage",
+                                lambda path: usage._replace(free=1 << 20))  # 1 MiB
+        return Case(_quiet(command, "--model", NO_MODEL, "--output", str(env.tmp / "r2.json")),
+                    ["--output", "1 MiB free"], absent=[env.tmp / "r2.json"])
+
+    @refused(f"{_command}: a folder that cannot be written")
+    def _(env, command=_command):
+        import probing.atomic
+
+        locked = env.tmp / "locked"
+        locked.mkdir()
+        real_access = os.access
+        # tests run as root, where a chmod stops no write: deny the check itself, for this folder only
+        env.monkeypatch.setattr(probing.atomic.os, "access",
+                                lambda path, mode, **kw: Path(path) != locked and real_access(path, mode, **kw))
+        return Case(_quiet(command, "--model", NO_MODEL, "--output", str(locked / "r.json")),
+                    ["--output", "permission denied"], absent=[locked / "r.json"])
+
+
+@refused("score: --checkpoint is the --output file")
+def _(env):
+    output = env.tmp / "out.json"
+    # the checkpoint is deleted once the result is written: the result would be lost
+    return Case(_quiet("score", "--model", NO_MODEL, "--output", str(output), "--checkpoint", str(output)),
+                [f"--checkpoint {output}", "--output"], absent=[output])
+
+
+@refused("heads: --output is the --probe result it reads")
+def _(env):
+    return Case(_quiet("heads", "--model", NO_MODEL, "--probe", str(env.result), "--output", str(env.result)),
+                ["--output", "is also an input"], inputs=[env.result])
+
+
+@refused("surface: a figure beside --output is the treebank")
+def _(env):
+    treebank = env.tmp / "s-surface.png"
+    shutil.copyfile(sample_path(), treebank)
+    output = env.tmp / "s.json"
+    return Case(_quiet("surface", "--model", NO_MODEL, "--treebank", str(treebank), "--output", str(output)),
+                [f"figure beside --output {treebank}", "is also an input"], inputs=[treebank], absent=[output])
+
+
+@refused("report: --output is an existing file")
+def _(env):
+    existing = env.tmp / "report.txt"
+    existing.write_text("not a folder\n")
+    return Case(_quiet("report", "--model", NO_MODEL, "--output", str(existing)),
+                [f"--output {existing}", "the report is a folder"], inputs=[existing])
+
+
+@refused("report: a folder that cannot be written")
+def _(env):
+    import probing.atomic
+
+    locked = env.tmp / "locked"
+    locked.mkdir()
+    real_access = os.access
+    env.monkeypatch.setattr(probing.atomic.os, "access",
+                            lambda path, mode, **kw: Path(path) != locked and real_access(path, mode, **kw))
+    return Case(_quiet("report", "--model", NO_MODEL, "--output", str(locked / "report")),
+                ["--output", "permission denied"], absent=[locked / "report"])
+
+
+# --- option values ------------------------------------------------------------------------------
+
+
+@refused("--max-length above the model's position limit")
+def _(env):
+    import probing.engine
+
+    def no_batch(*args, **kwargs):
+        raise AssertionError("a batch was made before --max-length was checked")
+
+    env.monkeypatch.setattr(probing.engine, "batches_of_chunk", no_batch)
+    output = env.tmp / "out.json"
+    return Case(_quiet("score", "--model", env.model, "--max-length", "500", "--output", str(output)),
+                ["--max-length", "500", "128"], absent=[output])
+
+
+@refused("--seed -1")
+def _(env):
+    return Case(_quiet("score", "--model", env.model, "--seed", "-1"), ["--seed", "-1"])
+
+
+@refused("--bootstrap 1000000000")
+def _(env):
+    return Case(_quiet("score", "--model", env.model, "--bootstrap", "1000000000"), ["--bootstrap", "1000000000"])
+
+
+@refused("--device mps on a machine without one")
+def _(env):
+    if torch.backends.mps.is_available():
+        pytest.skip("this machine has an Apple GPU")
+    return Case(_quiet("surface", "--model", env.model, "--device", "mps"), ["--device", "mps"])
+
+
+@refused("--device meta")
+def _(env):
+    return Case(_quiet("surface", "--model", env.model, "--device", "meta"), ["--device", "meta"])
+
+
+for _dpi in ("0", "-5", "100000"):
+
+    @refused(f"plot --dpi {_dpi}")
+    def _(env, dpi=_dpi):
+        output = env.tmp / "plot.png"
+        return Case(["plot", str(env.result), "--output", str(output), "--dpi", dpi], ["--dpi", dpi],
+                    inputs=[env.result], absent=[output])
+
+
+@refused("surface --text: not UTF-8")
+def _(env):
+    text = env.tmp / "latin1.txt"
+    text.write_bytes("A first line.\nCaf\u00e9 in Latin-1.\n".encode("latin-1"))
+    output = env.tmp / "out.json"
+    return Case(_quiet("surface", "--model", env.model, "--text", str(text), "--output", str(output)),
+                [f"{text}:2", "not UTF-8"], inputs=[text], absent=[output])
+
+
+# --- models -------------------------------------------------------------------------------------
+
+
+def _model_copy(env: Env) -> Path:
+    folder = env.tmp / "model"
+    shutil.copytree(env.model, folder)
+    return folder
+
+
+@refused("a truncated model.safetensors")
+def _(env):
+    folder = _model_copy(env)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    output = env.tmp / "out.json"
+    return Case(_quiet("score", "--model", str(folder), "--output", str(output)),
+                ["--model", "cannot load model", str(folder)], inputs=[folder], absent=[output])
+
+
+@refused("a pytorch_model.bin that is not a pickle")
+def _(env):
+    folder = _model_copy(env)
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(b"\x80\x04" + b"damaged" * 100)
+    output = env.tmp / "out.json"
+    # a subprocess: torch warns (about the pickle's protocol) on stderr before it fails
+    return Case(_quiet("score", "--model", str(folder), "--output", str(output)),
+                ["--model", "cannot load model"], inputs=[folder], absent=[output], subprocess=True)
+
+
+@refused("a pytorch_model.bin pickle that may not be loaded")
+def _(env):
+    folder = _model_copy(env)
+    (folder / "model.safetensors").unlink()
+    torch.save({"bert.embeddings.word_embeddings.weight": Fraction(1, 3)}, folder / "pytorch_model.bin")
+    output = env.tmp / "out.json"
+    return Case(_quiet("score", "--model", str(folder), "--output", str(output)),
+                ["--model", "cannot load model"], inputs=[folder], absent=[output])
+
+
+@refused("a hub id without a network")
+def _(env):
+    # this machine has no route to the hub; the check must give up fast, not retry for half a minute
+    hub_id = "probing-tests/no-such-checkpoint"
+    return Case(_quiet("score", "--model", hub_id), ["--model", hub_id], within_seconds=10)
+
+
+@refused("a local model folder that does not exist")
+def _(env):
+    missing = env.tmp / "no-such-model"
+    return Case(_quiet("score", "--model", str(missing)), ["--model", "model folder not found", str(missing)],
+                within_seconds=10)
+
+
+# --- damaged result files -----------------------------------------------------------------------
+
+DAMAGES = {
+    "a negative count": (lambda r: r["relations"]["all"]["heads"]["dep_to_head"][0].__setitem__(0, -1),
+                         "relations.all.heads.dep_to_head[0][0]"),
+    "a count above its total": (
+        lambda r: r["relations"]["all"]["heads"]["head_to_dep"][1].__setitem__(2, r["relations"]["all"]["total"] + 1),
+        "relations.all.heads.head_to_dep[1][2]"),
+    "a float where a count belongs": (lambda r: r["relations"]["all"].__setitem__("total", 8.0), "relations.all.total"),
+    "a missing field": (lambda r: r["relations"]["all"].pop("baselines"), "relations.all.baselines"),
+    "a bootstrap array that is not base64": (
+        lambda r: r["bootstrap"]["arrays"]["boot_heads"].__setitem__("data", "not base64!"),
+        "bootstrap.arrays.boot_heads"),
+    "a bootstrap array of the wrong size": (
+        lambda r: r["bootstrap"]["arrays"]["boot_total"].__setitem__(
+            "data", r["bootstrap"]["arrays"]["boot_heads"]["data"]),
+        "bootstrap.arrays.boot_total"),
+    "a newer schema_version": (lambda r: r.__setitem__("schema_version", "3"), "schema_version"),
+}
+
+for _damage in DAMAGES:
+    for _command in ("merge", "leaderboard", "plot"):
+
+        @refused(f"{_command}: {_damage}")
+        def _(env, damage=_damage, command=_command):
+            spoil, where = DAMAGES[damage]
+            result = json.loads(env.result.read_text())
+            spoil(result)
+            env.result.write_text(json.dumps(result, indent=1))
+            output = env.tmp / ("merged.json" if command == "merge" else "board.md" if command == "leaderboard"
+                                else "plot.png")
+            return Case([command, str(env.result), "--output", str(output)], [f"{env.result}: {where}"],
+                        inputs=[env.result], absent=[output])
+
+
+# --- runs that would score nothing --------------------------------------------------------------
+
+
+@refused("every sentence longer than --max-length")
+def _(env):
+    output = env.tmp / "out.json"
+    return Case(_quiet("score", "--model", env.model, "--limit", "10", "--max-length", "8", "--output", str(output)),
+                ["all 10 units are longer than 8 tokens"], inputs=[env.treebank], absent=[output])
+
+
+LONG_SENTENCE = "".join(
+    f"{i}\tword\tword\tX\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}\t_\t_\n" for i in range(1, 201)
+)
+
+
+@refused("every sentence longer than the model allows, without transformers' warning")
+def _(env):
+    treebank = env.tmp / "long.conllu"
+    treebank.write_text(LONG_SENTENCE + "\n" + LONG_SENTENCE + "\n", encoding="utf-8")
+    output = env.tmp / "out.json"
+
+    # a subprocess: transformers' logger writes to the stderr it found at import, out of capsys's reach
+    return Case(_quiet("surface", "--model", env.model, "--treebank", str(treebank), "--output", str(output)),
+                [f"{treebank}:", "all 2 units are longer than 128 tokens"], inputs=[treebank], absent=[output],
+                subprocess=True)
+
+
+@refused("an empty --shard")
+def _(env):
+    output = env.tmp / "out.json"
+    return Case(_quiet("score", "--model", env.model, "--limit", "2", "--shard", "3/4", "--output", str(output)),
+                ["shard 3/4 holds no unit"], absent=[output])
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_refused(name, env, capsys):
+    case = REFUSED[name](env)
+    before = {path: digest(path) for path in case.inputs}
+    started = time.monotonic()
+    code, out, err = run_cli(case.argv, capsys, in_subprocess=case.subprocess)
+    elapsed = time.monotonic() - started
+    assert code == 2, err
+    assert out == ""
+    assert err.endswith("\n") and err.count("\n") == 1, f"not one line: {err!r}"
+    assert err.startswith(f"probing {case.argv[0]}: error: ")
+    assert "Traceback" not in err and "Token indices sequence length" not in err
+    for fragment in case.fragments:
+        assert fragment in err, f"{fragment!r} not in {err!r}"
+    if case.within_seconds is not None:
+        assert elapsed < case.within_seconds, f"took {elapsed:.1f} s"
+    for path, hashed in before.items():
+        assert digest(path) == hashed, f"{path} changed"
+    for path in case.absent:
+        assert not path.exists() and not path.is_symlink(), f"{path} was written"
+    assert not list(env.tmp.rglob(".*.tmp")), "a temporary file was left behind"
+    assert not list(env.tmp.rglob("*.checkpoint")), "a checkpoint was left behind"
+    if case.check:
+        case.check()
+
+
+# ---------------------------------------------------------------------------- accepted cases
+
+
+def _score(env: Env, output: Path, *extra: str) -> list[str]:
+    return _quiet("score", "--model", env.model, "--limit", "3", "--bootstrap", "0", "--output", str(output), *extra)
+
+
+FOLLOWED = {
+    # command: (arguments without --output, suffix, how to recognise the new content)
+    "score": (lambda env: _quiet("score", "--model", env.model, "--limit", "3", "--bootstrap", "0"), ".json",
+              lambda path: json.loads(path.read_text())["analysis"] == "probe"),
+    "surface": (lambda env: _quiet("surface", "--model", env.model, "--limit", "3"), ".json",
+                lambda path: json.loads(path.read_text())["analysis"] == "surface"),
+    "leaderboard": (lambda env: ["leaderboard", str(env.result)], ".md",
+                    lambda path: path.read_text().lstrip().startswith(("#", "|"))),
+    "plot": (lambda env: ["plot", str(env.result)], ".png",
+             lambda path: path.read_bytes().startswith(b"\x89PNG")),
+}
+
+
+@pytest.mark.parametrize("command", FOLLOWED)
+def test_follow_symlinks_replaces_the_target_and_keeps_the_link(command, env, capsys):
+    arguments, suffix, is_new = FOLLOWED[command]
+    target = env.tmp / f"target{suffix}"
+    target.write_text("old content\n")
+    link = env.tmp / "links" / f"link{suffix}"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    code, _, err = run_cli([*arguments(env), "--output", str(link), "--follow-symlinks"], capsys)
+    assert code == 0, err
+    assert link.is_symlink() and link.resolve() == target
+    assert is_new(target)
+    assert not list(env.tmp.rglob(".*.tmp"))
+
+
+def test_a_replaced_output_keeps_its_mode(env, capsys):
+    output = env.tmp / "out.json"
+    output.write_text("an earlier result\n")
+    output.chmod(0o640)
+    code, _, err = run_cli(_score(env, output), capsys)
+    assert code == 0, err
+    assert stat.S_IMODE(output.stat().st_mode) == 0o640
+    assert json.loads(output.read_text())["analysis"] == "probe"
+
+
+def _dead_pid() -> int:
+    """The id of a process that has ended (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_stale_temporaries_of_a_dead_process_are_removed_by_the_next_write(env, capsys):
+    output = env.tmp / "out.json"
+    stale = env.tmp / f".out.json.{_dead_pid()}.abc123.tmp"
+    stale.write_text("half a result")
+    live = env.tmp / f".out.json.{os.getppid()}.def456.tmp"  # a write still in progress elsewhere
+    live.write_text("a write in progress")
+    other = env.tmp / f".other.json.{_dead_pid()}.ghi789.tmp"  # another output's: not this write's business
+    other.write_text("another output's leftover")
+    code, _, err = run_cli(_score(env, output), capsys)
+    assert code == 0, err
+    assert not stale.exists()
+    assert live.read_text() == "a write in progress" and other.exists()
+    assert json.loads(output.read_text())["analysis"] == "probe"
+
+
+WRITER = """
+import sys, time
+from probing.atomic import atomic_path
+with atomic_path(sys.argv[1]) as temporary:
+    temporary.write_text("half of a new result")
+    print(temporary, flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_killed_write_leaves_the_old_file_and_the_next_write_cleans_up(env, capsys):
+    output = env.tmp / "out.json"
+    output.write_text("the previous result\n")
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(output)], stdout=subprocess.PIPE, text=True,
+                              env=_env())
+    try:
+        temporary = Path(writer.stdout.readline().strip())
+        assert temporary.name.startswith(f".out.json.{writer.pid}.") and temporary.is_file()
+    finally:
+        writer.send_signal(signal.SIGKILL)  # kill -9 mid-write: no cleanup runs
+        writer.wait(timeout=30)
+        writer.stdout.close()
+    assert output.read_text() == "the previous result\n"
+    assert temporary.is_file()
+    code, _, err = run_cli(_score(env, output), capsys)
+    assert code == 0, err
+    assert not temporary.exists()
+    assert json.loads(output.read_text())["analysis"] == "probe"
