@@ -140,8 +140,13 @@ class TreeCounts:
             self.boot_heads = torch.zeros((replicates,) + self.heads.shape, dtype=torch.long)
             self.boot_baselines = torch.zeros((replicates,) + self.baselines.shape, dtype=torch.long)
 
-    def update(self, word_attention: torch.Tensor, sentences: Sequence[Sentence], num_words) -> None:
-        """Count one batch: word_attention [batch, layer, head, word, word] (not modified)."""
+    def update(self, word_attention: torch.Tensor, sentences: Sequence[Sentence], num_words,
+               predictions: torch.Tensor | None = None) -> None:
+        """Count one batch: word_attention [batch, layer, head, word, word] (not modified).
+
+        ``predictions``: the batch's ``max`` heads long [batch, direction, layer, head, word] when the
+        caller already has them (the engine's ``BatchView.predictions``), so they are not made twice.
+        """
         num_words = torch.as_tensor(num_words, dtype=torch.long)
         if [len(sentence) for sentence in sentences] != num_words.tolist():
             raise ValueError("num_words must be the sentences' lengths, in batch order")
@@ -156,6 +161,8 @@ class TreeCounts:
         if len(kept) < len(sentences):
             index = torch.tensor(kept, device=device)
             word_attention = word_attention.index_select(0, index)
+            if predictions is not None:
+                predictions = predictions.index_select(0, index.to(predictions.device))
             num_words = num_words[kept]
             sentences = [sentences[row] for row in kept]
         root = torch.tensor([roots[row] for row in kept], device=device)
@@ -164,7 +171,7 @@ class TreeCounts:
         num_words = num_words.to(device)
 
         # [batch, decoding, direction, layer, head, word]
-        best = predict_heads(word_attention, num_words)
+        best = predict_heads(word_attention, num_words) if predictions is None else predictions.to(device)
         tree = mst_heads(torch.stack([word_attention, word_attention.transpose(-1, -2)], dim=1), root, num_words)
         per_sentence = edge_counts(torch.stack([best, tree], dim=1), gold, scored).cpu()
         baselines = edge_counts(branching_heads(num_words, words), gold, scored).cpu()  # [batch, metric, baseline]

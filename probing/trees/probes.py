@@ -275,6 +275,10 @@ class ProbeTreeCounts:
             self.boot_total += _replicate(weights, totals)
             self.boot_heads += _replicate(weights, per_sentence)
 
+    def tensor_names(self) -> list[str]:
+        """The count tensors (the integers ``total`` and ``sentences`` and ``skipped`` besides)."""
+        return ["heads"] + (["boot_total", "boot_heads"] if self.bootstrap is not None else [])
+
     def merge(self, other: "ProbeTreeCounts") -> "ProbeTreeCounts":
         if self.bootstrap != other.bootstrap:
             raise ValueError("cannot merge probe counts of different bootstrap options")
