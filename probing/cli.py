@@ -29,6 +29,7 @@ COMMANDS = {
     "merge": "add up the result files of --shard I/N parts into the result of one run",
     "leaderboard": "one table of held-out head accuracy per model, with intervals (md, csv, json, latex, html)",
     "plot": "layer x head heatmaps of a result's accuracy per relation and direction (png, svg, pdf)",
+    "trees": "does attention hold the whole tree? heads as trees (MAX, MST), head ensembles, attention probes: UAS",
     "surface": "attention to [CLS], [SEP], punctuation, previous/next/self, and entropy, per head (Clark et al. sec. 3)",
     "heads": "Jensen-Shannon distances between heads, MDS map coloured by behaviour (Clark et al. sec. 6)",
     "gradients": "gradient of the LM loss w.r.t. attention to [SEP] vs other tokens (Clark et al. Fig. 3)",

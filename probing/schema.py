@@ -347,6 +347,99 @@ BOOTSTRAP = Nullable(
 STATE = Field(MapOf(Array(), "name"), "the accumulator's sums and counts, from which every other number of the "
                                       "payload is derived; probing merge adds them up")
 
+# ---------------------------------------------------------------------------- trees (probing trees)
+
+_HEAD = {"layer": Field(COUNT, "from 0"), "head": Field(COUNT, "from 0")}
+_SENTENCES = Obj({"scored": Field(COUNT, "sentences with exactly one root word"),
+                  "skipped": Field(MapOf(COUNT, "reason"), "sentences skipped: no_root, several_roots")})
+_UAS_UUAS = Obj({"uas": Field(COUNT, "scored words whose predicted head is the gold head"),
+                 "uuas": Field(COUNT, "scored words whose gold edge is a predicted edge in either direction")})
+_GRIDS = Obj({"dep_to_head": Field(ListOf(ListOf(COUNT)), "[layer][head] from 0"),
+              "head_to_dep": Field(ListOf(ListOf(COUNT)), "[layer][head] from 0")})
+_TREE_BEST = Nullable(Obj({**_HEAD, "direction": Field(STR, "dep_to_head or head_to_dep"),
+                           "correct": Field(COUNT, "its count"), "ties": Field(COUNT, "cells with that count"),
+                           "accuracy": Field(SHARE, "correct / words")}))
+_DECODING = Obj({
+    "uas": Field(_GRIDS, "UAS counts of every head per direction"),
+    "uuas": Field(_GRIDS, "UUAS counts of every head per direction"),
+    "best_uas": Field(_TREE_BEST, "the best head by UAS here (in-sample; ties: lower layer, lower head, dep_to_head)"),
+    "best_uuas": Field(_TREE_BEST, "the best head by UUAS here (in-sample)"),
+})
+
+TREES = Obj({
+    "layers": Field(COUNT, "layers of the [layer][head] grids"),
+    "heads": Field(COUNT, "heads per layer of the grids"),
+    "sentences": Field(_SENTENCES, "sentences scored and skipped"),
+    "words": Field(COUNT, "scored words: every word but the gold root and UPOS PUNCT"),
+    "decodings": Field(Obj({"max": Field(_DECODING, "each word's head is its argmax (not a tree)"),
+                            "mst": Field(_DECODING, "maximum spanning tree rooted at the gold root")}),
+                       "per decoding: counts of every head and direction"),
+    "baselines": Field(Obj({"right_branching": Field(_UAS_UUAS, "each word's head is the next word"),
+                            "left_branching": Field(_UAS_UUAS, "each word's head is the previous word")}),
+                       "positional trees on the same scored words"),
+    "bootstrap": Field(Nullable(Obj({"replicates": Field(COUNT, "Poisson replicates over sentences"),
+                                     "seed": Field(INT, "seed of the per-sentence weights"),
+                                     "method": Field(STR, "'poisson'")})),
+                       "replicate counts (in state) for intervals, or null (--bootstrap 0)"),
+    "ensembles": Field(ListOf(Obj({"relation": Field(STR, "relation name"), "direction": Field(STR, "its direction"),
+                                   "members": Field(ListOf(Obj(_HEAD)), "heads averaged"),
+                                   "total": Field(COUNT, "pairs here"), "correct": Field(COUNT, "ensemble correct"),
+                                   "single_correct": Field(COUNT, "its best single head's correct")})),
+                       "held-out: each ensemble's relation counts here", required=False),
+    "ensemble_trees": Field(Obj({"words": Field(COUNT, "scored words"), "uas": Field(COUNT, "directed"),
+                                 "uuas": Field(COUNT, "undirected")}),
+                            "held-out: trees decoded (mst) from all ensembles together", required=False),
+    "probes": Field(MapOf(Obj({"words": Field(COUNT, "scored words"), "argmax": Field(_UAS_UUAS, "per word"),
+                               "mst": Field(_UAS_UUAS, "tree rooted at the gold root")}), "probe"),
+                    "held-out: each trained probe's counts", required=False),
+})
+
+SELECTION = Obj({
+    "made_on": Field(Obj({"path": Field(STR, "the selection treebank"), "sha256": Field(STR, "of its bytes"),
+                          "sentences": Field(COUNT, "sentences scored"), "words": Field(COUNT, "scored words")}),
+                     "the treebank the choices were made on"),
+    "model": Field(Obj({"fingerprint": Field(STR, "the weights chosen with")}), "the model chosen with"),
+    "reading": Field(Obj({"attention": Field(STR, "weights, ..."), "pool_from": Field(STR, "mean, first or max")}),
+                     "how attention was read"),
+    "options": Field(Obj({"relations": Field(ListOf(STR), "relations of the ensembles")}), "options of the choice"),
+    "best_heads": Field(MapOf(MapOf(Nullable(Obj({**_HEAD, "direction": Field(STR, ""), "correct": Field(COUNT, ""),
+                                                  "total": Field(COUNT, "")})), "metric"), "decoding"),
+                        "per decoding and metric the best single head, with its counts on the selection treebank"),
+    "ensembles": Field(ListOf(Obj({"relation": Field(STR, ""), "direction": Field(STR, ""),
+                                   "members": Field(ListOf(Obj(_HEAD)), "from 0"),
+                                   "correct": Field(COUNT, "on the selection treebank"),
+                                   "single": Field(Obj(_HEAD), "the best single head it started from"),
+                                   "single_correct": Field(COUNT, ""), "total": Field(COUNT, "pairs")})),
+                       "per relation and direction the greedy ensemble"),
+    "probes": Field(MapOf(Obj({"dim": Field(COUNT, "word vector size"),
+                               "parameters": Field(MapOf(Array(dtype="float64"), "parameter"), "trained weights"),
+                               "training": Field(Obj({"seed": Field(INT, "seed"), "epochs": Field(COUNT, "")}),
+                                                 "the training record: optimiser, settings, loss per epoch")}), "probe"),
+                    "trained attention probes (empty with --no-probes)"),
+    "word_vectors": Field(Obj({"source": Field(STR, "input_embeddings or file")}), "the probes' word vectors"),
+    "digest": Field(STR, "sha256 of the choices: parts with another digest never merge"),
+})
+
+_MEASURED = Nullable(Obj({"correct": Field(COUNT, "here"), "total": Field(COUNT, "here"),
+                          "accuracy": Field(Nullable(SHARE), "correct / total"),
+                          "interval": Field(Nullable(ListOf(SHARE, 2)), "95% bootstrap interval")}))
+
+TREES_HELDOUT = Obj({
+    "level": Field(SHARE, "coverage of the intervals"),
+    "replicates": Field(COUNT, "bootstrap replicates (0: no intervals)"),
+    "best_heads": Field(MapOf(MapOf(_MEASURED, "metric"), "decoding"), "the selection's best heads measured here"),
+    "baselines": Field(MapOf(MapOf(_MEASURED, "metric"), "baseline"), "branching baselines measured here"),
+    "ensembles": Field(ListOf(Obj({"relation": Field(STR, ""), "accuracy": Field(Nullable(SHARE), "ensemble"),
+                                   "single": Field(Obj({**_HEAD, "accuracy": Field(Nullable(SHARE), "here"),
+                                                        "interval": Field(Nullable(ListOf(SHARE, 2)), "95%")}),
+                                                   "its best single head (the one the search started from)")})),
+                       "each ensemble's relation accuracy beside its best single head's", required=False),
+    "ensemble_trees": Field(MapOf(_MEASURED, "metric"), "UAS and UUAS of the ensembles' trees", required=False),
+    "probes": Field(MapOf(MapOf(MapOf(_MEASURED, "metric"), "decoding"), "probe"), "each probe's UAS and UUAS",
+                    required=False),
+})
+
+
 PAYLOADS: dict[str, dict[str, Field]] = {
     "probe": {
         "treebank": Field(
@@ -373,7 +466,15 @@ PAYLOADS: dict[str, dict[str, Field]] = {
     "compare": {"similarity": Field(Grid(NUMBER), "[layer][head] mean row cosine"), "state": STATE},
     "gradients": {"gradients": Field(Obj({}), "mean |dL/dA| by kind of key (derived from state)"), "state": STATE},
     "ablation": {"conditions": Field(ListOf(Obj({"label": Field(STR, "")})), "each condition's change"), "state": STATE},
-    "trees": {"trees": Field(Obj({}), "UAS and UUAS counts per head, direction and decoding"), "state": STATE},
+    "trees": {
+        "trees": Field(TREES, "counts of every head as a tree on this treebank, and of the selection's ensembles and "
+                              "probes (derived from state)"),
+        "selection": Field(SELECTION, "what was chosen and trained on the selection treebank (DEV): a later "
+                                      "--select-on reads it", required=False),
+        "heldout": Field(TREES_HELDOUT, "the selection's choices measured on this treebank, with intervals",
+                         required=False),
+        "state": STATE,
+    },
     "coref": {"coref": Field(Obj({}), "antecedent counts per head, direction and mention type"), "state": STATE},
 }
 """Analysis -> its payload fields; every result has :data:`COMMON` besides."""
@@ -436,6 +537,45 @@ def _probe_bootstrap_shapes(result: dict) -> None:
             raise Invalid(f"bootstrap.arrays.{name}.shape", f"is {found}, expected {[s if s else 'O' for s in shape]}")
         if decode_array(boot["arrays"][name]).min(initial=0) < 0:
             raise Invalid(f"bootstrap.arrays.{name}", "holds a negative count")
+
+
+@consistency_check("trees")
+def _tree_counts_within_totals(result: dict) -> None:
+    """Every count at most its total, UAS at most UUAS (a directed hit is an undirected one), grids of the
+    declared shape, a held-out block only with a selection."""
+    trees = result["trees"]
+    words, layers, heads = trees["words"], trees["layers"], trees["heads"]
+
+    def within(path: str, uas: int, uuas: int, total: int) -> None:
+        if uuas > total:
+            raise Invalid(path, f"{uuas} correct of {total} words")
+        if uas > uuas:
+            raise Invalid(path, f"UAS count {uas} exceeds the UUAS count {uuas}")
+
+    for decoding, entry in trees["decodings"].items():
+        for metric in ("uas", "uuas"):
+            for direction, grid in entry[metric].items():
+                if len(grid) != layers or any(len(row) != heads for row in grid):
+                    raise Invalid(f"trees.decodings.{decoding}.{metric}.{direction}",
+                                  f"is not a grid of {layers} layers x {heads} heads")
+        for direction in entry["uas"]:
+            for layer, (uas_row, uuas_row) in enumerate(zip(entry["uas"][direction], entry["uuas"][direction])):
+                for head, (uas, uuas) in enumerate(zip(uas_row, uuas_row)):
+                    within(f"trees.decodings.{decoding}.uas.{direction}[{layer}][{head}]", uas, uuas, words)
+    for name, entry in trees["baselines"].items():
+        within(f"trees.baselines.{name}", entry["uas"], entry["uuas"], words)
+    for index, entry in enumerate(trees.get("ensembles", [])):
+        for key in ("correct", "single_correct"):
+            if entry[key] > entry["total"]:
+                raise Invalid(f"trees.ensembles[{index}].{key}", f"{entry[key]} correct of {entry['total']} pairs")
+    if "ensemble_trees" in trees:
+        entry = trees["ensemble_trees"]
+        within("trees.ensemble_trees", entry["uas"], entry["uuas"], entry["words"])
+    for name, entry in trees.get("probes", {}).items():
+        for decoding in ("argmax", "mst"):
+            within(f"trees.probes.{name}.{decoding}", entry[decoding]["uas"], entry[decoding]["uuas"], entry["words"])
+    if "heldout" in result and not result.get("selection"):
+        raise Invalid("heldout", "present without the selection it measures")
 
 
 # ---------------------------------------------------------------------------- validation

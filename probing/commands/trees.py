@@ -1,0 +1,184 @@
+"""``probing trees``: does attention hold the whole dependency tree? Single heads as trees, head ensembles,
+attention probes (Htut et al. 2019; Limisiewicz et al. 2020; Clark et al. 2019 section 5)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+
+from .common import add_batch_options, add_bootstrap_options, add_input_options, add_model_options, \
+    add_output_options, add_reading_options, add_run_options, positive_int
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..analyses.tree_selection import BATCH_SENTENCES, DEFAULT_TREE_RELATIONS, PROBE_EPOCHS
+    from ..trees.ensembles import CANDIDATES, ENSEMBLE_SIZE
+
+    parser.epilog = (
+        "--treebank en_ewt (a public treebank with dev and test splits) chooses on en_ewt:dev and reports on "
+        "en_ewt:test with 95% intervals; --select-on DEV --treebank TEST does the same for any pair, and DEV may be "
+        "the result JSON of a trees run on DEV, so that shards of TEST (--shard I/N, then probing merge) do not "
+        "choose again. Without either, every number is chosen and measured on --treebank (in-sample), and the "
+        "result holds the choices for a later --select-on. With --output T.json, T-uas.png shows every head's MST "
+        "UAS. Layers and heads count from 1 in tables and figures, from 0 in the JSON. Rules: docs/trees.md."
+    )
+    add_model_options(parser)
+    add_input_options(parser, text=False, pairs=False)
+    parser.add_argument("--select-on", metavar="DEV",
+                        help="choose heads and ensembles and train the probes on DEV (a treebank, or the result JSON "
+                             "of a trees run on it) and report them on --treebank with 95%% intervals")
+    group = parser.add_argument_group("trees")
+    group.add_argument("--relations", nargs="+", default=list(DEFAULT_TREE_RELATIONS), metavar="REL",
+                       help="the relations whose head ensembles are chosen and combined into trees: dobj, det, pobj, "
+                            f"poss, or UD labels (default: {' '.join(DEFAULT_TREE_RELATIONS)})")
+    group.add_argument("--ensemble-size", type=positive_int, default=ENSEMBLE_SIZE, metavar="K",
+                       help=f"most heads in an ensemble (default: {ENSEMBLE_SIZE})")
+    group.add_argument("--candidates", type=positive_int, default=CANDIDATES, metavar="N",
+                       help=f"each ensemble is chosen among the N best single heads of its relation and direction "
+                            f"(default: {CANDIDATES})")
+    group.add_argument("--no-probes", action="store_true",
+                       help="train no attention probe (only single heads and ensembles)")
+    group.add_argument("--probe-epochs", type=positive_int, default=PROBE_EPOCHS, metavar="N",
+                       help=f"passes over DEV when training the probes (Adam, {BATCH_SENTENCES} sentences a step, "
+                            f"seeded by --seed; default: {PROBE_EPOCHS})")
+    group.add_argument("--word-vectors", metavar="FILE",
+                       help="GloVe-format text file of word vectors for attn+vectors and distances+vectors "
+                            "(default: the model's input embeddings, averaged over a word's pieces)")
+    add_bootstrap_options(parser)
+    add_batch_options(parser)
+    add_reading_options(parser, pooling=True)
+    add_run_options(parser)
+    add_output_options(parser)
+
+
+def tree_options(args: argparse.Namespace, vectors):
+    from ..analyses.tree_selection import TreeOptions
+    from ..relations import check_relation_names
+    from ..trees.probes import PROBES
+
+    described = {key: value for key, value in vectors.describe().items() if key != "file"}
+    return TreeOptions(relations=check_relation_names(args.relations), ensemble_size=args.ensemble_size,
+                       candidates=args.candidates, probes=() if args.no_probes else PROBES,
+                       probe_epochs=args.probe_epochs, seed=args.seed,
+                       word_vectors=described if not args.no_probes else {"source": "input_embeddings"})
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analyses.tree_selection import check_selection, read_selection, vector_source
+    from ..analyses.trees import TreesAccumulator
+    from ..analyses.trees_report import tables, uas_figure
+    from ..errors import ProbingError
+    from ..heldout import default_splits, is_result_file
+    from ..inputs import InputSource, sample_treebank_path
+    from ..readings import READINGS
+    from ..scoring.counts import BootstrapSpec
+    from .common import EngineCommand
+
+    if args.no_probes and args.word_vectors:
+        raise ProbingError("only the probes read word vectors; drop --no-probes or --word-vectors",
+                           source="--word-vectors")
+    vectors = vector_source(args.word_vectors)
+    options = tree_options(args, vectors)
+    reading = {"attention": args.attention, "pool_from": args.pool_from}
+    treebank, select_on = args.treebank, args.select_on
+    splits = default_splits(treebank)
+    if splits is not None:
+        select_on, treebank = select_on or splits[0], splits[1]
+    source = InputSource.treebank(treebank or str(sample_treebank_path()), limit=args.limit)
+    dev_source = dev_selection = None
+    inputs = [args.word_vectors]
+    if select_on and is_result_file(select_on):
+        _, dev_selection = read_selection(select_on)
+        check_selection(dev_selection, options, reading, source=f"--select-on {select_on}",
+                        report_on_sha256=source.sha256)
+        inputs.append(select_on)
+    elif select_on:
+        dev_source = InputSource.treebank(select_on, limit=args.limit, option="--select-on")
+        if dev_source.sha256 == source.sha256:
+            raise ProbingError("is the very treebank reported on, which is in-sample selection; give the dev split "
+                               "(or drop --select-on for in-sample numbers)", source=f"--select-on {select_on}")
+        inputs.append(str(dev_source.path))
+
+    with EngineCommand(args, source=source, inputs=tuple(path for path in inputs if path), figures=("uas",)) as command:
+        loaded = command.loaded
+        heads = READINGS[args.attention].heads(loaded.num_heads)
+        bootstrap = BootstrapSpec(args.bootstrap, args.seed) if args.bootstrap else None
+        log = (lambda text: print(f"probing trees: {text}", file=sys.stderr)) if command.is_main else (lambda text: None)
+        if not select_on:
+            trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal)
+            stats, selection = choose_on(command, source, trees, options, vectors, reading, shard=args.shard,
+                                         choose=args.shard is None, log=log)
+            trees.selection = selection
+        else:
+            if dev_selection is None:
+                dev_trees = TreesAccumulator(loaded.num_layers, heads, causal=loaded.is_causal)
+                _, selection = choose_on(command, dev_source, dev_trees, options, vectors, reading, shard=None,
+                                         choose=True, log=log)
+                selection = {**selection, "source": {"select_on": select_on, "result": None}}
+            else:
+                check_selection(dev_selection, options, reading, source=f"--select-on {select_on}", loaded=loaded)
+                selection = {**dev_selection, "source": {"select_on": select_on, "result": select_on}}
+            from ..analyses.tree_selection import probe_modules
+
+            trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal,
+                                     selection=selection, evaluate=True,
+                                     probe_modules=probe_modules(selection, loaded.num_layers, heads), vectors=vectors)
+            started = time.perf_counter()
+            stats = command.run([trees], "trees: reporting on TEST")
+            log(f"TEST pass ({stats.units_used} sentences, every counter): {time.perf_counter() - started:.1f} s")
+        if not command.is_main:
+            return 0
+        config = {"mode": "heldout" if select_on else "in_sample", **options.as_dict(), "bootstrap": args.bootstrap,
+                  "stack": loaded.stack}
+        result = command.result("trees", stats, trees, config)
+        print(tables(result))
+        if command.write(result):
+            print(f"wrote {uas_figure(result, command.figure_path('uas'))}", file=sys.stderr)
+        command.hint()
+    return 0
+
+
+def choose_on(command, source, trees, options, vectors, reading: dict, *, shard, choose: bool, log):
+    """The selection passes over ``source`` (see probing.analyses.tree_selection): pass 1 counts every head as a
+    tree, the relations and the probes' examples; unless ``choose`` is False (a shard chooses nothing), pass 2
+    keeps the ensemble candidates' attention, then the search and the probes' training run on rank 0 and every
+    process receives the selection. Returns pass 1's statistics and the selection (None when not choosing)."""
+    from ..analyses.probe import ProbeAccumulator
+    from ..analyses.tree_selection import CollectorAccumulator, ExamplesAccumulator, choose as make_selection, \
+        ensemble_candidates
+    from ..api import require_units
+    from ..engine import run_pass
+
+    loaded, heads = command.loaded, trees.shape[1]
+    relations = ProbeAccumulator.create(options.relations, loaded.num_layers, heads, offsets=(), bootstrap=0,
+                                        seed=options.seed, causal=loaded.is_causal) if choose else None
+    examples = ExamplesAccumulator(vectors) if choose and options.probes else None
+    accumulators = [accumulator for accumulator in (trees, relations, examples) if accumulator is not None]
+    what = "every head as a tree" + (", relations, probe examples" if choose else "")
+    stats = _pass(command, source, accumulators, shard, f"trees: {what}", log)
+    if not choose:
+        return stats, None
+    collector = CollectorAccumulator(ensemble_candidates(relations, options.candidates), loaded.is_causal)
+    _pass(command, source, [collector], shard, "trees: ensemble candidates' attention", log)
+    selection = None
+    if command.is_main:
+        made_on = {"path": str(source.path), "sha256": source.sha256, "given_as": source.given_as,
+                   "limit": source.limit, "units_total": stats.units_total, "units_used": stats.units_used,
+                   "sentences": trees.single.sentences, "words": trees.single.total}
+        selection = make_selection(trees, collector, examples, options, loaded=loaded, num_heads=heads,
+                                   reading=reading, made_on=made_on, vectors=vectors, log=log)
+    return stats, command.ranks.share(selection)
+
+
+def _pass(command, source, accumulators, shard, description: str, log):
+    from ..api import require_units
+    from ..engine import run_pass
+
+    options = dataclasses.replace(command.options(description), shard=shard)
+    started = time.perf_counter()
+    stats = run_pass(command.loaded, source, accumulators, options, hooks=command.hooks)
+    require_units(stats, source, options)
+    log(f"{description} on {source.path.name} ({stats.units_used} sentences): {time.perf_counter() - started:.1f} s")
+    return stats
