@@ -10,6 +10,12 @@ given, else from a fixed draw shaped like en_ewt dev (2,001 sentences, mean
 
     python benchmarks/tree_decoding.py                      # MiniLM's shape: 6 layers x 12 heads
     python benchmarks/tree_decoding.py --layers 12 --heads 12 --treebank dev.conllu
+    python benchmarks/tree_decoding.py --model MODEL_DIR --treebank dev.conllu   # the real model's attention
+
+With ``--model`` the real model runs over ``--treebank`` through probing's engine, and the script
+times, per repeat, the forward passes (attention returned), the pooling to words, and decoding the
+real word attention (``max`` and ``mst``, both directions, every layer and head; ``mst`` rooted at the
+gold root) and the whole TreeCounts update that ``probing trees`` makes per batch.
 
 Wall time depends on what else the machine runs; the process CPU time
 printed beside it does less so (with one thread it is the work itself).
@@ -67,6 +73,54 @@ def random_word_attention(lengths: list[int], layers: int, heads: int, generator
     return attention.masked_fill(padding[:, None, None, :, None], 0.0)
 
 
+def real_model(args) -> None:
+    """Forward pass vs. decoding the real attention of ``--model`` over ``--treebank``."""
+    from probing.analyses.trees import TreesAccumulator
+    from probing.engine import Accumulator, run_pass
+    from probing.inputs import InputSource
+    from probing.models import load_model
+    from probing.trees.counts import single_root
+
+    class Timer(Accumulator):
+        analysis = "timer"
+
+        def __init__(self):
+            super().__init__()
+            self.seconds = {"pooling": 0.0, "max": 0.0, "mst": 0.0, "TreeCounts update": 0.0}
+            self.counts = None
+
+        def update(self, view):
+            batch = view.batch
+            begin = time.perf_counter()
+            attention = view.word_attention  # cached: pooled once here
+            self.seconds["pooling"] += time.perf_counter() - begin
+            scores = torch.stack([attention, attention.transpose(-1, -2)], dim=1)
+            roots = [single_root(s) for s in batch.sentences]
+            roots = torch.tensor([root if isinstance(root, int) else 0 for root in roots])
+            begin = time.perf_counter()
+            max_heads(scores, batch.num_words)
+            self.seconds["max"] += time.perf_counter() - begin
+            begin = time.perf_counter()
+            mst_heads(scores, roots, batch.num_words)
+            self.seconds["mst"] += time.perf_counter() - begin
+            begin = time.perf_counter()
+            self.counts.add(attention, batch.sentences, batch.num_words)
+            self.seconds["TreeCounts update"] += time.perf_counter() - begin
+
+    loaded = load_model(args.model, device=args.device)
+    source = InputSource.treebank(args.treebank)
+    for repeat in range(args.repeats):
+        timer = Timer()
+        timer.counts = TreesAccumulator(loaded.num_layers, loaded.num_heads)
+        begin = time.perf_counter()
+        stats = run_pass(loaded, source, [timer])
+        total = time.perf_counter() - begin
+        parts = ", ".join(f"{name} {value:.2f} s" for name, value in timer.seconds.items())
+        print(f"repeat {repeat + 1}: {stats.units_used} sentences in {stats.batches} batches; forward "
+              f"{stats.seconds_model:.2f} s, {parts}; whole pass {total:.2f} s; decoding (max + mst) / forward = "
+              f"{(timer.seconds['max'] + timer.seconds['mst']) / stats.seconds_model:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=6)
@@ -75,9 +129,15 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's own choice)")
+    parser.add_argument("--model", help="time the real model's attention over --treebank instead of random attention")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.model:
+        if not args.treebank:
+            parser.error("--model needs --treebank")
+        real_model(args)
+        return
 
     lengths = treebank_lengths(args.treebank) if args.treebank else en_ewt_dev_like_lengths()
     generator = torch.Generator().manual_seed(0)

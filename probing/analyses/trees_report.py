@@ -104,8 +104,11 @@ def heldout_tables(result: dict) -> str:
         vectors = selection.get("word_vectors") or {}
         source = "the model's input embeddings" if vectors.get("source") == "input_embeddings" else vectors.get("file")
         parts += [f"Attention probes (trained on DEV; word vectors: {source})",
-                  _tabulate(rows, ["probe", "decoding", "UAS % [95%]", "UUAS % [95%]"], ("left", "left", "right", "right")),
-                  ""]
+                  _tabulate(rows, ["probe", "decoding", "UAS % [95%]", "UUAS % [95%]"], ("left", "left", "right", "right"))]
+        if "distances+vectors" in heldout["probes"]:
+            parts.append("distances+vectors reads no attention (word vectors and distance only): the baseline of "
+                         "attn+vectors.")
+        parts.append("")
     return "\n".join(parts).rstrip()
 
 
