@@ -14,7 +14,10 @@ Nothing of probing's scoring path is used to make the reference numbers:
 
 The counts are compared with those of ``probing trees`` on the same file: a result JSON of an in-sample run
 on it (``--result``), or, without one, the same accumulator run through probing's engine here. The script
-prints how many [direction, layer, head] cells are equal, and for each differing cell the two counts.
+prints how many [direction, layer, head] cells are equal, and for each differing cell the two counts; then,
+for each differing cell, it finds the sentences whose two trees differ and scores both trees under both
+word attentions (this script's float64 one and probing's float32 one): when the two trees' scores are equal to
+rounding, both are maximum spanning trees and the difference is a tie broken differently.
 
     python benchmarks/trees_reference_check.py --model MODEL_DIR --treebank en_ewt-ud-dev.conllu
     python benchmarks/trees_reference_check.py --model MODEL_DIR --treebank dev.conllu --result dev-trees.json
@@ -212,6 +215,58 @@ def probing_counts(model_dir: str, treebank: str, limit: int | None, result: str
     return {**grids, "words": block["words"], "sentences": block["sentences"]["scored"]}
 
 
+def explain(model_dir: str, treebank: str, limit: int | None, cells: list[tuple[int, int, int]]) -> None:
+    """For each differing cell: the sentences whose reference and probing trees differ, and both trees' scores."""
+    from probing.engine import Accumulator, run_pass
+    from probing.inputs import InputSource
+    from probing.models import load_model
+    from probing.trees.decode import mst_heads
+    from transformers import AutoModel, AutoTokenizer
+
+    heads_of = sorted({(layer, head) for _, layer, head in cells})
+
+    class Recorder(Accumulator):
+        analysis = "recorder"
+
+        def __init__(self):
+            super().__init__()
+            self.attention = {}
+
+        def update(self, view):
+            for row, unit in enumerate(view.batch.units):
+                n = int(view.batch.num_words[row])
+                self.attention[unit.index] = {cell: view.word_attention[row, cell[0], cell[1], :n, :n].clone()
+                                              for cell in heads_of}
+
+    recorder = Recorder()
+    run_pass(load_model(model_dir), InputSource.treebank(treebank, limit=limit), [recorder])
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModel.from_pretrained(model_dir, attn_implementation="eager").eval()
+    for r, layer, head in cells:
+        found = []
+        for sentence in read_sentences(treebank, limit):
+            roots = [w for w, h in enumerate(sentence["heads"]) if h == -1]
+            pooled = word_attention(model, tokenizer, sentence["words"])
+            if len(roots) != 1 or pooled is None:
+                continue
+            mine = pooled[0][layer, head]
+            theirs = recorder.attention[sentence["index"]][(layer, head)]
+            if r == 1:
+                mine, theirs = mine.T, theirs.T
+            tree = chu_liu_edmonds(mine, roots[0])
+            other = mst_heads(theirs.contiguous(), roots[0], len(tree)).tolist()
+            if tree != other:
+                def score(matrix, heads):
+                    return sum(float(matrix[d, h]) for d, h in enumerate(heads) if h >= 0)
+                theirs64 = theirs.double().numpy()
+                found.append((sentence["index"], score(mine, tree) - score(mine, other),
+                              score(theirs64, tree) - score(theirs64, other)))
+        print(f"  {DIRECTIONS[r]} {layer + 1}-{head + 1}: {len(found)} sentences with different trees")
+        for index, gap_mine, gap_theirs in found:
+            print(f"    sentence {index}: reference tree minus probing tree, scored by this script's float64 "
+                  f"attention {gap_mine:+.2e}, by probing's float32 attention {gap_theirs:+.2e}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="a local checkpoint folder")
@@ -219,6 +274,8 @@ def main() -> None:
     parser.add_argument("--result", help="a probing trees result JSON made in-sample on --treebank")
     parser.add_argument("--limit", type=int, help="only the first N sentences")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--explain", action="store_true",
+                        help="for each differing cell, find the sentences whose trees differ and score both trees")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -238,6 +295,8 @@ def main() -> None:
         for r, layer, head in differing:
             print(f"  {DIRECTIONS[r]} {layer + 1}-{head + 1}: reference {mine[r, layer, head]}, "
                   f"probing {other[r, layer, head]}")
+        if len(differing) and args.explain:
+            explain(args.model, args.treebank, args.limit, [tuple(int(x) for x in cell) for cell in differing])
 
 
 if __name__ == "__main__":
