@@ -341,3 +341,10 @@ def test_state_round_trips_through_a_checkpoint(model, parts, runs):
     assert again.result()["trees"] == result["trees"]
     assert again.result()["heldout"]["probes"] == result["heldout"]["probes"]
     assert all(tensor.dtype == torch.long for tensor in rebuilt.state().values())
+
+
+def test_tables_and_leaderboard_rows_need_no_torch():
+    code = ("import sys; import probing.analyses.trees_report as report; "
+            "assert 'torch' not in sys.modules, 'torch was imported'; print(report.table_rows([])['columns'][0])")
+    finished = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0 and finished.stdout.strip() == "model", finished.stderr[-2000:]
