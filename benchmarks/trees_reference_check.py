@@ -217,11 +217,12 @@ def probing_counts(model_dir: str, treebank: str, limit: int | None, result: str
 
 def explain(model_dir: str, treebank: str, limit: int | None, cells: list[tuple[int, int, int]]) -> None:
     """For each differing cell: the sentences whose reference and probing trees differ, and both trees' scores."""
+    from transformers import AutoModel, AutoTokenizer
+
     from probing.engine import Accumulator, run_pass
     from probing.inputs import InputSource
     from probing.models import load_model
     from probing.trees.decode import mst_heads
-    from transformers import AutoModel, AutoTokenizer
 
     heads_of = sorted({(layer, head) for _, layer, head in cells})
 

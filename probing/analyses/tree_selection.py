@@ -43,8 +43,19 @@ import torch
 
 from ..engine import Accumulator, BatchView
 from ..errors import ProbingError
-from ..trees.ensembles import CANDIDATES, ENSEMBLE_SIZE, EnsembleCollector, _Chunk, candidate_heads
-from ..trees.features import ProbeExample, ProbeExamples, read_word_vectors, word_vectors
+from ..trees.ensembles import (
+    CANDIDATES,
+    ENSEMBLE_SIZE,
+    EnsembleCollector,
+    _Chunk,
+    candidate_heads,
+)
+from ..trees.features import (
+    ProbeExample,
+    ProbeExamples,
+    read_word_vectors,
+    word_vectors,
+)
 from ..trees.probes import PROBES
 
 DEFAULT_TREE_RELATIONS = ("dobj", "det", "pobj", "poss")
@@ -167,15 +178,15 @@ class ExamplesAccumulator(Accumulator):
             "vector_counts": self.vector_counts.clone(),
         }
 
-    def load_state(self, state: dict) -> "ExamplesAccumulator":
+    def load_state(self, state: dict) -> ExamplesAccumulator:
         self.examples = ProbeExamples([ProbeExample(**entry) for entry in state["examples"]])
         self.vector_counts = state["vector_counts"].clone()
         return self
 
-    def fresh(self) -> "ExamplesAccumulator":
+    def fresh(self) -> ExamplesAccumulator:
         return ExamplesAccumulator(self.vectors)
 
-    def merge(self, other: "ExamplesAccumulator") -> "ExamplesAccumulator":
+    def merge(self, other: ExamplesAccumulator) -> ExamplesAccumulator:
         self.examples.examples.extend(other.examples.examples)
         self.vector_counts += other.vector_counts
         return self
@@ -215,7 +226,7 @@ class CollectorAccumulator(Accumulator):
                                         for c in collector.chunks[key]] for key in collector.candidates},
         }
 
-    def load_state(self, state: dict) -> "CollectorAccumulator":
+    def load_state(self, state: dict) -> CollectorAccumulator:
         collector = self.collector
         keys = list(collector.candidates)
         if len(state["totals"]) != len(keys) or set(state["chunks"]) != {_key_name(key) for key in keys}:
@@ -224,10 +235,10 @@ class CollectorAccumulator(Accumulator):
         collector.chunks = {key: [_Chunk(**chunk) for chunk in state["chunks"][_key_name(key)]] for key in keys}
         return self
 
-    def fresh(self) -> "CollectorAccumulator":
+    def fresh(self) -> CollectorAccumulator:
         return CollectorAccumulator(self.collector.candidates, self.collector.causal)
 
-    def merge(self, other: "CollectorAccumulator") -> "CollectorAccumulator":
+    def merge(self, other: CollectorAccumulator) -> CollectorAccumulator:
         for key in self.collector.candidates:
             self.collector.totals[key] += other.collector.totals[key]
             self.collector.chunks[key].extend(other.collector.chunks[key])

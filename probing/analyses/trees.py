@@ -154,7 +154,7 @@ class TreesAccumulator(Accumulator):
             state[f"{prefix}.skipped"] = torch.tensor([counts.skipped[reason] for reason in SKIP_REASONS])
         return state
 
-    def load_state(self, state: dict) -> "TreesAccumulator":
+    def load_state(self, state: dict) -> TreesAccumulator:
         expected = self.state()
         for name, tensor in expected.items():
             if name not in state or tuple(state[name].shape) != tuple(tensor.shape):
@@ -170,11 +170,11 @@ class TreesAccumulator(Accumulator):
             counts.skipped = dict(zip(SKIP_REASONS, (int(v) for v in state[f"{prefix}.skipped"])))
         return self
 
-    def fresh(self) -> "TreesAccumulator":
+    def fresh(self) -> TreesAccumulator:
         return TreesAccumulator(*self.shape, bootstrap=self.bootstrap, causal=self.causal, selection=self.selection,
                                 evaluate=self.evaluate, probe_modules=self.probe_modules, vectors=self.vectors)
 
-    def merge(self, other: "TreesAccumulator") -> "TreesAccumulator":
+    def merge(self, other: TreesAccumulator) -> TreesAccumulator:
         if not isinstance(other, TreesAccumulator):
             raise ProbingError(f"cannot merge {other.analysis} counts into trees counts")
         mine, theirs = self.identity(), other.identity()
@@ -200,7 +200,7 @@ class TreesAccumulator(Accumulator):
         return payload
 
     @classmethod
-    def for_result(cls, result: dict) -> "TreesAccumulator":
+    def for_result(cls, result: dict) -> TreesAccumulator:
         trees = result["trees"]
         boot = trees.get("bootstrap")
         return cls(trees["layers"], trees["heads"], bootstrap=BootstrapSpec(boot["replicates"], boot["seed"]) if boot else None,

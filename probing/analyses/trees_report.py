@@ -62,10 +62,9 @@ def heldout_tables(result: dict) -> str:
     """Every family of held-out numbers: chosen on the selection treebank, measured on this one."""
     heldout, selection = result["heldout"], result["selection"]
     made_on = selection["made_on"]
-    parts = [header(result),
-             f"chosen on {Path(made_on['path']).name} ({made_on['sentences']} sentences, {made_on['words']} scored "
-             f"words); {int(100 * heldout['level'])}% intervals from {heldout['replicates']} bootstrap replicates",
-             ""]
+    chosen = (f"chosen on {Path(made_on['path']).name} ({made_on['sentences']} sentences, {made_on['words']} scored "
+              f"words); {int(100 * heldout['level'])}% intervals from {heldout['replicates']} bootstrap replicates")
+    parts = [header(result), chosen, ""]
     rows = []
     for decoding in DECODINGS:
         for metric in METRICS:
@@ -94,8 +93,9 @@ def heldout_tables(result: dict) -> str:
                                    "best single", "single % [95%]", "difference"],
                             ("left", "left", "left", "right", "right", "left", "right", "right")), ""]
         trees = heldout["ensemble_trees"]
-        parts += [f"Ensemble trees (mst over all ensembles, weighted by DEV accuracy): UAS {cell(trees['uas'])}, "
-                  f"UUAS {cell(trees['uuas'])}", ""]
+        line = (f"Ensemble trees (mst over all ensembles, weighted by DEV accuracy): UAS {cell(trees['uas'])}, "
+                f"UUAS {cell(trees['uuas'])}")
+        parts += [line, ""]
     if heldout.get("probes"):
         rows = []
         for name, entry in heldout["probes"].items():
@@ -228,7 +228,7 @@ def table_rows(results: list[dict]) -> dict:
         best = heldout["best_heads"]
         probes = heldout.get("probes") or {}
 
-        def probe(probe_name: str) -> str:
+        def probe(probe_name: str, probes: dict = probes) -> str:
             return cell(probes[probe_name]["argmax"]["uas"]) if probe_name in probes else "-"
 
         rows.append([

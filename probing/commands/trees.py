@@ -8,12 +8,24 @@ import dataclasses
 import sys
 import time
 
-from .common import add_batch_options, add_bootstrap_options, add_input_options, add_model_options, \
-    add_output_options, add_reading_options, add_run_options, positive_int
+from .common import (
+    add_batch_options,
+    add_bootstrap_options,
+    add_input_options,
+    add_model_options,
+    add_output_options,
+    add_reading_options,
+    add_run_options,
+    positive_int,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..analyses.tree_selection import BATCH_SENTENCES, DEFAULT_TREE_RELATIONS, PROBE_EPOCHS
+    from ..analyses.tree_selection import (
+        BATCH_SENTENCES,
+        DEFAULT_TREE_RELATIONS,
+        PROBE_EPOCHS,
+    )
     from ..trees.ensembles import CANDIDATES, ENSEMBLE_SIZE
 
     parser.epilog = (
@@ -146,10 +158,12 @@ def choose_on(command, source, trees, options, vectors, reading: dict, *, shard,
     keeps the ensemble candidates' attention, then the search and the probes' training run on rank 0 and every
     process receives the selection. Returns pass 1's statistics and the selection (None when not choosing)."""
     from ..analyses.probe import ProbeAccumulator
-    from ..analyses.tree_selection import CollectorAccumulator, ExamplesAccumulator, choose as make_selection, \
-        ensemble_candidates
-    from ..api import require_units
-    from ..engine import run_pass
+    from ..analyses.tree_selection import (
+        CollectorAccumulator,
+        ExamplesAccumulator,
+        ensemble_candidates,
+    )
+    from ..analyses.tree_selection import choose as make_selection
 
     loaded, heads = command.loaded, trees.shape[1]
     relations = ProbeAccumulator.create(options.relations, loaded.num_layers, heads, offsets=(), bootstrap=0,
