@@ -148,11 +148,21 @@ class InputSource:
             except UnicodeDecodeError:
                 raise undecodable(self.path) from None
 
+    @property
+    def recorded_path(self) -> str:
+        """How result files name the input: a public treebank by its name (``en_ewt:test``), a file as the
+        user gave it. The sha256 identifies the bytes; a machine's folders are no part of a result."""
+        from .datasets import is_treebank_name
+
+        if self.given_as and is_treebank_name(self.given_as):
+            return self.given_as
+        return self.given_as or str(self.path)
+
     def describe(self) -> dict:
         """The ``input`` block of a result file (counts are filled in by the run)."""
         return {
-            "path": str(self.path),
-            "given_as": self.given_as,
+            "path": self.recorded_path,
+            "file": self.path.name,
             "sha256": self.sha256,
             "kind": self.kind,
             "pairs": self.pairs,

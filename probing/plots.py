@@ -22,7 +22,7 @@ from .atomic import save_figure_atomic
 from .drawing import MARK, layer_head_heatmap, new_figure
 from .errors import ProbingError
 from .heldout import in_sample_reports
-from .leaderboard import model_label, treebank_label
+from .leaderboard import result_label, treebank_label
 from .naming import DIRECTIONS, head_name
 from .naming import WORDS as ARROWS
 
@@ -81,7 +81,7 @@ def _choice_text(report: dict) -> str:
 
 
 def _subject(result: dict) -> str:
-    return f"{model_label(result['model'])} on {treebank_label(result['treebank']['path'])}"
+    return f"{result_label(result)} on {treebank_label(result['treebank']['path'])}"
 
 
 def plot_relation(result: dict, relation: str, path: str | Path, *, dpi: int = 150) -> Path:
