@@ -1,39 +1,414 @@
-"""How attention is read: the raw weights (more readings register here).
+"""Three ways to read a layer's attention: the weights, norm-based attention, rollout.
 
-A reading attaches to a loaded model for a whole pass (hooks it may need)
-and turns one batch into the tensor every analysis reads:
-float32 [batch, layer, head, query, key].
+An attention weight ``alpha_h[i, j]`` says how much of token j's *value
+vector* head h mixes into token i, not how much of token j reaches token i: a
+large weight on a token whose transformed value is tiny moves almost nothing
+(the "no-op" attention to [SEP] is the classic case). Every analysis that
+reads attention can read one of these instead of the raw weights:
 
->>> READINGS.names()
-['weights']
+``weights``
+    The softmax weights as the model returns them (the default).
+``norms``
+    Norm-based attention (Kobayashi, Kuribayashi, Yokoi and Inui 2020,
+    "Attention is Not Only a Weight"): ``N_h[i, j] = alpha_h[i, j] *
+    ||f_h(x_j)||`` with ``f_h(x_j) = (x_j W_V^h + b_V^h) W_O^h``, where
+    ``x_j`` is what the layer's value projection reads, ``W_V^h, b_V^h`` head
+    h's slice of the value projection and ``W_O^h`` the block of the
+    attention output projection that reads head h's values. The output bias
+    is left out and ``N`` is not renormalised. With grouped-query attention
+    (Llama, Mistral, Qwen) head h reads the values of its key-value group
+    through its own ``W_O^h``. The norms are recorded by hooks on each
+    layer's value projection during the same forward pass that returns the
+    weights (:class:`ValueNorms`).
+``rollout``
+    Attention rollout (Abnar and Zuidema 2020, "Quantifying Attention Flow
+    in Transformers"): per layer ``A_l = 0.5 * mean_h alpha_l^h + 0.5 * I``
+    over the real tokens, rows renormalised to 1, then ``R_1 = A_1`` and
+    ``R_l = A_l R_{l-1}``. ``R_l[i, j]`` is how much of token j's input
+    reaches token i after layer l. There is one map per layer, so rollout
+    has one "head" per layer; the product of lower-triangular maps stays
+    lower triangular, so a causal stack stays causal.
+
+Every reading comes out in the weights' axis order, float32 ``[batch,
+layer, head, query, key]`` (rollout: ``head`` of size 1), padded keys 0, so
+pooling, argmax and statistics take it unchanged. Rows of ``weights`` and
+``rollout`` sum to 1 over the real tokens; rows of ``norms`` do not, so a
+share ("how much of a row goes to [SEP]") under norms is a part of the row's
+sum of ``N`` (:attr:`Reading.rows_sum_to_one` says which; the surface
+statistics divide by the row sum when it is False).
+
+One forward pass, as an engine runs it::
+
+    reading = READINGS[name]                      # unknown name: ProbingError listing the known ones
+    reading.check(loaded)                         # fails in a second, before any batch
+    with reading.attach(loaded) as attached:      # may stay open over many passes
+        weights = attention(loaded, input_ids, attention_mask)   # [batch, layer, head, query, key]
+        values = reading.read(weights, attention_mask, attached)
+
+>>> sorted(READINGS), READINGS["rollout"].rows_sum_to_one, READINGS["norms"].rows_sum_to_one
+(['norms', 'rollout', 'weights'], True, False)
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
+from dataclasses import dataclass
+from typing import Any, ContextManager
 
 import torch
 
-from .registry import Registry
+from .errors import ProbingError
+
+OPTION = "--attention"
+"""The command-line option that names a reading (every error of this module points at it)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Where a self-attention keeps its value and output projections
+
+
+@dataclass(frozen=True)
+class AttentionLayout:
+    """Where one family's self-attention module keeps its value and output projections.
+
+    ``value`` and ``output`` are submodule paths inside the attention module.
+    ``fused`` marks a projection that computes queries, keys and values side
+    by side (GPT-2's ``c_attn``); the values are its last third.
+    """
+
+    value: str
+    output: str
+    fused: bool = False
+
+
+LAYOUTS: tuple[AttentionLayout, ...] = (
+    AttentionLayout("self.value", "output.dense"),  # BERT, RoBERTa, XLM-R, ELECTRA (and MiniLM)
+    AttentionLayout("self.value_proj", "output.dense"),  # DeBERTa-v2 and -v3
+    AttentionLayout("v_lin", "out_lin"),  # DistilBERT
+    AttentionLayout("value", "dense"),  # ALBERT: one attention module, shared by every layer
+    AttentionLayout("v", "o"),  # MPNet, T5 (no biases)
+    AttentionLayout("v_proj", "o_proj"),  # Llama, Mistral, Qwen2: grouped-query attention
+    AttentionLayout("c_attn", "c_proj", fused=True),  # GPT-2: Conv1D, queries, keys and values fused
+)
+"""Tried in this order on every module of the scored stack; the first that fits wins and the
+module's own submodules are not searched again. A new family is one line here."""
+
+CROSS_ATTENTION_NAMES = frozenset({"EncDecAttention", "encoder_attn", "crossattention", "cross_attn"})
+"""Module names of cross-attention (a decoder reading its encoder): never scored, never hooked."""
+
+
+def _cannot_read(loaded, why: str) -> ProbingError:
+    message = f"{loaded.name_or_path}: {why}; {OPTION} norms cannot read this model (use weights or rollout)"
+    return ProbingError(message, source=OPTION)
+
+
+def scored_stack(loaded) -> torch.nn.Module:
+    """The module that runs the scored self-attention stack (an encoder-decoder's encoder or decoder)."""
+    if loaded.is_encoder_decoder:
+        return loaded.model.get_encoder() if loaded.stack == "encoder" else loaded.model.get_decoder()
+    return loaded.model
+
+
+def find_self_attentions(loaded) -> list[tuple[str, torch.nn.Module, AttentionLayout]]:
+    """Every self-attention module of the scored stack, in module order, with its layout.
+
+    >>> from probing.extraction import load_model
+    >>> from probing.testing import tiny_model
+    >>> [(name, layout.value) for name, _, layout in find_self_attentions(load_model(tiny_model("gpt2")))]
+    [('h.0.attn', 'c_attn'), ('h.1.attn', 'c_attn')]
+    """
+    found: list[tuple[str, torch.nn.Module, AttentionLayout]] = []
+    for name, module in scored_stack(loaded).named_modules():
+        if any(name == done or name.startswith(done + ".") for done, _, _ in found):
+            continue
+        if CROSS_ATTENTION_NAMES.intersection(name.split(".")):
+            continue
+        layout = next((layout for layout in LAYOUTS if _has(module, layout.value) and _has(module, layout.output)), None)
+        if layout is not None:
+            found.append((name, module, layout))
+    return found
+
+
+def _has(module: torch.nn.Module, path: str) -> bool:
+    try:
+        module.get_submodule(path)
+    except AttributeError:
+        return False
+    return True
+
+
+def _linear_weight(module: torch.nn.Module) -> torch.Tensor | None:
+    """The weight as ``[out, in]`` (``y = x W^T + b``) of a Linear or of transformers' Conv1D."""
+    if isinstance(module, torch.nn.Linear):
+        return module.weight
+    if type(module).__name__ == "Conv1D" and isinstance(getattr(module, "weight", None), torch.Tensor):
+        return module.weight.t()  # Conv1D keeps [in, out]: y = x W + b
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Recording ||f_h(x_j)|| during the forward pass
+
+
+@dataclass
+class _HookedAttention:
+    """One self-attention module: how to read its values and turn them into ||f_h(x_j)||.
+
+    ``factors`` [head, rank, head_dim] are the triangular factors R_h of the QR
+    decomposition W_O^h = Q_h R_h (Q_h with orthonormal columns), so that
+    ||W_O^h v|| = ||R_h v||: a d x d product per head and token instead of
+    d x hidden, and without squaring the matrix (which would lose precision
+    where W_O^h shrinks a direction).
+    """
+
+    value_module: torch.nn.Module
+    value_start: int  # first column of the values in the value projection's output
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    factors: torch.Tensor  # float32 [head, rank, head_dim]
+
+    def norms(self, projected: torch.Tensor) -> torch.Tensor:
+        """projected: the value projection's output [batch, tok, width] -> float32 [batch, head, tok]."""
+        batch, tokens, _ = projected.shape
+        width = self.num_kv_heads * self.head_dim
+        values = projected[..., self.value_start : self.value_start + width].float()
+        values = values.reshape(batch, tokens, self.num_kv_heads, self.head_dim)  # [batch, tok, kv_head, d]
+        # Head h reads key-value group h // per_group (transformers' repeat_kv order).
+        per_group = self.num_heads // self.num_kv_heads
+        factors = self.factors.reshape(self.num_kv_heads, per_group, *self.factors.shape[1:])  # [kv, rep, rank, d]
+        mapped = torch.einsum("gred,btgd->bgrte", factors, values)  # [batch, kv_head, rep, tok, rank]
+        return torch.linalg.vector_norm(mapped, dim=-1).reshape(batch, self.num_heads, tokens)
+
+
+_FACTOR_CACHE: "weakref.WeakKeyDictionary[torch.nn.Module, tuple[tuple, torch.Tensor]]" = weakref.WeakKeyDictionary()
+"""Output projection -> (weight identity, R factors), so attaching once per batch costs no QR."""
+
+
+def _output_factors(output: torch.nn.Module, weight: torch.Tensor, num_heads: int, head_dim: int) -> torch.Tensor:
+    """R_h of W_O^h = Q_h R_h for every head: float32 [head, rank, head_dim], cached per weight."""
+    identity = (weight.data_ptr(), weight._version, weight.device, weight.dtype, num_heads)
+    cached = _FACTOR_CACHE.get(output)
+    if cached is not None and cached[0] == identity:
+        return cached[1]
+    with torch.inference_mode(False), torch.no_grad():
+        blocks = weight.detach().double().reshape(weight.shape[0], num_heads, head_dim).permute(1, 0, 2)  # [head, out, d]
+        factors = torch.linalg.qr(blocks, mode="r").R.float().contiguous()  # [head, min(out, d), d]
+    _FACTOR_CACHE[output] = (identity, factors)
+    return factors
+
+
+def _hooked_attention(loaded, module: torch.nn.Module, layout: AttentionLayout) -> _HookedAttention:
+    value_module, output_module = module.get_submodule(layout.value), module.get_submodule(layout.output)
+    value_weight, output_weight = _linear_weight(value_module), _linear_weight(output_module)
+    if value_weight is None or output_weight is None:
+        kinds = f"{type(value_module).__name__} and {type(output_module).__name__}"
+        raise _cannot_read(loaded, f"its attention's value and output projections are {kinds}, not linear layers")
+    heads = loaded.num_heads
+    inner = output_weight.shape[1]  # the output projection reads every head's values side by side
+    if inner % heads:
+        raise _cannot_read(loaded, f"its attention output projection reads {inner} values, not a multiple of {heads} heads")
+    head_dim = inner // heads
+    width = inner if layout.fused else value_weight.shape[0]
+    start = value_weight.shape[0] - inner if layout.fused else 0  # fused: queries, keys, then values
+    kv_heads = width // head_dim
+    if (layout.fused and value_weight.shape[0] != 3 * inner) or width % head_dim or not kv_heads or heads % kv_heads:
+        raise _cannot_read(loaded, f"its value projection gives {value_weight.shape[0]} values for {heads} heads of {head_dim}")
+    factors = _output_factors(output_module, output_weight, heads, head_dim)
+    return _HookedAttention(value_module, start, heads, kv_heads, head_dim, factors)
+
+
+class ValueNorms:
+    """While open, records ``||f_h(x_j)||`` of every layer of the scored stack as the model runs.
+
+    A forward hook on each layer's value projection turns its output into
+    norms [batch, head, key] at once (the values themselves are not kept); a
+    pre-hook on the stack starts a new pass. ALBERT's one shared layer is
+    hooked once and records once per call, so once per layer. Opening it
+    finds the projections (or raises a ProbingError naming ``--attention
+    norms``); :meth:`take` gives the last pass's norms.
+
+    >>> from probing.extraction import attention, load_model
+    >>> from probing.testing import tiny_model
+    >>> loaded = load_model(tiny_model("llama"))
+    >>> ids = torch.tensor([[1, 20, 21, 22]])
+    >>> with ValueNorms(loaded) as capture:
+    ...     weights = attention(loaded, ids, torch.ones_like(ids))
+    ...     norms = capture.take()
+    >>> tuple(norms.shape)  # [batch, layer, head, key]
+    (1, 2, 4, 4)
+    """
+
+    def __init__(self, loaded):
+        self.loaded = loaded
+        found = find_self_attentions(loaded)
+        if not found:
+            raise _cannot_read(loaded, "no self-attention with a known value and output projection was found")
+        self._attentions = [_hooked_attention(loaded, module, layout) for _, module, layout in found]
+        self._records: list[torch.Tensor] = []
+        self._handles: list[Any] = []
+
+    def __enter__(self) -> "ValueNorms":
+        self._records = []
+        self._handles.append(scored_stack(self.loaded).register_forward_pre_hook(self._new_pass))
+        for hooked in self._attentions:
+            self._handles.append(hooked.value_module.register_forward_hook(self._recorder(hooked)))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+
+    def _new_pass(self, module, args) -> None:
+        self._records = []
+
+    def _recorder(self, hooked: _HookedAttention):
+        def record(module, args, output) -> None:
+            self._records.append(hooked.norms(output))
+
+        return record
+
+    def take(self) -> torch.Tensor:
+        """The norms of the last pass, float32 [batch, layer, head, key]; clears them."""
+        records, self._records = self._records, []
+        if len(records) != self.loaded.num_layers:
+            raise _cannot_read(
+                self.loaded,
+                f"its value projections ran {len(records)} times in a pass of {self.loaded.num_layers} layers",
+            )
+        return torch.stack(records, dim=1)
+
+
+def norm_weighted(weights: torch.Tensor, value_norms: torch.Tensor) -> torch.Tensor:
+    """Norm-based attention ``N[b, l, h, i, j] = weights[b, l, h, i, j] * value_norms[b, l, h, j]``.
+
+    weights [batch, layer, head, query, key]; value_norms [batch, layer, head, key].
+    Padded keys stay 0 (their weights are 0); rows are not renormalised.
+
+    >>> weights = torch.tensor([0.75, 0.25]).expand(1, 1, 1, 2, 2)
+    >>> norm_weighted(weights, torch.tensor([[[[0.1, 2.0]]]]))[0, 0, 0]
+    tensor([[0.0750, 0.5000],
+            [0.0750, 0.5000]])
+    """
+    return weights * value_norms.to(weights.device, weights.dtype).unsqueeze(-2)
+
+
+# --------------------------------------------------------------------------------------------
+# Attention rollout
+
+
+def rollout(weights: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Attention rollout of every layer, float32 [batch, layer, 1, query, key].
+
+    weights [batch, layer, head, query, key]; attention_mask [batch, tok] (1 real, 0 padding).
+    Padded rows and keys are 0 whatever the weights hold there, so padding
+    never reaches a real row; real rows sum to 1.
+
+    >>> weights = torch.tensor([[1.0, 0.0], [1.0, 0.0]]).expand(1, 2, 1, 2, 2)  # two layers: all to token 0
+    >>> rollout(weights, torch.tensor([[1, 1]]))[0, :, 0]
+    tensor([[[1.0000, 0.0000],
+             [0.5000, 0.5000]],
+    <BLANKLINE>
+            [[1.0000, 0.0000],
+             [0.7500, 0.2500]]])
+    """
+    tokens = weights.shape[-1]
+    real = attention_mask.to(weights.device).bool()  # [batch, tok]
+    pairs = real[:, None, :, None] & real[:, None, None, :]  # [batch, 1, query, key]
+    identity = torch.eye(tokens, device=weights.device, dtype=torch.float32)
+    mixed = 0.5 * weights.float().mean(dim=2) + 0.5 * identity  # [batch, layer, query, key]
+    # where, not a product: padded rows may hold anything (even NaN) and must not leak
+    mixed = torch.where(pairs, mixed, torch.zeros((), device=weights.device))
+    totals = mixed.sum(dim=-1, keepdim=True)
+    mixed = torch.where(totals > 0, mixed / totals.clamp_min(torch.finfo(torch.float32).tiny), 0.0)
+    rolled = [mixed[:, 0]]
+    for layer in range(1, mixed.shape[1]):
+        rolled.append(torch.matmul(mixed[:, layer], rolled[-1]))  # R_l = A_l R_{l-1}
+    return torch.stack(rolled, dim=1).unsqueeze(2)
+
+
+# --------------------------------------------------------------------------------------------
+# The registry
 
 
 class Reading:
-    """The raw attention weights (softmax output), as the model computes them."""
+    """One way to read attention. A subclass sets ``name`` and overrides what differs.
 
-    name = "weights"
+    ``rows_sum_to_one``: whether each real row of the reading sums to 1; when
+    False (norms), a share of a row is its part of the row's sum.
+    """
 
-    def heads(self, num_heads: int) -> int:
-        """How many "heads" per layer this reading yields."""
-        return num_heads
+    name = ""
+    summary = ""
+    rows_sum_to_one = True
 
-    def attached(self, loaded) -> contextlib.AbstractContextManager:
+    def heads_per_layer(self, loaded) -> int:
+        """How many maps per layer the reading yields (the "heads" of its tables)."""
+        return loaded.num_heads
+
+    def check(self, loaded) -> None:
+        """Raise a ProbingError now if the reading cannot read ``loaded``."""
+
+    def attach(self, loaded) -> ContextManager[Any]:
+        """What must be attached to the model while it runs; pass what it yields to :meth:`read`."""
         return contextlib.nullcontext()
 
-    def read(self, loaded, batch) -> torch.Tensor:
-        from .extraction import attention
+    def read(self, weights: torch.Tensor, attention_mask: torch.Tensor, attached: Any = None) -> torch.Tensor:
+        """One batch's weights [batch, layer, head, query, key] -> the reading, same axis order."""
+        raise NotImplementedError
 
-        return attention(loaded, batch.input_ids, batch.attention_mask)
+    def __repr__(self) -> str:
+        return f"<reading {self.name}>"
 
 
-READINGS: Registry[Reading] = Registry("attention reading", option="--attention")
-READINGS.register("weights", Reading())
+class WeightsReading(Reading):
+    name = "weights"
+    summary = "the attention weights as the model returns them"
+
+    def read(self, weights, attention_mask, attached=None):
+        return weights
+
+
+class NormsReading(Reading):
+    name = "norms"
+    summary = "weights times the norm of each token's transformed value (Kobayashi et al. 2020)"
+    rows_sum_to_one = False
+
+    def check(self, loaded) -> None:
+        ValueNorms(loaded)
+
+    def attach(self, loaded) -> ValueNorms:
+        return ValueNorms(loaded)
+
+    def read(self, weights, attention_mask, attached=None):
+        if not isinstance(attached, ValueNorms):
+            raise TypeError("the norms reading reads what its attach() yields, during the same pass")
+        return norm_weighted(weights, attached.take())
+
+
+class RolloutReading(Reading):
+    name = "rollout"
+    summary = "attention rolled out through the layers and residual connections (Abnar and Zuidema 2020)"
+
+    def heads_per_layer(self, loaded) -> int:
+        return 1
+
+    def read(self, weights, attention_mask, attached=None):
+        return rollout(weights, attention_mask)
+
+
+class _ReadingTable(dict):
+    """name -> Reading; an unknown name is a ProbingError that lists the known ones."""
+
+    def __missing__(self, name):
+        raise ProbingError(f"unknown reading {name!r}; use one of: {', '.join(self)}", source=OPTION)
+
+
+READINGS: dict[str, Reading] = _ReadingTable(
+    (reading.name, reading) for reading in (WeightsReading(), NormsReading(), RolloutReading())
+)
+"""Every reading by name; ``weights`` is the default."""
+
+DEFAULT_READING = "weights"
