@@ -120,8 +120,8 @@ def find_self_attentions(loaded) -> list[tuple[str, torch.nn.Module, AttentionLa
     """
     found: list[tuple[str, torch.nn.Module, AttentionLayout]] = []
     for name, module in scored_stack(loaded).named_modules():
-        if any(name == done or name.startswith(done + ".") for done, _, _ in found):
-            continue
+        if found and name.startswith(found[-1][0] + "."):
+            continue  # inside the attention just found (modules come depth first)
         if CROSS_ATTENTION_NAMES.intersection(name.split(".")):
             continue
         layout = next((layout for layout in LAYOUTS if _has(module, layout.value) and _has(module, layout.output)), None)
@@ -131,10 +131,12 @@ def find_self_attentions(loaded) -> list[tuple[str, torch.nn.Module, AttentionLa
 
 
 def _has(module: torch.nn.Module, path: str) -> bool:
-    try:
-        module.get_submodule(path)
-    except AttributeError:
-        return False
+    """Whether ``module`` has the submodule ``path`` (a walk of child dicts: get_submodule's
+    exceptions would make attaching cost milliseconds)."""
+    for part in path.split("."):
+        module = module._modules.get(part)
+        if module is None:
+            return False
     return True
 
 
@@ -155,11 +157,12 @@ def _linear_weight(module: torch.nn.Module) -> torch.Tensor | None:
 class _HookedAttention:
     """One self-attention module: how to read its values and turn them into ||f_h(x_j)||.
 
-    ``factors`` [head, rank, head_dim] are the triangular factors R_h of the QR
-    decomposition W_O^h = Q_h R_h (Q_h with orthonormal columns), so that
+    With W_O^h = Q_h R_h (QR decomposition, Q_h with orthonormal columns),
     ||W_O^h v|| = ||R_h v||: a d x d product per head and token instead of
     d x hidden, and without squaring the matrix (which would lose precision
-    where W_O^h shrinks a direction).
+    where W_O^h shrinks a direction). ``group_factors`` [kv_head, d, rep *
+    rank] holds R_h^T of the ``rep`` query heads that read each key-value
+    group side by side, so one batched product serves every head.
     """
 
     value_module: torch.nn.Module
@@ -167,19 +170,26 @@ class _HookedAttention:
     num_heads: int
     num_kv_heads: int
     head_dim: int
-    factors: torch.Tensor  # float32 [head, rank, head_dim]
+    group_factors: torch.Tensor  # float32 [kv_head, d, rep * rank]
+
+    @classmethod
+    def build(cls, value_module, value_start, num_heads, num_kv_heads, head_dim, factors) -> "_HookedAttention":
+        """factors: R_h, float32 [head, rank, d]. Head h reads key-value group h // rep
+        (transformers' repeat_kv order)."""
+        rep, rank = num_heads // num_kv_heads, factors.shape[1]
+        grouped = factors.reshape(num_kv_heads, rep, rank, head_dim).permute(0, 3, 1, 2)  # [kv, d, rep, rank]
+        return cls(value_module, value_start, num_heads, num_kv_heads, head_dim,
+                   grouped.reshape(num_kv_heads, head_dim, rep * rank).contiguous())
 
     def norms(self, projected: torch.Tensor) -> torch.Tensor:
         """projected: the value projection's output [batch, tok, width] -> float32 [batch, head, tok]."""
         batch, tokens, _ = projected.shape
-        width = self.num_kv_heads * self.head_dim
-        values = projected[..., self.value_start : self.value_start + width].float()
-        values = values.reshape(batch, tokens, self.num_kv_heads, self.head_dim)  # [batch, tok, kv_head, d]
-        # Head h reads key-value group h // per_group (transformers' repeat_kv order).
-        per_group = self.num_heads // self.num_kv_heads
-        factors = self.factors.reshape(self.num_kv_heads, per_group, *self.factors.shape[1:])  # [kv, rep, rank, d]
-        mapped = torch.einsum("gred,btgd->bgrte", factors, values)  # [batch, kv_head, rep, tok, rank]
-        return torch.linalg.vector_norm(mapped, dim=-1).reshape(batch, self.num_heads, tokens)
+        kv, rep = self.num_kv_heads, self.num_heads // self.num_kv_heads
+        values = projected[..., self.value_start : self.value_start + kv * self.head_dim].float()
+        values = values.reshape(batch * tokens, kv, self.head_dim).transpose(0, 1)  # [kv_head, batch*tok, d]
+        mapped = torch.bmm(values, self.group_factors)  # [kv_head, batch*tok, rep*rank]: R_h v for each head
+        norms = torch.linalg.vector_norm(mapped.reshape(kv, batch, tokens, rep, -1), dim=-1)  # [kv, batch, tok, rep]
+        return norms.permute(1, 0, 3, 2).reshape(batch, self.num_heads, tokens)
 
 
 _FACTOR_CACHE: "weakref.WeakKeyDictionary[torch.nn.Module, tuple[tuple, torch.Tensor]]" = weakref.WeakKeyDictionary()
@@ -216,7 +226,7 @@ def _hooked_attention(loaded, module: torch.nn.Module, layout: AttentionLayout) 
     if (layout.fused and value_weight.shape[0] != 3 * inner) or width % head_dim or not kv_heads or heads % kv_heads:
         raise _cannot_read(loaded, f"its value projection gives {value_weight.shape[0]} values for {heads} heads of {head_dim}")
     factors = _output_factors(output_module, output_weight, heads, head_dim)
-    return _HookedAttention(value_module, start, heads, kv_heads, head_dim, factors)
+    return _HookedAttention.build(value_module, start, heads, kv_heads, head_dim, factors)
 
 
 class ValueNorms:
@@ -250,6 +260,8 @@ class ValueNorms:
         self._handles: list[Any] = []
 
     def __enter__(self) -> "ValueNorms":
+        if self._handles:
+            raise RuntimeError("this ValueNorms is already attached")
         self._records = []
         self._handles.append(scored_stack(self.loaded).register_forward_pre_hook(self._new_pass))
         for hooked in self._attentions:
