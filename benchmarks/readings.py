@@ -1,17 +1,18 @@
 """What does reading norm-based attention (or rollout) cost over the raw weights?
 
-Times, on the same batches the probe makes (``make_batches``: length-sorted,
+Times, on the batches the engine makes (``batches_of_chunk``: length-sorted,
 padded, batches of ``--batch-size``) of the first ``--sentences`` sentences of
 a treebank:
 
 - ``weights``: the forward pass with attentions returned, stacked into
   ``[batch, layer, head, query, key]`` (``probing.extraction.attention``);
-- ``norms``: the same pass with the value-norm capture attached (attached
-  afresh for every batch, the dearest way an engine could use it) and the
-  weights turned into norm-based attention;
+- ``norms``: the same pass with the value-norm capture attached (the norms
+  reading attaches it afresh for every batch) and the weights turned into
+  norm-based attention;
 - ``rollout``: the same pass and the rollout of its weights;
-- ``probe``: the whole probe run on those sentences (``run_probe``, no
-  bootstrap), so the extra seconds of norms can be set against it.
+- ``probe``: the whole probe run on those sentences (``probing.api.run_probe``,
+  no bootstrap), so the extra seconds of norms can be set against it;
+- norms' own work, timed apart from the forward pass.
 
 The three readings run interleaved, batch by batch, so that a change in the
 machine's load hits them alike; ratios are taken per repeat, then the median
@@ -26,7 +27,6 @@ stricter figure, since a probe run does more than the forward pass. Usage::
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import statistics
 import subprocess
@@ -38,13 +38,13 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 
-from probing.alignment import maximum_length  # noqa: E402
+from probing.api import load_for, run_probe  # noqa: E402
+from probing.batching import BatchStats, batches_of_chunk  # noqa: E402
 from probing.config import ScoreConfig  # noqa: E402
 from probing.datasets import resolve_treebank  # noqa: E402
 from probing.extraction import attention  # noqa: E402
-from probing.pipeline import RunStats, make_batches, prepare, run_probe  # noqa: E402
-from probing.readings import READINGS  # noqa: E402
-from probing.treebank import read_treebank  # noqa: E402
+from probing.inputs import open_input  # noqa: E402
+from probing.readings import READINGS, ValueNorms, norm_weighted  # noqa: E402
 
 TARGET = 1.20
 """Norms may add at most 20% to a probe run."""
@@ -61,11 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         limit=args.sentences, bootstrap=0,
     )
     load_before = os.getloadavg()
-    config, path, loaded = prepare(config)
-    max_length = maximum_length(loaded.tokenizer, loaded.model.config, config.max_length)
-    sentences = itertools.islice(read_treebank(path), args.sentences)
-    batches = list(make_batches(sentences, loaded.tokenizer, max_length, args.batch_size, RunStats(),
-                                prepend=loaded.prepend_token_id))
+    config = config.validated()
+    loaded = load_for(config)
+    units = list(open_input(str(treebank), limit=args.sentences).units())
+    batches = list(batches_of_chunk(units, loaded.tokenizer, batch_size=args.batch_size,
+                                    max_length=loaded.max_length(), stats=BatchStats(),
+                                    prepend=loaded.prepend_token_id))
     print(f"{len(batches)} batches of {sum(len(b.sentences) for b in batches)} sentences, "
           f"{torch.get_num_threads()} threads", file=sys.stderr)
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     lines = [
         f"model {loaded.name_or_path} ({loaded.num_layers} layers x {loaded.num_heads} heads), "
-        f"treebank {Path(path).name}, {args.sentences} sentences, batches of {args.batch_size}, "
+        f"treebank {Path(treebank).name}, {args.sentences} sentences, batches of {args.batch_size}, "
         f"{len(batches)} batches, {torch.get_num_threads()} threads, torch {torch.__version__}",
         f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}; {args.repeats} repeats",
         "",
@@ -121,16 +122,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def read_all(loaded, batches, readings, totals: dict[str, float]) -> None:
     """Every batch once per reading, the readings interleaved batch by batch (in turn first),
-    so that a change in the machine's load hits them alike; seconds are added to ``totals``.
-    Each reading is attached afresh for each batch: the dearest way an engine could use it."""
+    so that a change in the machine's load hits them alike; seconds are added to ``totals``."""
     for number, batch in enumerate(batches):
         shift = number % len(readings)
         for reading in readings[shift:] + readings[:shift]:
             started = time.perf_counter()
-            with reading.attach(loaded) as attached:
-                weights = attention(loaded, batch.input_ids, batch.attention_mask)  # [batch, layer, head, query, key]
-                values = reading.read(weights, batch.attention_mask, attached)
-            del weights, values
+            with reading.attached(loaded):
+                values = reading.read(loaded, batch)  # [batch, layer, head, query, key]
+            del values
             totals[reading.name] = totals.get(reading.name, 0.0) + time.perf_counter() - started
 
 
@@ -139,8 +138,6 @@ def norms_own_work(loaded, batches) -> float:
     on a shared machine can exceed it): attaching, turning every layer's value projection output
     into norms, stacking them, and multiplying the weights. The projection outputs are recorded
     by an untimed pass first."""
-    from probing.readings import ValueNorms, norm_weighted
-
     total = 0.0
     for batch in batches:
         capture = ValueNorms(loaded)
@@ -178,7 +175,7 @@ def default_model() -> str:
     if get_model.is_file():
         output = subprocess.run([str(get_model), "minilm"], capture_output=True, text=True, check=True)
         return output.stdout.strip().splitlines()[-1]
-    from probing.extraction import default_model_path
+    from probing.models import default_model_path
 
     return default_model_path()
 

@@ -37,16 +37,15 @@ share ("how much of a row goes to [SEP]") under norms is a part of the row's
 sum of ``N`` (:attr:`Reading.rows_sum_to_one` says which; the surface
 statistics divide by the row sum when it is False).
 
-One forward pass, as an engine runs it::
+A pass, as the engine runs it::
 
     reading = READINGS[name]                      # unknown name: ProbingError listing the known ones
-    reading.check(loaded)                         # fails in a second, before any batch
-    with reading.attach(loaded) as attached:      # may stay open over many passes
-        weights = attention(loaded, input_ids, attention_mask)   # [batch, layer, head, query, key]
-        values = reading.read(weights, attention_mask, attached)
+    with reading.attached(loaded):                # an unreadable model fails here, before any batch
+        for batch in batches:
+            values = reading.read(loaded, batch)  # [batch, layer, head, query, key]
 
->>> sorted(READINGS), READINGS["rollout"].rows_sum_to_one, READINGS["norms"].rows_sum_to_one
-(['norms', 'rollout', 'weights'], True, False)
+>>> READINGS.names(), [READINGS[name].heads(12) for name in READINGS], READINGS["norms"].rows_sum_to_one
+(['weights', 'norms', 'rollout'], [12, 12, 1], False)
 """
 
 from __future__ import annotations
@@ -59,6 +58,7 @@ from typing import Any, ContextManager
 import torch
 
 from .errors import ProbingError
+from .registry import Registry
 
 OPTION = "--attention"
 """The command-line option that names a reading (every error of this module points at it)."""
@@ -105,18 +105,19 @@ def _cannot_read(loaded, why: str) -> ProbingError:
 
 def scored_stack(loaded) -> torch.nn.Module:
     """The module that runs the scored self-attention stack (an encoder-decoder's encoder or decoder)."""
+    base = loaded.base  # the transformer without a task head
     if loaded.is_encoder_decoder:
-        return loaded.model.get_encoder() if loaded.stack == "encoder" else loaded.model.get_decoder()
-    return loaded.model
+        return base.get_encoder() if loaded.stack == "encoder" else base.get_decoder()
+    return base
 
 
 def find_self_attentions(loaded) -> list[tuple[str, torch.nn.Module, AttentionLayout]]:
     """Every self-attention module of the scored stack, in module order, with its layout.
 
-    >>> from probing.extraction import load_model
-    >>> from probing.testing import tiny_model
-    >>> [(name, layout.value) for name, _, layout in find_self_attentions(load_model(tiny_model("gpt2")))]
-    [('h.0.attn', 'c_attn'), ('h.1.attn', 'c_attn')]
+    >>> from probing.models import load_model
+    >>> from probing.testing import tiny_bert
+    >>> [(name, layout.value) for name, _, layout in find_self_attentions(load_model(tiny_bert()))]
+    [('encoder.layer.0.attention', 'self.value'), ('encoder.layer.1.attention', 'self.value')]
     """
     found: list[tuple[str, torch.nn.Module, AttentionLayout]] = []
     for name, module in scored_stack(loaded).named_modules():
@@ -239,10 +240,11 @@ class ValueNorms:
     finds the projections (or raises a ProbingError naming ``--attention
     norms``); :meth:`take` gives the last pass's norms.
 
-    >>> from probing.extraction import attention, load_model
-    >>> from probing.testing import tiny_model
-    >>> loaded = load_model(tiny_model("llama"))
-    >>> ids = torch.tensor([[1, 20, 21, 22]])
+    >>> from probing.extraction import attention
+    >>> from probing.models import load_model
+    >>> from probing.testing import tiny_bert
+    >>> loaded = load_model(tiny_bert())
+    >>> ids = torch.tensor([[2, 20, 21, 3]])
     >>> with ValueNorms(loaded) as capture:
     ...     weights = attention(loaded, ids, torch.ones_like(ids))
     ...     norms = capture.take()
@@ -346,81 +348,74 @@ def rollout(weights: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor
 
 
 class Reading:
-    """One way to read attention. A subclass sets ``name`` and overrides what differs.
+    """The raw attention weights (softmax output), as the model computes them.
 
-    ``rows_sum_to_one``: whether each real row of the reading sums to 1; when
-    False (norms), a share of a row is its part of the row's sum.
+    A reading attaches to a loaded model for a whole pass (:meth:`attached`)
+    and turns one batch into the tensor every analysis reads (:meth:`read`),
+    float32 [batch, layer, head, query, key]. ``rows_sum_to_one``: whether each
+    real row of the reading sums to 1; when False (norms), a share of a row is
+    its part of the row's sum.
     """
 
-    name = ""
-    summary = ""
+    name = "weights"
+    summary = "the attention weights as the model returns them"
     rows_sum_to_one = True
 
-    def heads_per_layer(self, loaded) -> int:
-        """How many maps per layer the reading yields (the "heads" of its tables)."""
-        return loaded.num_heads
+    def heads(self, num_heads: int) -> int:
+        """How many "heads" per layer this reading yields (the heads of its tables)."""
+        return num_heads
 
-    def check(self, loaded) -> None:
-        """Raise a ProbingError now if the reading cannot read ``loaded``."""
-
-    def attach(self, loaded) -> ContextManager[Any]:
-        """What must be attached to the model while it runs; pass what it yields to :meth:`read`."""
+    def attached(self, loaded) -> ContextManager[Any]:
+        """Held around a whole pass; raises a ProbingError at once if the reading cannot read ``loaded``."""
         return contextlib.nullcontext()
 
-    def read(self, weights: torch.Tensor, attention_mask: torch.Tensor, attached: Any = None) -> torch.Tensor:
-        """One batch's weights [batch, layer, head, query, key] -> the reading, same axis order."""
-        raise NotImplementedError
+    def read(self, loaded, batch) -> torch.Tensor:
+        """One batch (``input_ids``, ``attention_mask`` [batch, tok]) -> [batch, layer, head, query, key]."""
+        from .extraction import attention
+
+        return attention(loaded, batch.input_ids, batch.attention_mask)
 
     def __repr__(self) -> str:
         return f"<reading {self.name}>"
 
 
-class WeightsReading(Reading):
-    name = "weights"
-    summary = "the attention weights as the model returns them"
-
-    def read(self, weights, attention_mask, attached=None):
-        return weights
-
-
 class NormsReading(Reading):
+    """Norm-based attention: the weights times ||f_h(x_j)||, from the same forward pass.
+
+    The value norms are captured around each batch's own pass (:class:`ValueNorms`,
+    about 3 ms to attach on MiniLM), so any model can be read, e.g. the second
+    model of a comparison, whatever was attached for the pass.
+    """
+
     name = "norms"
     summary = "weights times the norm of each token's transformed value (Kobayashi et al. 2020)"
     rows_sum_to_one = False
 
-    def check(self, loaded) -> None:
-        ValueNorms(loaded)
+    def attached(self, loaded) -> ContextManager[Any]:
+        ValueNorms(loaded)  # finds the projections now: an unreadable model fails before any batch
+        return contextlib.nullcontext()
 
-    def attach(self, loaded) -> ValueNorms:
-        return ValueNorms(loaded)
+    def read(self, loaded, batch) -> torch.Tensor:
+        from .extraction import attention
 
-    def read(self, weights, attention_mask, attached=None):
-        if not isinstance(attached, ValueNorms):
-            raise TypeError("the norms reading reads what its attach() yields, during the same pass")
-        return norm_weighted(weights, attached.take())
+        with ValueNorms(loaded) as capture:
+            weights = attention(loaded, batch.input_ids, batch.attention_mask)  # [batch, layer, head, query, key]
+            return norm_weighted(weights, capture.take())
 
 
 class RolloutReading(Reading):
+    """Attention rollout: one map per layer, so one "head" per layer."""
+
     name = "rollout"
     summary = "attention rolled out through the layers and residual connections (Abnar and Zuidema 2020)"
 
-    def heads_per_layer(self, loaded) -> int:
+    def heads(self, num_heads: int) -> int:
         return 1
 
-    def read(self, weights, attention_mask, attached=None):
-        return rollout(weights, attention_mask)
+    def read(self, loaded, batch) -> torch.Tensor:
+        return rollout(super().read(loaded, batch), batch.attention_mask)
 
 
-class _ReadingTable(dict):
-    """name -> Reading; an unknown name is a ProbingError that lists the known ones."""
-
-    def __missing__(self, name):
-        raise ProbingError(f"unknown reading {name!r}; use one of: {', '.join(self)}", source=OPTION)
-
-
-READINGS: dict[str, Reading] = _ReadingTable(
-    (reading.name, reading) for reading in (WeightsReading(), NormsReading(), RolloutReading())
-)
-"""Every reading by name; ``weights`` is the default."""
-
-DEFAULT_READING = "weights"
+READINGS: Registry[Reading] = Registry("attention reading", option=OPTION)
+for _reading in (Reading(), NormsReading(), RolloutReading()):
+    READINGS.register(_reading.name, _reading)

@@ -14,15 +14,24 @@ from __future__ import annotations
 import pytest
 import torch
 
+from types import SimpleNamespace
+
+from helpers import TINY_FAMILIES, tiny_model
 from probing.errors import ProbingError
-from probing.extraction import attention, load_model
+from probing.extraction import attention
+from probing.models import load_model
 from probing.readings import READINGS, ValueNorms, norm_weighted, rollout, scored_stack
-from probing.testing import TINY_FAMILIES, tiny_bert, tiny_model
+from probing.testing import tiny_bert
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 SENTENCE_LENGTHS = (9, 5, 7)
 """Token counts of the test batch: unequal, so that every family sees padding."""
+
+
+def as_batch(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> SimpleNamespace:
+    """What a reading reads of the engine's Batch."""
+    return SimpleNamespace(input_ids=input_ids, attention_mask=attention_mask)
 
 
 def padded_batch(loaded, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -83,7 +92,7 @@ def layer_parts(family: str, model, hidden_states, layer: int):
 
 def hidden_states_of(family: str, loaded, input_ids, attention_mask):
     """The inputs of every layer of the scored stack, from an ordinary forward pass."""
-    model = loaded.model
+    model = loaded.base
     if family == "t5":
         return model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True).hidden_states
     if family == "t5-decoder":
@@ -102,7 +111,7 @@ def transformed_values(family: str, loaded, input_ids, attention_mask) -> torch.
         hidden_states = hidden_states_of(family, loaded, input_ids, attention_mask)
         layers = []
         for layer in range(loaded.num_layers):
-            parts = layer_parts(family, loaded.model, hidden_states, layer)[:4]
+            parts = layer_parts(family, loaded.base, hidden_states, layer)[:4]
             x, value_weight, value_bias, output_weight = (None if t is None else t.double() for t in parts)
             values = x @ value_weight.T + (0 if value_bias is None else value_bias)  # [batch, tok, kv*d]
             head_dim = output_weight.shape[1] // heads
@@ -126,7 +135,7 @@ FAMILIES = [*TINY_FAMILIES, "t5-decoder"]
 
 def load_family(family: str):
     if family == "t5-decoder":
-        return load_model(tiny_model("t5"), attention="decoder")
+        return load_model(tiny_model("t5"), stack="decoder")
     return load_model(tiny_model(family))
 
 
@@ -138,12 +147,12 @@ def test_norms_match_a_direct_computation_from_the_weights(family):
     counter = scored_stack(loaded).register_forward_pre_hook(lambda module, args: passes.append(1))
     try:
         reading = READINGS["norms"]
-        with reading.attach(loaded) as attached:
-            weights = attention(loaded, input_ids, attention_mask)  # [batch, layer, head, query, key]
-            norm_based = reading.read(weights, attention_mask, attached)
+        with reading.attached(loaded):
+            norm_based = reading.read(loaded, as_batch(input_ids, attention_mask))  # [batch, layer, head, query, key]
     finally:
         counter.remove()
-    assert len(passes) == 1, "norms must come from the pass that gave the weights"
+    assert len(passes) == 1, "norms must come from the pass that gives the weights"
+    weights = attention(loaded, input_ids, attention_mask)  # the same weights again (eval mode)
     expected_norms = direct_norms(family, loaded, input_ids, attention_mask)
     expected = weights.double() * expected_norms.unsqueeze(-2)
     assert norm_based.shape == weights.shape
@@ -152,7 +161,6 @@ def test_norms_match_a_direct_computation_from_the_weights(family):
     real = attention_mask.bool()
     padded_keys_of_real_rows = (real[:, :, None] & ~real[:, None, :])[:, None, None].expand_as(norm_based)
     assert padded_keys_of_real_rows.any() and (norm_based[padded_keys_of_real_rows] == 0).all()
-    torch.testing.assert_close(weights, attention(loaded, input_ids, attention_mask))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -164,7 +172,7 @@ def test_the_hand_computed_f_h_add_up_to_the_attention_output(family):
     input_ids, attention_mask = padded_batch(loaded)
     with torch.no_grad():
         hidden_states = hidden_states_of(family, loaded, input_ids, attention_mask)
-    projections = [layer_parts(family, loaded.model, hidden_states, layer)[4] for layer in range(loaded.num_layers)]
+    projections = [layer_parts(family, loaded.base, hidden_states, layer)[4] for layer in range(loaded.num_layers)]
     outputs = []  # (module, output) in call order: ALBERT's one projection runs once per layer
     handles = [
         module.register_forward_hook(lambda module, args, output: outputs.append((module, output)))
@@ -225,7 +233,7 @@ def test_hooks_are_removed_when_the_capture_closes():
     loaded = load_model(tiny_bert())
 
     def hooks():
-        return sum(len(module._forward_hooks) + len(module._forward_pre_hooks) for module in loaded.model.modules())
+        return sum(len(module._forward_hooks) + len(module._forward_pre_hooks) for module in loaded.base.modules())
 
     before = hooks()
     with ValueNorms(loaded):
@@ -241,11 +249,11 @@ def test_taking_norms_without_a_pass_is_an_error():
 
 def test_a_model_without_known_projections_is_one_clear_error():
     loaded = load_model(tiny_bert())
-    for layer in loaded.model.encoder.layer:
+    for layer in loaded.base.encoder.layer:
         layer.attention.self.values = layer.attention.self.value
         del layer.attention.self.value
     with pytest.raises(ProbingError) as error:
-        READINGS["norms"].check(loaded)
+        READINGS["norms"].attached(loaded)
     message = str(error.value)
     assert "\n" not in message
     assert "--attention norms" in message and loaded.name_or_path in message
@@ -296,10 +304,9 @@ def test_rollout_of_a_model_is_the_plain_loop_and_causal_stacks_stay_causal(fami
     loaded = load_family(family)
     input_ids, attention_mask = padded_batch(loaded)
     reading = READINGS["rollout"]
-    assert reading.heads_per_layer(loaded) == 1
-    with reading.attach(loaded) as attached:
-        weights = attention(loaded, input_ids, attention_mask)
-        rolled = reading.read(weights, attention_mask, attached)  # [batch, layer, 1, query, key]
+    with reading.attached(loaded):
+        rolled = reading.read(loaded, as_batch(input_ids, attention_mask))  # [batch, layer, 1, query, key]
+    weights = attention(loaded, input_ids, attention_mask)
     for row, length in enumerate(SENTENCE_LENGTHS):
         torch.testing.assert_close(rolled[row, :, 0, :length, :length].double(), plain_rollout(weights[row], length))
     above_diagonal = torch.ones(rolled.shape[-2:], dtype=torch.bool).triu(diagonal=1)
@@ -314,22 +321,28 @@ def test_rollout_of_a_model_is_the_plain_loop_and_causal_stacks_stay_causal(fami
 
 
 def test_the_registry_knows_three_readings_and_their_heads():
-    loaded = load_model(tiny_bert(num_layers=2, num_heads=4))
-    assert list(READINGS) == ["weights", "norms", "rollout"]
-    assert [READINGS[name].heads_per_layer(loaded) for name in READINGS] == [4, 4, 1]
+    assert READINGS.names() == ["weights", "norms", "rollout"]
+    assert [READINGS[name].heads(4) for name in READINGS] == [4, 4, 1]
     assert [READINGS[name].rows_sum_to_one for name in READINGS] == [True, False, True]
 
 
-def test_the_weights_reading_is_the_weights_themselves():
+def test_the_weights_reading_is_the_attention_of_the_pass():
     loaded = load_model(tiny_bert())
     input_ids, attention_mask = padded_batch(loaded)
     reading = READINGS["weights"]
-    with reading.attach(loaded) as attached:
-        weights = attention(loaded, input_ids, attention_mask)
-        assert reading.read(weights, attention_mask, attached) is weights
+    with reading.attached(loaded):
+        weights = reading.read(loaded, as_batch(input_ids, attention_mask))
+    torch.testing.assert_close(weights, attention(loaded, input_ids, attention_mask), rtol=0, atol=0)
+
+
+def test_a_norms_read_leaves_no_hook_behind():
+    loaded = load_model(tiny_bert())
+    before = sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in loaded.base.modules())
+    READINGS["norms"].read(loaded, as_batch(*padded_batch(loaded)))
+    assert sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in loaded.base.modules()) == before
 
 
 def test_an_unknown_reading_lists_the_known_ones():
     with pytest.raises(ProbingError) as error:
         READINGS["flow"]
-    assert str(error.value) == "--attention: unknown reading 'flow'; use one of: weights, norms, rollout"
+    assert str(error.value) == "--attention: unknown attention reading 'flow'; use one of: weights, norms, rollout"

@@ -17,18 +17,17 @@ of en_ewt dev:
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 import torch
 
-from probing.alignment import maximum_length
-from probing.extraction import attention, load_model
-from probing.pipeline import RunStats, make_batches
+from probing.batching import BatchStats, batches_of_chunk
+from probing.inputs import open_input
+from probing.models import load_model
 from probing.readings import READINGS
-from probing.treebank import read_treebank
 
 SENTENCES = 12
+
+pytestmark = pytest.mark.real_data
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +36,11 @@ def loaded(minilm):
 
 
 @pytest.fixture(scope="module")
-def batch(loaded, shared):
-    path = shared / "treebanks" / "en_ewt" / "en_ewt-ud-dev.conllu"
-    sentences = itertools.islice(read_treebank(path), SENTENCES)
-    max_length = maximum_length(loaded.tokenizer, loaded.model.config, None)
-    (only,) = make_batches(sentences, loaded.tokenizer, max_length, SENTENCES, RunStats())
+def batch(loaded, ewt_dev):
+    """The first sentences of en_ewt dev in one padded batch, as the engine makes it."""
+    units = list(open_input(str(ewt_dev), limit=SENTENCES).units())
+    (only,) = batches_of_chunk(units, loaded.tokenizer, batch_size=SENTENCES, max_length=loaded.max_length(),
+                               stats=BatchStats())
     return only
 
 
@@ -50,18 +49,18 @@ def reference(loaded, batch):
     """(weights [batch, layer, head, query, key], f [batch, layer, head, key, hidden],
     dense outputs [batch, layer, query, hidden]), float64, from hooks on transformers' own modules."""
     values, dense_outputs, handles = [], [], []
-    for layer in loaded.model.encoder.layer:
+    for layer in loaded.base.encoder.layer:
         handles.append(layer.attention.self.value.register_forward_hook(lambda m, args, out: values.append(out)))
         handles.append(layer.attention.output.dense.register_forward_hook(lambda m, args, out: dense_outputs.append(out)))
     try:
         with torch.no_grad():
-            output = loaded.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_attentions=True)
+            output = loaded.base(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_attentions=True)
     finally:
         for handle in handles:
             handle.remove()
-    heads = loaded.model.config.num_attention_heads
+    heads = loaded.base.config.num_attention_heads
     transformed = []
-    for layer, value in zip(loaded.model.encoder.layer, values):
+    for layer, value in zip(loaded.base.encoder.layer, values):
         weight = layer.attention.output.dense.weight.double()  # [hidden, heads*d]
         head_dim = weight.shape[1] // heads
         per_head = [
@@ -76,7 +75,7 @@ def reference(loaded, batch):
 def test_each_heads_f_h_is_its_share_of_the_attention_output(loaded, batch, reference):
     weights, transformed, dense_outputs = reference
     mixed = torch.einsum("blhqk,blhkd->blqd", weights, transformed)  # [batch, layer, query, hidden]
-    biases = torch.stack([layer.attention.output.dense.bias.double() for layer in loaded.model.encoder.layer])
+    biases = torch.stack([layer.attention.output.dense.bias.double() for layer in loaded.base.encoder.layer])
     real = batch.attention_mask.bool()  # [batch, query]: compare the real rows, [row, layer, hidden]
     expected = dense_outputs - biases[None, :, None, :]
     torch.testing.assert_close(mixed.transpose(1, 2)[real], expected.transpose(1, 2)[real], rtol=1e-5, atol=1e-5)
@@ -85,9 +84,8 @@ def test_each_heads_f_h_is_its_share_of_the_attention_output(loaded, batch, refe
 def test_the_norms_reading_equals_the_reference(loaded, batch, reference):
     weights, transformed, _ = reference
     reading = READINGS["norms"]
-    with reading.attach(loaded) as attached:
-        read_weights = attention(loaded, batch.input_ids, batch.attention_mask)
-        norm_based = reading.read(read_weights, batch.attention_mask, attached)
+    with reading.attached(loaded):
+        norm_based = reading.read(loaded, batch)  # [batch, layer, head, query, key]
     expected = weights * transformed.norm(dim=-1).unsqueeze(-2)  # [batch, layer, head, query, key]
     real = batch.attention_mask.bool()  # [batch, query]: compare the real rows, [row, layer, head, key]
     assert norm_based.shape == expected.shape
