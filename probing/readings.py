@@ -30,8 +30,9 @@ reads attention can read one of these instead of the raw weights:
     lower triangular, so a causal stack stays causal.
 
 Every reading comes out in the weights' axis order, float32 ``[batch,
-layer, head, query, key]`` (rollout: ``head`` of size 1), padded keys 0, so
-pooling, argmax and statistics take it unchanged. Rows of ``weights`` and
+layer, head, query, key]`` (rollout: ``head`` of size 1), padded keys of real
+rows 0 (rollout also zeroes padded rows), so pooling, argmax and statistics
+take it unchanged. Rows of ``weights`` and
 ``rollout`` sum to 1 over the real tokens; rows of ``norms`` do not, so a
 share ("how much of a row goes to [SEP]") under norms is a part of the row's
 sum of ``N`` (:attr:`Reading.rows_sum_to_one` says which; the surface
