@@ -174,6 +174,9 @@ class PassOptions:
         if self.batch_size < 1:
             raise ProbingError(f"must be a positive integer, got {self.batch_size}", source="--batch-size")
         check_from_pooling(self.pool_from)
+        if self.pool_from == "max" and self.attention == "norms":
+            raise ProbingError("max pooling renormalises each word's row, which norm-based attention must not be "
+                               "(its rows do not sum to 1 by design); use --pool-from mean or first", source="--pool-from")
         if self.shard is not None:
             index, count = self.shard
             if not (count >= 1 and 0 <= index < count):

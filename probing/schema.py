@@ -425,7 +425,8 @@ def _probe_bootstrap_shapes(result: dict) -> None:
     relations, model = len(result["relations"]), result["model"]
     expected = {
         "boot_total": [boot["replicates"], relations],
-        "boot_heads": [boot["replicates"], relations, 2, model["num_layers"], model["num_heads"]],
+        "boot_heads": [boot["replicates"], relations, 2, model["num_layers"],
+                       1 if result["config"].get("attention") == "rollout" else model["num_heads"]],
         "boot_baselines": [boot["replicates"], relations, len(result["config"].get("offsets", [])) or None],
     }
     for name, shape in expected.items():
@@ -488,7 +489,9 @@ def validate(result: object, *, source: str | None = None) -> dict:
         shape = Shape()
         model = result.get("model")
         if isinstance(model, dict) and _is_int(model.get("num_layers")) and _is_int(model.get("num_heads")):
-            shape = Shape(model["num_layers"], model["num_heads"])
+            # rollout has one map per layer: its grids have one "head" per layer
+            rollout = isinstance(result.get("config"), dict) and result["config"].get("attention") == "rollout"
+            shape = Shape(model["num_layers"], 1 if rollout else model["num_heads"])
         Obj({**COMMON, **PAYLOADS[analysis]}).check(result, "", shape)
         for check in _CHECKS.get(analysis, []):
             check(result)
