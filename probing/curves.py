@@ -21,9 +21,6 @@ ordinary result file), ``NAME-curve.csv`` (one row per step and relation),
 ``NAME-curve.md`` (one row per step) and ``NAME-curve.png``. Everything but
 :func:`score_checkpoints` works on result dicts alone and never imports torch.
 
->>> steps = [(20, {"relations": {}}), (3, {"relations": {}})]
->>> [step for step, _ in sorted(steps, key=lambda item: item[0])]
-[3, 20]
 >>> step_path("runs/bert.json", 500).name, curve_paths("runs/bert.json")["png"].name
 ('bert-step500.json', 'bert-curve.png')
 """
@@ -61,7 +58,7 @@ def find_checkpoints(folder: str | Path | None) -> list[Checkpoint] | None:
     >>> import tempfile
     >>> run = Path(tempfile.mkdtemp())
     >>> for step in (100, 20, 3):
-    ...     (run / f"checkpoint-{step}").mkdir(); (run / f"checkpoint-{step}" / "config.json").write_text("{}")
+    ...     (run / f"checkpoint-{step}").mkdir(); _ = (run / f"checkpoint-{step}" / "config.json").write_text("{}")
     >>> [c.step for c in find_checkpoints(run)], find_checkpoints(run / "checkpoint-3")
     ([3, 20, 100], None)
     """
