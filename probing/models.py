@@ -375,7 +375,10 @@ def _check_location(name_or_path: str, revision: str | None) -> bool:
         if not path.is_dir():
             raise ProbingError(f"{name_or_path} is a file; give the checkpoint's folder", source="--model")
         if not (path / "config.json").is_file():
-            raise ProbingError(f"{name_or_path} holds no config.json: not a checkpoint folder", source="--model")
+            hint = ""
+            if any(child.name.startswith("checkpoint-") for child in path.iterdir()):
+                hint = "; it holds checkpoint-STEP folders: probing score --model FOLDER scores them all, in step order"
+            raise ProbingError(f"{name_or_path} holds no config.json: not a checkpoint folder{hint}", source="--model")
         return True
     looks_like_path = name_or_path.startswith((".", "/", "~")) or os.sep in name_or_path.strip("/").replace("/", "", 1)
     if looks_like_path or not _HUB_ID.match(name_or_path):

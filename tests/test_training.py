@@ -302,3 +302,8 @@ def test_bad_callback_options_fail_when_it_is_made_not_mid_training(tmp_path):
         ProbingCallback(treebank=str(tmp_path / "absent.conllu"))
     with pytest.raises(ProbingError, match="tokenizer"):
         ProbingCallback()._tokenizer_of(None)
+
+
+def test_other_commands_point_a_run_folder_to_probing_score(run_folder, capsys):
+    assert main(["surface", "--model", str(run_folder), "--limit", "3"]) == 2
+    assert "probing score --model FOLDER scores them all" in capsys.readouterr().err
