@@ -2,7 +2,7 @@
 
     python3 examples/train_tiny_mlm.py                 # a few minutes on a laptop CPU
 
-A 4-layer, 4-head BERT (random init, its own WordPiece vocabulary) learns to
+A 3-layer, 4-head BERT (hidden size 64) (random init, its own WordPiece vocabulary) learns to
 fill masked words with transformers' Trainer. At every evaluation
 ProbingCallback scores the model in memory; the first evaluation comes before
 any update (``eval_on_start``), so step 0 is the random-init control. When
@@ -30,15 +30,15 @@ def parse_args(argv=None) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output-dir", default="tiny-mlm-run", metavar="DIR",
                         help="where the per-step results and the curve go (default: tiny-mlm-run)")
-    parser.add_argument("--steps", type=int, default=600, metavar="N", help="optimizer steps (default: 600)")
-    parser.add_argument("--eval-every", type=int, default=25, metavar="N",
-                        help="steps between evaluations, each probed (default: 25)")
+    parser.add_argument("--steps", type=int, default=400, metavar="N", help="optimizer steps (default: 400)")
+    parser.add_argument("--eval-every", type=int, default=20, metavar="N",
+                        help="steps between evaluations, each probed (default: 20)")
     parser.add_argument("--probe-limit", type=int, default=200, metavar="N",
                         help="sentences probed at each evaluation (default: 200)")
-    parser.add_argument("--learning-rate", type=float, default=1e-3, metavar="LR",
-                        help="peak learning rate (default: 0.001)")
-    parser.add_argument("--layers", type=int, default=4, metavar="N", help="layers of 4 heads (default: 4)")
-    parser.add_argument("--hidden", type=int, default=128, metavar="N", help="hidden size (default: 128)")
+    parser.add_argument("--learning-rate", type=float, default=5e-3, metavar="LR",
+                        help="peak learning rate (default: 0.005)")
+    parser.add_argument("--layers", type=int, default=3, metavar="N", help="layers of 4 heads (default: 3)")
+    parser.add_argument("--hidden", type=int, default=64, metavar="N", help="hidden size (default: 64)")
     parser.add_argument("--figure", metavar="FILE.png", help="also save the curve's figure here")
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of weights, masking, order (default: 0)")
     return parser.parse_args(argv)

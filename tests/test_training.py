@@ -307,3 +307,22 @@ def test_bad_callback_options_fail_when_it_is_made_not_mid_training(tmp_path):
 def test_other_commands_point_a_run_folder_to_probing_score(run_folder, capsys):
     assert main(["surface", "--model", str(run_folder), "--limit", "3"]) == 2
     assert "probing score --model FOLDER scores them all" in capsys.readouterr().err
+
+
+def test_the_worked_example_runs_and_draws_its_curve(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    from conftest import REPO
+
+    monkeypatch.delenv("PROBING_TREEBANKS", raising=False)  # the sample treebank: what a clean clone has
+    spec = importlib.util.spec_from_file_location("train_tiny_mlm", REPO / "examples" / "train_tiny_mlm.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    figure = tmp_path / "figure.png"
+    assert example.main(["--steps", "2", "--eval-every", "1", "--probe-limit", "5", "--output-dir",
+                         str(tmp_path / "run"), "--figure", str(figure)]) == 0
+    with (tmp_path / "run" / "probing-curve.csv").open() as stream:
+        rows = list(csv.DictReader(stream))
+    assert sorted({int(row["step"]) for row in rows}) == [0, 1, 2]  # step 0: before any update
+    assert figure.read_bytes()[:4] == b"\x89PNG"
+    assert "| 0 " in capsys.readouterr().out
