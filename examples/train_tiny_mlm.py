@@ -105,7 +105,8 @@ def main(argv=None) -> int:
           f"{len(probe.history)} times; the curve is in {args.output_dir}/probing-curve.*", file=sys.stderr)
     print((Path(args.output_dir) / "probing-curve.md").read_text(encoding="utf-8"))
     if args.figure:
-        save_figure_atomic(draw_curve(curve(probe.history), "tiny masked LM from scratch on " + label), args.figure)
+        save_figure_atomic(draw_curve(curve(probe.history), f"tiny masked LM from scratch on {label}; "
+                                                   "step 0: the random initialisation, before any update"), args.figure)
         print(f"wrote {args.figure}", file=sys.stderr)
     return 0
 

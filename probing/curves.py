@@ -259,14 +259,17 @@ def draw_curve(points: list[CurvePoint], title: str = ""):
         ax = axes[index // columns][index % columns]
         mine = [p for p in points if p.relation == relation and p.accuracy is not None]
         _draw_panel(ax, relation, mine)
-        if index == 0:
-            ax.legend(fontsize=7, loc="lower right", frameon=False)
     for index in range(len(relations), rows * columns):
         axes[index // columns][index % columns].set_visible(False)
-    what = f"solid: best head ({points[0].selection}), dashed: best offset baseline"
+    handles, labels = axes[0][0].get_legend_handles_labels()
     if any(p.random_init for p in points):
-        what += "; hollow marker: the untrained (random-init) control"
-    figure.suptitle((f"{title}\n" if title else "") + what, fontsize=9)
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], marker="o", markersize=6, markerfacecolor="white", markeredgecolor=HEAD_COLOUR,
+                              linestyle="none"))
+        labels.append("the untrained (random-init) control")
+    figure.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=8, frameon=False)
+    figure.suptitle(title or "probing curve", fontsize=9)
     return figure
 
 
@@ -276,12 +279,13 @@ def _draw_panel(ax, relation: str, points: list[CurvePoint]) -> None:
     offset = [100 * p.offset_accuracy for p in points]
     from matplotlib.ticker import MaxNLocator
 
-    ax.plot(steps, head, "-o", color=HEAD_COLOUR, markersize=3, linewidth=1.6, label="best head")
+    selection = points[0].selection if points else "in-sample best"
+    ax.plot(steps, head, "-o", color=HEAD_COLOUR, markersize=3, linewidth=1.6, label=f"best head ({selection})")
     controls = [(p.step, 100 * p.accuracy) for p in points if p.random_init]
     if controls:
         ax.plot(*zip(*controls), "o", markersize=6, markerfacecolor="white", markeredgecolor=HEAD_COLOUR,
                 linestyle="none")
-    ax.plot(steps, offset, "--", color=OFFSET_COLOUR, linewidth=1.3, label="best offset")
+    ax.plot(steps, offset, "--", color=OFFSET_COLOUR, linewidth=1.3, label="best offset baseline")
     for values, colour in (([p.interval for p in points], HEAD_COLOUR), ([p.offset_interval for p in points],
                                                                           OFFSET_COLOUR)):
         if all(values):
