@@ -1,8 +1,8 @@
 """Pre-train a tiny masked LM from scratch on treebank text and watch its heads with probing's callback.
 
-    python3 examples/train_tiny_mlm.py                 # a few minutes on a laptop CPU
+    python3 examples/train_tiny_mlm.py                 # under ten minutes on a 2-core CPU
 
-A 3-layer, 4-head BERT (hidden size 64) (random init, its own WordPiece vocabulary) learns to
+A 3-layer, 4-head BERT with hidden size 64, random weights and its own WordPiece vocabulary learns to
 fill masked words with transformers' Trainer. At every evaluation
 ProbingCallback scores the model in memory; the first evaluation comes before
 any update (``eval_on_start``), so step 0 is the random-init control. When
