@@ -1,4 +1,4 @@
-"""Align a model's subword pieces to a treebank's words (spec/scoring.md section 1).
+"""Align a model's subword pieces to a treebank's words (docs/scoring.md section 1).
 
 The words are given to the tokenizer already split (``is_split_into_words``),
 so every piece belongs to exactly one word and ``word_ids()`` says which.

@@ -73,7 +73,7 @@ class ScoreConfig:
         return dataclasses.replace(self, **changes)
 
     def as_result_dict(self) -> dict:
-        """The ``config`` object of a result file (spec/results.md)."""
+        """The ``config`` object of a result file (docs/results.md)."""
         return {
             "relations": list(self.relations),
             "offsets": list(self.offsets),
