@@ -89,15 +89,6 @@ class ScoreConfig:
         }
 
 
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"2/8"`` -> ``(2, 8)``: shard index (from 0) and shard count."""
-    try:
-        index, count = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise ProbingError(f"expected i/N such as 0/4, got {text!r}", source="--shard") from None
-    return index, count
-
-
 def _positive(value: int, option: str) -> None:
     if value < 1:
         raise ProbingError(f"must be a positive integer, got {value}", source=option)

@@ -51,7 +51,6 @@ from tqdm.auto import tqdm
 
 from .batching import CHUNK_BATCHES, Batch, BatchStats, batches_of_chunk
 from .errors import ProbingError
-from .extraction import attention as forward_attention
 from .inputs import InputSource, Unit
 from .models import LoadedModel
 from .pooling import check_from_pooling, pool_word_attention
@@ -455,11 +454,6 @@ def _progress(options: PassOptions, source: InputSource, done: int):
     return tqdm(
         total=None, initial=done, unit=" units", disable=not options.progress, desc=options.description, leave=False
     )
-
-
-def forward(loaded: LoadedModel, batch: Batch) -> torch.Tensor:
-    """Raw attention weights of one batch: float32 [batch, layer, head, query, key]."""
-    return forward_attention(loaded, batch.input_ids, batch.attention_mask)
 
 
 def _plain(value):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..atomic import save_figure_atomic
 from ..drawing import new_figure
+from ..naming import head_name
 
 DOT = {"s": 14, "alpha": 0.55, "linewidths": 0}
 BEHAVIOUR_COLOURS = {
@@ -210,7 +211,7 @@ def _mark_probe_heads(axis, coords: np.ndarray, marks: list[dict], num_heads: in
         x, y = coords[index]
         layer, head = divmod(index, num_heads)
         axis.scatter([x], [y], s=120, facecolors="none", edgecolors="black", linewidths=1.2)
-        text = f"{', '.join(relations)} ({layer + 1}-{head + 1})"
+        text = f"{', '.join(relations)} ({head_name(layer, head)})"
         # Labels point inwards, so that none is cut at the frame.
         right = x > middle
         axis.annotate(
