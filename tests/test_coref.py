@@ -191,12 +191,13 @@ def test_two_shards_merge_into_the_whole_run(whole, tmp_path, capsys):
         assert main(coref(part, "--shard", f"{index}/2")) == 0
         parts.append(str(part))
     merged = tmp_path / "merged.json"
+    capsys.readouterr()
     assert main(["merge", *parts, "--output", str(merged)]) == 0
+    assert "rule-based" in capsys.readouterr().out  # merge prints the coref table
     result = json.loads(merged.read_text())
     assert result["config"]["shard"] is None and len(result["merged_from"]) == 2
     assert numbers(result) == numbers(whole)
     assert result["input"]["skipped"] == whole["input"]["skipped"]
-    capsys.readouterr()
 
 
 def test_two_processes_under_torchrun_equal_one(whole, tmp_path):
