@@ -273,13 +273,16 @@ def _stem(path: str) -> str:
 def table_rows(results: list[dict]) -> dict:
     """Leaderboard rows of coref results (torch-free): per model, its head and the three baselines by
     mention type, accuracy % with intervals; held-out when the result has it, else in-sample (marked).
+    Rows are grouped by treebank and window length, the most accurate head first.
 
     Returns ``{"title", "columns", "rows", "notes"}``; cells are plain strings and numbers, heads
     counted from 1.
     """
     columns = ["model", "treebank", "row", "selection", "window"] + [f"{name} %" for name in TYPE_AXIS] + ["mentions"]
     rows, levels, windows = [], set(), set()
-    ordered = sorted(results, key=lambda result: -_all_accuracy(result))
+    # Rows of one treebank and window length share their mentions and baselines: grouped, best head first.
+    ordered = sorted(results, key=lambda result: (_stem(result["input"]["path"]), result["coref"]["window"],
+                                                  -_all_accuracy(result)))
     for result in ordered:
         types, label = chosen_report(result)
         choice = result["heldout"]["dev"] if label == "held-out" else result["coref"]["in_sample"]["choice"]
