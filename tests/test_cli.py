@@ -25,7 +25,7 @@ from probing.testing import tiny_bert
 
 REPO = Path(__file__).resolve().parents[1]
 
-ATTENTION_COMMANDS = ("score", "surface", "heads", "patterns", "compare", "ablate", "gradients", "report")
+ATTENTION_COMMANDS = ("score", "surface", "heads", "patterns", "compare", "ablate", "gradients", "report", "coref")
 """The commands that run a model over an input."""
 
 ABSENT = object()
