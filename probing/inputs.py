@@ -31,6 +31,7 @@ from typing import IO
 from .errors import ProbingError
 from .treebank import Sentence, _decoding_message, check_input_file, read_treebank
 
+
 @dataclass(frozen=True)
 class Unit:
     """One model input: one sentence, or two as segments A and B.
