@@ -284,6 +284,11 @@ def _mean(row: Row, relations: list[str]) -> float | None:
     return None if any(v is None for v in values) else sum(values) / len(values)
 
 
+def rank_rows(rows: list[Row], columns: list[str]) -> list[Row]:
+    """Rows sorted and ranked by their mean over ``columns`` (the one ranking rule of every table)."""
+    return _ranked(rows, columns)
+
+
 def _ranked(rows: list[Row], relations: list[str]) -> list[Row]:
     """Sorted by mean accuracy (rows lacking a relation last); equal shown means share a rank (=2)."""
     for row in rows:
@@ -563,6 +568,15 @@ def render_html(board: Leaderboard) -> str:
 TABLES: Registry[Callable[..., Table]] = Registry("leaderboard table")
 """Analysis -> the function that makes its table from its results (the probe's also takes reference files)."""
 TABLES.register("probe", relation_table)
+
+
+def _coref_table(results: list[dict]) -> Table:
+    from .coref.report import leaderboard_table
+
+    return leaderboard_table(results)
+
+
+TABLES.register("coref", _coref_table)
 
 
 FORMATS: Registry[Callable[[Leaderboard], str]] = Registry("format", option="--format")

@@ -21,7 +21,7 @@ from probing.analyses.coref import CorefAccumulator
 from probing.batching import encode_units
 from probing.cli import main
 from probing.coref.antecedents import scored_mentions
-from probing.coref.report import TYPE_AXIS, table_rows
+from probing.coref.report import TYPE_AXIS
 from probing.coref.windows import Window, WindowMention, WindowRule
 from probing.engine import PassOptions, run_pass
 from probing.errors import ProbingError
@@ -350,14 +350,20 @@ def test_a_count_above_its_total_is_refused_on_reading(whole, tmp_path):
         read_result(path)
 
 
-def test_leaderboard_rows_hold_the_head_and_the_baselines_by_type(whole, heldout):
-    board = table_rows([whole, heldout["test"]])
-    assert board["columns"][:5] == ["model", "treebank", "row", "selection", "window"]
-    assert len(board["rows"]) == 8 and all(len(row) == len(board["columns"]) for row in board["rows"])
-    selections = {row[3] for row in board["rows"]}
-    assert selections == {"held-out", "in-sample"}
-    held = next(row for row in board["rows"] if row[3] == "held-out" and row[2].startswith("head"))
+def test_the_leaderboard_table_holds_the_head_and_the_baselines_by_type(whole, heldout, tmp_path, capsys):
+    from probing.leaderboard import build_leaderboard, cell_text, render
+
+    board = build_leaderboard([whole, heldout["test"]])
+    table = next(table for table in board.tables if table.key == "coref")
+    assert table.relations == list(TYPE_AXIS) and not table.mean
+    models = [row for row in table.rows if row.kind == "model"]
+    assert {row.selection for row in models} == {"held-out", "in-sample"}
+    assert sorted(row.model for row in table.rows if row.kind == "baseline") == sorted(["nearest", "head match",
+                                                                                       "rule-based"] * 2)
+    held = next(row for row in models if row.selection == "held-out")
     chosen = heldout["test"]["heldout"]["types"]["all"]["head"]
-    assert held[5].startswith(f"{100 * chosen['accuracy']:.1f} [")
-    assert held[2].split()[1] == f"{chosen['layer'] + 1}-{chosen['head'] + 1}"
-    json.dumps(board)  # plain values only
+    assert cell_text(held.cells["all"]).startswith(f"{100 * chosen['accuracy']:.1f} [")
+    assert held.cells["all"].head == f"{chosen['layer'] + 1}-{chosen['head'] + 1}"
+    for fmt in ("md", "json", "latex", "html"):
+        assert "antecedent" in render(board, fmt).lower()
+    assert render(board, "csv").count("\n") == 1 + len(table.rows)

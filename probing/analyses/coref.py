@@ -34,7 +34,6 @@ import torch
 
 from ..coref.antecedents import BASELINES, SIEVES, scored_mentions
 from ..coref.report import TYPE_AXIS, best_by_type, in_sample_block
-from ..coref.report import table_rows  # noqa: F401  (leaderboard rows; torch-free at probing.coref.report)
 from ..engine import Accumulator, BatchView
 from ..naming import DIRECTIONS
 from ..scoring.bootstrap import poisson_weights

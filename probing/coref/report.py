@@ -3,7 +3,7 @@
 Everything here works on count arrays (numpy), so it runs on result files
 without torch: the in-sample report a run writes, the held-out report
 (head chosen on DEV by all-mentions accuracy, reported on TEST by type), the
-command's table and the leaderboard's rows (:func:`table_rows`).
+command's table and the leaderboard's table (:func:`leaderboard_table`).
 
 Arrays (T = 4 types: all, pronoun, proper, nominal; K = 3 baselines):
 ``scored`` [T], ``heads`` [T, direction, layer, head], ``baselines`` [T, K];
@@ -270,52 +270,62 @@ def _stem(path: str) -> str:
     return Path(path).stem
 
 
-def table_rows(results: list[dict]) -> dict:
-    """Leaderboard rows of coref results (torch-free): per model, its head and the three baselines by
-    mention type, accuracy % with intervals; held-out when the result has it, else in-sample (marked).
-    Rows are grouped by treebank and window length, the most accurate head first.
-
-    Returns ``{"title", "columns", "rows", "notes"}``; cells are plain strings and numbers, heads
-    counted from 1.
+def leaderboard_table(results: list[dict]):
+    """The coreference table of a leaderboard (torch-free): per model its chosen head's accuracy by mention
+    type, and the three baselines on the same mentions, accuracy % with intervals; held-out when the result
+    has it, else in-sample (marked). Rows are grouped by treebank and window length, ranked by the
+    all-mentions column; baseline rows appear once per distinct set of windows (a tokenizer's).
     """
-    columns = ["model", "treebank", "row", "selection", "window"] + [f"{name} %" for name in TYPE_AXIS] + ["mentions"]
-    rows, levels, windows = [], set(), set()
-    # Rows of one treebank and window length share their mentions and baselines: grouped, best head first.
-    ordered = sorted(results, key=lambda result: (_stem(result["input"]["path"]), result["coref"]["window"],
-                                                  -_all_accuracy(result)))
+    from ..leaderboard import Cell, Row, Table, rank_rows, result_label
+
+    rows, levels, seen_baselines = [], set(), set()
+    ordered = sorted(results, key=lambda result: (_stem(result["input"]["path"]), result["coref"]["window"]))
+    groups: dict[str, list[Row]] = {}
     for result in ordered:
         types, label = chosen_report(result)
         choice = result["heldout"]["dev"] if label == "held-out" else result["coref"]["in_sample"]["choice"]
-        model = _model_label(result["model"])
-        treebank = _stem(result["input"]["path"])
-        window = result["coref"]["window"]
-        windows.add(window)
         levels.add((result.get("heldout") or result["coref"]["in_sample"])["level"])
-        head = "head -" if choice is None else f"head {head_name(choice['layer'], choice['head'], choice['direction'])}"
-        rows.append([model, treebank, head, label, window] + [percent(types[name]["head"]) for name in TYPE_AXIS]
-                    + [types["all"]["mentions"]])
+        group = f"{_stem(result['input']['path'])}, window {result['coref']['window']}"
+        model = Row(result_label(result), "model", label, group)
+        for name in TYPE_AXIS:
+            model.cells[name] = _cell(Cell, types[name]["head"], types[name]["mentions"], choice)
+        groups.setdefault(group, []).append(model)
         for baseline in BASELINES:
-            rows.append([model, treebank, BASELINE_NAMES[baseline], label, window]
-                        + [percent(types[name]["baselines"][baseline]) for name in TYPE_AXIS]
-                        + [types["all"]["mentions"]])
-    level = ", ".join(f"{100 * value:.0f}%" for value in sorted(levels)) or "95%"
+            cells = {name: _cell(Cell, types[name]["baselines"][baseline], types[name]["mentions"], None)
+                     for name in TYPE_AXIS}
+            key = (group, baseline, tuple((c.accuracy, c.pairs) for c in cells.values()))
+            if key in seen_baselines:
+                continue  # the random-init control reads the same windows as its trained model
+            seen_baselines.add(key)
+            row = Row(BASELINE_NAMES[baseline], "baseline", label, group)
+            row.cells = cells
+            groups[group].append(row)
+    for group_rows in groups.values():
+        rows += rank_rows(group_rows, ["all"])
+    level = sorted(levels)[0] if levels else LEVEL
     notes = [
         "Antecedent selection accuracy: a mention is scored when an earlier mention of its entity lies in its "
         "window; a prediction is right when it is the head word of such an antecedent.",
-        f"Cells: accuracy % [{level} Poisson-bootstrap interval over windows]; heads as layer-head counted from 1, "
-        "h>d marks head_to_dep.",
-        "held-out: head chosen on dev by all-mentions accuracy and reported on test; in-sample: chosen and "
-        "reported on the same treebank.",
-        "Baselines depend on the windows, hence on each model's tokenizer and window length.",
+        f"Cells: accuracy % [{100 * level:.0f}% Poisson-bootstrap interval over windows] and the head as layer-head "
+        "counted from 1 (h>d: head_to_dep).",
+        "Held-out: head chosen on dev by all-mentions accuracy and reported on test; in-sample: chosen and "
+        "reported on the same treebank. Rows are ranked by the all-mentions column.",
+        "Baselines depend on the windows, hence on a model's tokenizer and window length; each distinct set is "
+        "shown once, under the first model that read it.",
         "Clark et al. 2019, Table 2 (CoNLL-2012, BERT-base, all/pronoun/proper/nominal): nearest 27/29/29/19, "
         "head match 52/47/67/40, rule-based 69/70/77/60, head 5-4 65/64/73/58.",
     ]
-    return {"title": "Coreference: antecedent selection accuracy by mention type", "columns": columns,
-            "rows": [[_arrow(cell) for cell in row] for row in rows], "notes": notes}
+    return Table(list(TYPE_AXIS), rows, notes, level=level, key="coref", mean=False,
+                 title="Coreference: antecedent selection accuracy by mention type")
 
 
-def _arrow(cell):
-    return cell.replace(" head->dep", " h>d").replace(" dep->head", "") if isinstance(cell, str) else cell
+def _cell(cell_class, entry: dict | None, mentions: int, choice: dict | None):
+    """A leaderboard cell of one accuracy (a head's when ``choice`` names it)."""
+    if entry is None:
+        return cell_class(accuracy=None, pairs=mentions)
+    head = "" if choice is None else head_name(choice["layer"], choice["head"])
+    return cell_class(accuracy=entry["accuracy"], interval=entry.get("interval"), head=head,
+                      direction=None if choice is None else choice["direction"], pairs=mentions)
 
 
 def _all_accuracy(result: dict) -> float:
