@@ -34,6 +34,7 @@ COMMANDS = {
     "heads": "Jensen-Shannon distances between heads, MDS map coloured by behaviour (Clark et al. sec. 6)",
     "gradients": "gradient of the LM loss w.r.t. attention to [SEP] vs other tokens (Clark et al. Fig. 3)",
     "patterns": "attention pattern type of every head: vertical, diagonal, block, ... (Kovaleva et al. 2019)",
+    "coref": "heads that find a mention's antecedent, by mention type, against three baselines (Clark et al. sec. 4.3)",
     "compare": "per-head cosine similarity of two checkpoints' attention maps (Kovaleva et al. 2019)",
     "ablate": "disable heads (uniform attention) and measure the change in a metric (Kovaleva et al. 2019)",
     "report": "surface, heads, gradients and the probe on the same sentences: one folder with a Markdown summary",

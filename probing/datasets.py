@@ -94,8 +94,8 @@ def _tb(name: str, repo: str, commit: str, **sha_by_split: str | None) -> Treeba
     return Treebank(name, repo, commit, files)
 
 
-# Commits and checksums match /work/shared/treebanks/README.md; train splits are
-# left out on purpose (the probe selects heads on dev and reports on test).
+# Commits and checksums of the files the UD maintainers published at these commits; train
+# splits are left out on purpose (the probe selects heads on dev and reports on test).
 KNOWN_TREEBANKS: dict[str, Treebank] = {
     tb.name: tb
     for tb in (
@@ -134,6 +134,16 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def is_treebank_name(spec: str) -> bool:
+    """Whether ``spec`` names a known public treebank (``en_ewt:dev``, ``en_pud``) rather than a file.
+
+    >>> is_treebank_name("en_ewt:dev"), is_treebank_name("my.conllu")
+    (True, False)
+    """
+    match = _SPEC.match(spec)
+    return bool(match) and match.group(1) in KNOWN_TREEBANKS and not Path(spec).expanduser().is_file()
 
 
 def resolve_treebank(spec: str, *, download: bool = True) -> Path:

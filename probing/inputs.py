@@ -3,7 +3,9 @@
 A *unit* is one model input. Every command names its input the same way:
 ``--treebank FILE|NAME:SPLIT`` (CoNLL-U or CoNLL-X; its words are given to
 the tokenizer pre-split, so every piece belongs to one word) or ``--text
-FILE`` (one sentence per line, a blank line ends a document). With
+FILE`` (one sentence per line, a blank line ends a document). A treebank read
+as ``documents`` (``probing coref``) gives windows of consecutive sentences of
+one document instead of single sentences (probing.coref.windows). With
 ``--pairs``, consecutive sentences of a document become segments A and B
 (``[CLS] A [SEP] B [SEP]`` for BERT, the model's own tokens otherwise), as in
 BERT's pre-training. Units are numbered from 0 in file order; the number
@@ -28,8 +30,6 @@ from typing import IO
 
 from .errors import ProbingError
 from .treebank import Sentence, _decoding_message, check_input_file, read_treebank
-
-KINDS = ("treebank", "text", "labelled")
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,9 @@ class InputSource:
     limit: int | None = None
     given_as: str = ""
     units_total: int | None = None
+    windows: object | None = None
+    """For ``documents``: the probing.coref.windows.WindowRule that cuts documents into windows; it
+    measures with the model's tokenizer, so it is set once the model is loaded."""
     _sha256: str | None = field(default=None, repr=False)
 
     @classmethod
@@ -96,6 +99,13 @@ class InputSource:
         with given_by(option):
             path = resolve_treebank(spec)
         return cls(path=path, kind="treebank", pairs=pairs, limit=limit, given_as=spec)
+
+    @classmethod
+    def documents(cls, spec: str, *, limit: int | None = None, option: str | None = "--treebank") -> "InputSource":
+        """A treebank read as documents cut into windows (coreference); set ``windows`` before reading."""
+        source = cls.treebank(spec, limit=limit, option=option)
+        source.kind = "documents"
+        return source
 
     @classmethod
     def text(cls, spec: str, *, pairs: bool = False, limit: int | None = None,
@@ -139,6 +149,10 @@ class InputSource:
             return units_from_sentences(read_treebank(self.path), pairs=self.pairs)
         if self.kind == "labelled":
             return units_from_csv(self.path)
+        if self.kind == "documents":
+            if self.windows is None:
+                raise ValueError("a documents source needs its window rule (source.windows) before it is read")
+            return self.windows.units(read_treebank(self.path), source=str(self.path))
         return self._text_units()
 
     def _text_units(self) -> Iterator[Unit]:
@@ -148,11 +162,21 @@ class InputSource:
             except UnicodeDecodeError:
                 raise undecodable(self.path) from None
 
+    @property
+    def recorded_path(self) -> str:
+        """How result files name the input: a public treebank by its name (``en_ewt:test``), a file as the
+        user gave it. The sha256 identifies the bytes; a machine's folders are no part of a result."""
+        from .datasets import is_treebank_name
+
+        if self.given_as and is_treebank_name(self.given_as):
+            return self.given_as
+        return self.given_as or str(self.path)
+
     def describe(self) -> dict:
         """The ``input`` block of a result file (counts are filled in by the run)."""
         return {
-            "path": str(self.path),
-            "given_as": self.given_as,
+            "path": self.recorded_path,
+            "file": self.path.name,
             "sha256": self.sha256,
             "kind": self.kind,
             "pairs": self.pairs,

@@ -1,11 +1,15 @@
-"""Leaderboards: result files -> one table of accuracies per model, in five formats.
+"""Leaderboards: result files -> tables of accuracies per model, in five formats.
 
-One row per model (a result file) plus the best-offset baseline row of each
-treebank, one column per relation. A cell holds the held-out accuracy (head
-chosen on dev, reported on test) with its 95% bootstrap interval and the head
-as layer-head counted from 1. A result without a ``heldout`` object shows its
-in-sample numbers, marked as such. Reference rows (figures quoted from a
-paper) come last, unranked.
+A leaderboard is a list of tables, one per kind of result given: the probe's
+relation table (one row per model plus the best-offset baseline row of each
+treebank, one column per relation), and the tables that other analyses
+register in :data:`TABLES` (whole trees, coreference, ...). A cell holds the
+held-out accuracy (head chosen on dev, reported on test) with its 95%
+bootstrap interval and the head as layer-head counted from 1. A result
+without a ``heldout`` object shows its in-sample numbers, marked as such.
+Reference rows (figures quoted from a paper) come last, unranked. A model
+read under another attention reading (``--attention norms``) is a row of its
+own beside its raw-weights row.
 
 Never imports torch: it reads result JSON (numpy only for in-sample intervals).
 
@@ -25,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import ProbingError
+from .naming import head_name, offset_name
 from .registry import Registry
 from .heldout import in_sample_reports
 
@@ -58,18 +63,47 @@ class Row:
 
 
 @dataclass
-class Leaderboard:
+class Table:
+    """One table of a leaderboard: rows of cells under ``columns`` (relations, or what an analysis measures)."""
+
     relations: list[str]
     rows: list[Row]
     notes: list[str]
     level: float = 0.95
+    title: str = "Attention-head probe leaderboard"
+    key: str = "probe"
+    mean: bool = True
+    """Whether rows are ranked by (and show) the mean over the columns."""
+
+
+@dataclass
+class Leaderboard:
+    """The tables made from a set of result files, in :data:`TABLES` order."""
+
+    tables: list[Table]
+
+    @property
+    def relations(self) -> list[str]:
+        return self.tables[0].relations
+
+    @property
+    def rows(self) -> list[Row]:
+        return self.tables[0].rows
+
+    @property
+    def notes(self) -> list[str]:
+        return self.tables[0].notes
+
+    @property
+    def level(self) -> float:
+        return self.tables[0].level
 
 
 # ---------------------------------------------------------------- reading
 
 
 def read_json(path: str | Path) -> dict:
-    """A probe result (validated) or a reference file of quoted figures."""
+    """A result file (validated) or a reference file of quoted figures."""
     from .results import read_result
 
     path = Path(path)
@@ -79,15 +113,20 @@ def read_json(path: str | Path) -> dict:
         data = None
     if isinstance(data, dict) and "reference" in data:
         return data
-    return read_result(path, analysis="probe")
+    return read_result(path)
 
 
-def model_label(model: dict) -> str:
-    """The model's name (its folder's name or hub id, as every table and plot calls it); random-init runs say so."""
+def model_label(model: dict, reading: str = "weights") -> str:
+    """The model's name (its folder's name or hub id, as every table and plot calls it); random-init runs
+    and readings other than the raw weights say so: ``all-MiniLM-L6-v2 (random init, norms)``."""
     name = model.get("name") or Path(str(model["name_or_path"])).name
-    if model.get("random_init"):
-        name += " (random init)"
-    return name
+    marks = (["random init"] if model.get("random_init") else []) + ([reading] if reading != "weights" else [])
+    return f"{name} ({', '.join(marks)})" if marks else name
+
+
+def result_label(result: dict) -> str:
+    """:func:`model_label` of a result file (its model and its reading)."""
+    return model_label(result["model"], result["config"].get("attention", "weights"))
 
 
 def treebank_label(path: str) -> str:
@@ -105,7 +144,7 @@ def _head_cell(head: dict | None, difference: dict | None, pairs: int, ties: int
     return Cell(
         accuracy=head["accuracy"],
         interval=head.get("interval"),
-        head=f"{head['layer'] + 1}-{head['head'] + 1}",
+        head=head_name(head["layer"], head["head"]),
         direction=head["direction"],
         pairs=pairs,
         ties=ties,
@@ -120,7 +159,7 @@ def _baseline_cell(baseline: dict | None, pairs: int, ties: int = 1) -> Cell:
     return Cell(
         accuracy=baseline["accuracy"],
         interval=baseline.get("interval"),
-        head=f"{baseline['offset']:+d}",
+        head=offset_name(baseline['offset']),
         pairs=pairs,
         ties=ties,
     )
@@ -133,7 +172,7 @@ def result_rows(result: dict) -> tuple[Row, Row]:
     if heldout:
         treebank = f"{treebank_label(heldout['select_on']['treebank']['path'])} -> {treebank}"
     selection = "held-out" if heldout else "in-sample"
-    model = Row(model_label(result["model"]), "model", selection, treebank)
+    model = Row(result_label(result), "model", selection, treebank)
     baseline = Row("best offset baseline", "baseline", selection, treebank)
     in_sample = {} if heldout else in_sample_reports(result)
     for name, entry in result["relations"].items():
@@ -162,19 +201,34 @@ def reference_rows(data: dict) -> list[Row]:
     for name, entry in ref["relations"].items():
         model.cells[name] = Cell(
             accuracy=entry["accuracy"],
-            head=f"{entry['layer'] + 1}-{entry['head'] + 1}" if "layer" in entry else "",
+            head=head_name(entry["layer"], entry["head"]) if "layer" in entry else "",
             direction=entry.get("direction"),
         )
         if "baseline" in entry:
-            baseline.cells[name] = Cell(accuracy=entry["baseline"]["accuracy"], head=f"{entry['baseline']['offset']:+d}")
+            baseline.cells[name] = Cell(accuracy=entry["baseline"]["accuracy"], head=offset_name(entry['baseline']['offset']))
     return [model, baseline] if baseline.cells else [model]
 
 
 def build_leaderboard(results: Iterable[dict], references: Iterable[dict] = ()) -> Leaderboard:
-    """Rows of every result (sorted within each treebank), one baseline row per treebank, references last."""
+    """Every table the results make: the probe's relation table first, then each registered analysis's."""
     results, references = list(results), list(references)
     if not results and not references:
         raise ProbingError("no result files given")
+    tables = []
+    for analysis, build in TABLES.items():
+        mine = [result for result in results if result["analysis"] == analysis]
+        if mine or (analysis == "probe" and references):
+            tables.append(build(mine, references) if analysis == "probe" else build(mine))
+    unknown = sorted({result["analysis"] for result in results} - set(TABLES.names()))
+    if unknown:
+        raise ProbingError(f"no leaderboard table is made from {', '.join(unknown)} results; give results of "
+                           f"{', '.join(TABLES.names())}", source="RESULT")
+    return Leaderboard(tables)
+
+
+def relation_table(results: list[dict], references: Iterable[dict] = ()) -> Table:
+    """Rows of every result (sorted within each treebank), one baseline row per treebank, references last."""
+    references = list(references)
     relations: list[str] = []
     for data in results:
         relations += [name for name in data["relations"] if name not in relations]
@@ -197,7 +251,9 @@ def build_leaderboard(results: Iterable[dict], references: Iterable[dict] = ()) 
         for row in reference_rows(data):
             row.mean = _mean(row, relations)
             rows.append(row)
-    return Leaderboard(relations, rows, notes, level=level)
+    treebanks = sorted({row.treebank for row in rows if row.kind != "reference"})
+    title = "Attention-head probe leaderboard" + (f": {', '.join(treebanks)}" if treebanks else "")
+    return Table(relations, rows, notes, level=level, title=title, key="probe")
 
 
 def _one_baseline(rows: list[Row]) -> tuple[Row, bool]:
@@ -226,6 +282,11 @@ def _mean(row: Row, relations: list[str]) -> float | None:
     """Mean accuracy over every relation column; None when a relation is missing or has no pairs."""
     values = [row.cells.get(name) and row.cells[name].accuracy for name in relations]
     return None if any(v is None for v in values) else sum(values) / len(values)
+
+
+def rank_rows(rows: list[Row], columns: list[str]) -> list[Row]:
+    """Rows sorted and ranked by their mean over ``columns`` (the one ranking rule of every table)."""
+    return _ranked(rows, columns)
 
 
 def _ranked(rows: list[Row], relations: list[str]) -> list[Row]:
@@ -301,18 +362,18 @@ def _mean_text(row: Row) -> str:
 
 
 def _title(board: Leaderboard) -> str:
-    treebanks = sorted({row.treebank for row in board.rows if row.kind != "reference"})
-    return "Attention-head probe leaderboard" + (f": {', '.join(treebanks)}" if treebanks else "")
+    return board.tables[0].title if len(board.tables) == 1 else "Attention-head leaderboards"
 
 
-def _header(board: Leaderboard) -> list[str]:
-    return ["rank", "model", "selection", "treebank", *board.relations, "mean"]
+def _header(table: Table) -> list[str]:
+    return ["rank", "model", "selection", "treebank", *table.relations] + (["mean"] if table.mean else [])
 
 
-def _text_rows(board: Leaderboard, cell: Callable[[Cell | None], str] = cell_text) -> list[list[str]]:
+def _text_rows(table: Table, cell: Callable[[Cell | None], str] = cell_text) -> list[list[str]]:
     return [
-        [row.rank, row.model, row.selection, row.treebank, *(cell(row.cells.get(r)) for r in board.relations), _mean_text(row)]
-        for row in board.rows
+        [row.rank, row.model, row.selection, row.treebank, *(cell(row.cells.get(r)) for r in table.relations)]
+        + ([_mean_text(row)] if table.mean else [])
+        for row in table.rows
     ]
 
 
@@ -322,22 +383,37 @@ def _text_rows(board: Leaderboard, cell: Callable[[Cell | None], str] = cell_tex
 def render_markdown(board: Leaderboard) -> str:
     from tabulate import tabulate
 
-    table = tabulate(_text_rows(board), headers=_header(board), tablefmt="github", disable_numparse=True)
-    notes = "\n".join(f"- {note}" for note in board.notes)
-    return f"# {_title(board)}\n\n{table}\n\n{notes}\n"
+    blocks = []
+    for table in board.tables:
+        text = tabulate(_text_rows(table), headers=_header(table), tablefmt="github", disable_numparse=True)
+        notes = "\n".join(f"- {note}" for note in table.notes)
+        heading = "#" if len(board.tables) == 1 else "##"
+        blocks.append(f"{heading} {table.title}\n\n{text}\n\n{notes}\n")
+    if len(board.tables) == 1:
+        return blocks[0]
+    return f"# {_title(board)}\n\n" + "\n".join(blocks)
 
 
 def render_csv(board: Leaderboard) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    columns = ["rank", "model", "kind", "selection", "treebank"]
-    for name in board.relations:
+    for number, table in enumerate(board.tables):
+        if number:
+            writer.writerow([])
+        _csv_table(writer, table, with_table_column=len(board.tables) > 1)
+    return out.getvalue()
+
+
+def _csv_table(writer, table: Table, *, with_table_column: bool) -> None:
+    columns = (["table"] if with_table_column else []) + ["rank", "model", "kind", "selection", "treebank"]
+    for name in table.relations:
         columns += [f"{name}_acc_pct", f"{name}_low_pct", f"{name}_high_pct", f"{name}_head_from_1", f"{name}_direction",
                     f"{name}_pairs", f"{name}_p_not_better"]
-    writer.writerow(columns + ["mean_acc_pct"])
-    for row in board.rows:
-        values = [row.rank, row.model, row.kind, row.selection, row.treebank]
-        for name in board.relations:
+    writer.writerow(columns + (["mean_acc_pct"] if table.mean else []))
+    for row in table.rows:
+        values = ([table.key] if with_table_column else []) + [row.rank, row.model, row.kind, row.selection,
+                                                                row.treebank]
+        for name in table.relations:
             cell = row.cells.get(name)
             if cell is None or cell.accuracy is None:
                 values += ["", "", "", "", "", "" if cell is None else cell.pairs, ""]
@@ -345,8 +421,7 @@ def render_csv(board: Leaderboard) -> str:
             low, high = cell.interval or ("", "")
             values += [_pct(cell.accuracy), _pct(low), _pct(high), cell.head, cell.direction or "", _blank(cell.pairs),
                        _blank(cell.p_not_better)]
-        writer.writerow(values + [_pct(row.mean)])
-    return out.getvalue()
+        writer.writerow(values + ([_pct(row.mean)] if table.mean else []))
 
 
 def _pct(value) -> str:
@@ -357,22 +432,28 @@ def _blank(value) -> str:
     return "" if value is None else str(value)
 
 
-def render_json(board: Leaderboard) -> str:
-    data = {
-        "title": _title(board),
+def _json_table(table: Table) -> dict:
+    return {
+        "key": table.key,
+        "title": table.title,
         "counting": COUNTING,
-        "level": board.level,
-        "relations": board.relations,
-        "notes": board.notes,
+        "level": table.level,
+        "relations": table.relations,
+        "notes": table.notes,
         "rows": [
             {
                 **{key: value for key, value in asdict(row).items() if key != "cells"},
                 "cells": {name: (asdict(row.cells[name]) if name in row.cells and row.cells[name] else None)
-                          for name in board.relations},
+                          for name in table.relations},
             }
-            for row in board.rows
+            for row in table.rows
         ],
     }
+
+
+def render_json(board: Leaderboard) -> str:
+    tables = [_json_table(table) for table in board.tables]
+    data = {**tables[0], "tables": tables} if tables else {"tables": []}
     return json.dumps(data, indent=1) + "\n"
 
 
@@ -397,19 +478,23 @@ def _latex_cell(text: str) -> str:
 
 
 def render_latex(board: Leaderboard) -> str:
-    header = _header(board)
+    return "\n".join(_latex_table(table) for table in board.tables)
+
+
+def _latex_table(table: Table) -> str:
+    header = _header(table)
     lines = [
         "% Requires \\usepackage{booktabs}. " + latex_escape(COUNTING),
         "\\begin{table}[t]",
         "\\centering",
         "\\small",
-        f"\\begin{{tabular}}{{llll{'r' * (len(board.relations) + 1)}}}",
+        f"\\begin{{tabular}}{{llll{'r' * (len(table.relations) + table.mean)}}}",
         "\\toprule",
         " & ".join(latex_escape(title) for title in header) + " \\\\",
         "\\midrule",
     ]
     previous_kind = None
-    for row in _text_rows(board):
+    for row in _text_rows(table):
         kind = "reference" if row[0] == "ref" else "ranked"
         if previous_kind is not None and kind != previous_kind:
             lines.append("\\midrule")
@@ -418,7 +503,7 @@ def render_latex(board: Leaderboard) -> str:
     lines += [
         "\\bottomrule",
         "\\end{tabular}",
-        f"\\caption{{{latex_escape(' '.join(board.notes))}}}",
+        f"\\caption{{{latex_escape(table.title + '. ' + ' '.join(table.notes))}}}",
         "\\end{table}",
     ]
     return "\n".join(lines) + "\n"
@@ -450,28 +535,48 @@ def _html_cell(cell: Cell | None) -> str:
     return " ".join(parts)
 
 
-def render_html(board: Leaderboard) -> str:
-    header = _header(board)
+def _html_table(table: Table, heading: str) -> str:
+    header = _header(table)
     left = {"rank", "model", "selection", "treebank"}
     head_cells = "".join(
         ('<th class="l">' if title in left else "<th>") + f"{html.escape(title)}</th>" for title in header
     )
     body = []
-    for row in board.rows:
+    for row in table.rows:
         cells = [row.rank, row.model, row.selection, row.treebank]
         tds = "".join(f'<td class="l">{html.escape(value)}</td>' for value in cells)
-        tds += "".join(f"<td>{_html_cell(row.cells.get(name))}</td>" for name in board.relations)
-        tds += f"<td>{html.escape(_mean_text(row))}</td>"
+        tds += "".join(f"<td>{_html_cell(row.cells.get(name))}</td>" for name in table.relations)
+        if table.mean:
+            tds += f"<td>{html.escape(_mean_text(row))}</td>"
         body.append(f'<tr class="{html.escape(row.kind)}">{tds}</tr>')
-    notes = "".join(f"<li>{html.escape(note)}</li>" for note in board.notes)
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in table.notes)
+    return (f"<{heading}>{html.escape(table.title)}</{heading}>\n<table>\n<thead><tr>{head_cells}</tr></thead>\n"
+            "<tbody>\n" + "\n".join(body) + f"\n</tbody>\n</table>\n<ul>{notes}</ul>\n")
+
+
+def render_html(board: Leaderboard) -> str:
     title = html.escape(_title(board))
+    single = len(board.tables) == 1
+    sections = "".join(_html_table(table, "h1" if single else "h2") for table in board.tables)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<title>{title}</title>\n<style>{_HTML_STYLE}</style>\n</head>\n<body>\n"
-        f"<h1>{title}</h1>\n<table>\n<thead><tr>{head_cells}</tr></thead>\n<tbody>\n"
-        + "\n".join(body)
-        + f"\n</tbody>\n</table>\n<ul>{notes}</ul>\n</body>\n</html>\n"
+        + ("" if single else f"<h1>{title}</h1>\n") + sections + "</body>\n</html>\n"
     )
+
+
+TABLES: Registry[Callable[..., Table]] = Registry("leaderboard table")
+"""Analysis -> the function that makes its table from its results (the probe's also takes reference files)."""
+TABLES.register("probe", relation_table)
+
+
+def _coref_table(results: list[dict]) -> Table:
+    from .coref.report import leaderboard_table
+
+    return leaderboard_table(results)
+
+
+TABLES.register("coref", _coref_table)
 
 
 FORMATS: Registry[Callable[[Leaderboard], str]] = Registry("format", option="--format")
@@ -487,7 +592,7 @@ def render(board: Leaderboard, fmt: str) -> str:
 
 
 def leaderboard_from_files(paths: Iterable[str | Path], references: Iterable[str | Path] = ()) -> Leaderboard:
-    """Read result files (and reference files, which may also be mixed into ``paths``)."""
+    """Read result files of any analysis with a table (and reference files, which may be mixed into ``paths``)."""
     results, refs = [], []
     for path in list(paths) + list(references):
         data = read_json(path)

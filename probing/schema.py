@@ -287,6 +287,9 @@ CONFIG = Obj(
         "limit": Field(Nullable(COUNT), "only the first N units of the input", required=False),
         "shard": Field(Nullable(Obj({"index": Field(COUNT, "from 0"), "count": Field(COUNT, "shards in all")})),
                        "this part of a split run, or null for a whole run", required=False),
+        "training_step": Field(COUNT, "the training step of the scored weights (a checkpoint-STEP folder, or the "
+                                      "step a training callback scored at; 0 for the random-init control)",
+                               required=False),
     }
 )
 
@@ -342,6 +345,34 @@ BOOTSTRAP = Nullable(
                                                      "boot_baselines [B, R, O])"),
         }
     )
+)
+
+COREF_TYPES = ("all", "pronoun", "proper", "nominal")
+"""The mention types of a coref result (``all`` first); probing.coref.report.TYPE_AXIS."""
+
+COREF = Obj(
+    {
+        "window": Field(COUNT, "window length in tokens, special tokens included"),
+        "types": Field(ListOf(STR), "the mention types: all, pronoun, proper, nominal"),
+        "baseline_names": Field(ListOf(STR), "the baselines: nearest, head_match, rule_based"),
+        "sieve_names": Field(ListOf(STR), "the rule-based baseline's sieves, earliest first"),
+        "windows": Field(COUNT, "windows scored (each a run of whole sentences of one document)"),
+        "words": Field(COUNT, "words in the scored windows"),
+        "mentions": Field(MapOf(COUNT, "type"), "mentions whose head word lies in a scored window"),
+        "scored": Field(MapOf(COUNT, "type"), "mentions with an antecedent (an earlier mention of their entity) in "
+                                              "their window"),
+        "heads": Field(MapOf(Obj({"dep_to_head": Field(Grid(), "correct counts"),
+                                  "head_to_dep": Field(Grid(), "correct counts")}), "type"),
+                       "per type, scored mentions whose predicted word is an antecedent's head word, [layer][head]"),
+        "baselines": Field(MapOf(MapOf(COUNT, "baseline"), "type"), "per type, correct counts of each baseline"),
+        "sieves": Field(MapOf(MapOf(COUNT, "sieve"), "type"), "per type, how often each sieve decided the rule-based "
+                                                              "choice"),
+        "best": Field(MapOf(BEST, "type"), "each type's own most accurate head, in-sample"),
+        "in_sample": Field(Obj({}), "the head chosen on these counts' all-mentions accuracy, reported by type"),
+        "bootstrap": Field(Nullable(Obj({"replicates": Field(COUNT, "Poisson replicates over windows"),
+                                         "seed": Field(INT, "seed of the per-window weights")})),
+                           "replicate counts are in state (boot_scored, boot_heads, boot_baselines), or null"),
+    }
 )
 
 STATE = Field(MapOf(Array(), "name"), "the accumulator's sums and counts, from which every other number of the "
@@ -475,7 +506,12 @@ PAYLOADS: dict[str, dict[str, Field]] = {
                          required=False),
         "state": STATE,
     },
-    "coref": {"coref": Field(Obj({}), "antecedent counts per head, direction and mention type"), "state": STATE},
+    "coref": {
+        "coref": Field(COREF, "antecedent counts per head, direction and mention type, and the baselines'"),
+        "state": STATE,
+        "heldout": Field(Obj({}), "head chosen on a DEV treebank by all-mentions accuracy, reported here by type "
+                                  "with intervals", required=False),
+    },
 }
 """Analysis -> its payload fields; every result has :data:`COMMON` besides."""
 
@@ -526,7 +562,8 @@ def _probe_bootstrap_shapes(result: dict) -> None:
     relations, model = len(result["relations"]), result["model"]
     expected = {
         "boot_total": [boot["replicates"], relations],
-        "boot_heads": [boot["replicates"], relations, 2, model["num_layers"], model["num_heads"]],
+        "boot_heads": [boot["replicates"], relations, 2, model["num_layers"],
+                       1 if result["config"].get("attention") == "rollout" else model["num_heads"]],
         "boot_baselines": [boot["replicates"], relations, len(result["config"].get("offsets", [])) or None],
     }
     for name, shape in expected.items():
@@ -576,6 +613,49 @@ def _tree_counts_within_totals(result: dict) -> None:
             within(f"trees.probes.{name}.{decoding}", entry[decoding]["uas"], entry[decoding]["uuas"], entry["words"])
     if "heldout" in result and not result.get("selection"):
         raise Invalid("heldout", "present without the selection it measures")
+
+
+@consistency_check("coref")
+def _coref_counts_within_totals(result: dict) -> None:
+    coref = result["coref"]
+    for block in ("mentions", "scored", "heads", "baselines", "sieves"):
+        if sorted(coref[block]) != sorted(COREF_TYPES):
+            raise Invalid(f"coref.{block}", f"has types {sorted(coref[block])}, expected {list(COREF_TYPES)}")
+    for block in ("mentions", "scored"):
+        parts = sum(coref[block][name] for name in COREF_TYPES[1:])
+        if parts != coref[block]["all"]:
+            raise Invalid(f"coref.{block}", f"the types add up to {parts}, not all ({coref[block]['all']})")
+    for name in COREF_TYPES:
+        scored = coref["scored"][name]
+        if scored > coref["mentions"][name]:
+            raise Invalid(f"coref.scored.{name}", f"{scored} scored of {coref['mentions'][name]} mentions")
+        for direction, grid in coref["heads"][name].items():
+            for layer, row in enumerate(grid):
+                for head, count in enumerate(row):
+                    if count > scored:
+                        raise Invalid(f"coref.heads.{name}.{direction}[{layer}][{head}]",
+                                      f"{count} correct of {scored} scored mentions")
+        for baseline, count in coref["baselines"][name].items():
+            if count > scored:
+                raise Invalid(f"coref.baselines.{name}.{baseline}", f"{count} correct of {scored} scored mentions")
+        decided = sum(coref["sieves"][name].values())
+        if decided != scored:
+            raise Invalid(f"coref.sieves.{name}", f"decide {decided} mentions, not the {scored} scored")
+    boot = coref.get("bootstrap")
+    state = result["state"]
+    model = result["model"]
+    types, kinds = len(COREF_TYPES), len(coref["baseline_names"])
+    expected = {"scored": [types], "heads": [types, 2, model["num_layers"], model["num_heads"]],
+                "baselines": [types, kinds]}
+    if boot:
+        expected.update({f"boot_{name}": [boot["replicates"], *shape] for name, shape in list(expected.items())})
+    for name, shape in expected.items():
+        if name not in state:
+            raise Invalid(f"state.{name}", "missing")
+        if state[name]["shape"] != shape:
+            raise Invalid(f"state.{name}.shape", f"is {state[name]['shape']}, expected {shape}")
+    if int(decode_array(state["scored"])[0]) != coref["scored"]["all"]:
+        raise Invalid("state.scored", "disagrees with coref.scored")
 
 
 # ---------------------------------------------------------------------------- validation
@@ -628,7 +708,9 @@ def validate(result: object, *, source: str | None = None) -> dict:
         shape = Shape()
         model = result.get("model")
         if isinstance(model, dict) and _is_int(model.get("num_layers")) and _is_int(model.get("num_heads")):
-            shape = Shape(model["num_layers"], model["num_heads"])
+            # rollout has one map per layer: its grids have one "head" per layer
+            rollout = isinstance(result.get("config"), dict) and result["config"].get("attention") == "rollout"
+            shape = Shape(model["num_layers"], 1 if rollout else model["num_heads"])
         Obj({**COMMON, **PAYLOADS[analysis]}).check(result, "", shape)
         for check in _CHECKS.get(analysis, []):
             check(result)
@@ -660,6 +742,8 @@ def markdown() -> str:
     for analysis, fields in PAYLOADS.items():
         lines += ["", f"## Payload of `{analysis}`", ""] + _table(fields)
     lines += ["", "### `relations.NAME` (probe)", ""] + _table(RELATION.fields)
+    for name, block in (("trees", TREES), ("selection", SELECTION), ("heldout", TREES_HELDOUT)):
+        lines += ["", f"### `{name}` (trees)", ""] + _table(block.fields)
     lines += ["", f"Arrays are stored as `{ARRAY_ENCODING}` with their `shape` and `dtype`.", ""]
     return "\n".join(lines)
 

@@ -58,7 +58,7 @@ def numbers(result: dict) -> dict:
 
 
 def assert_same(mine, theirs, where: str = "") -> None:
-    """Equal structures; floats equal to rounding (1e-6), integers and strings exactly."""
+    """Equal structures; floats equal to rounding (results keep 6 decimals), integers and strings exactly."""
     if isinstance(mine, dict):
         assert set(mine) == set(theirs), where
         for key in mine:
@@ -68,7 +68,7 @@ def assert_same(mine, theirs, where: str = "") -> None:
         for index, (a, b) in enumerate(zip(mine, theirs)):
             assert_same(a, b, f"{where}[{index}]")
     elif isinstance(mine, float) or isinstance(theirs, float):
-        assert mine == pytest.approx(theirs, rel=1e-5, abs=1e-6), where
+        assert mine == pytest.approx(theirs, rel=1e-5, abs=1e-5), where  # results round to 6 decimals
     else:
         assert mine == theirs, where
 
@@ -162,3 +162,30 @@ def test_importing_probing_never_switches_the_matplotlib_backend():
             "probing.analyses.figures, probing.analyses.patterns, probing.analyses.compare; "
             "assert 'matplotlib.pyplot' not in __import__('sys').modules; assert matplotlib.get_backend() == before")
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "MPLBACKEND": "svg"})
+
+
+def test_results_of_different_attention_readings_never_merge(tmp_path, capsys):
+    parts = []
+    for index, reading in enumerate(("weights", "norms")):
+        part = tmp_path / f"part{index}.json"
+        assert main(["surface", "--quiet", "--model", tiny_bert(), *LIMIT, "--attention", reading,
+                     "--shard", f"{index}/2", "--output", str(part)]) == 0
+        parts.append(str(part))
+    capsys.readouterr()
+    assert main(["merge", *parts, "--output", str(tmp_path / "merged.json")]) == 2
+    assert "config.attention is 'weights'" in capsys.readouterr().err
+    assert not (tmp_path / "merged.json").exists()
+
+
+def test_rollout_results_have_one_map_per_layer(tmp_path):
+    output = tmp_path / "rollout.json"
+    assert main(["score", "--quiet", "--model", tiny_bert(), "--limit", "6", "--attention", "rollout",
+                 "--bootstrap", "10", "--output", str(output)]) == 0
+    result = json.loads(output.read_text())
+    grid = result["relations"]["all"]["heads"]["dep_to_head"]
+    assert result["config"]["attention"] == "rollout" and len(grid) == 2 and all(len(row) == 1 for row in grid)
+
+
+def test_max_pooling_is_refused_under_norms(capsys):
+    assert main(["score", "--quiet", "--model", tiny_bert(), "--attention", "norms", "--pool-from", "max"]) == 2
+    assert "--pool-from: max pooling renormalises" in capsys.readouterr().err

@@ -366,3 +366,19 @@ def test_a_real_model_has_heads_whose_trees_beat_right_branching(minilm, ewt_dev
     best = block["decodings"]["mst"]["best_uas"]
     assert block["baselines"]["right_branching"]["uas"] < best["correct"] < block["words"]
     assert len(read(output)["selection"]["ensembles"]) == 8
+
+
+@pytest.mark.parametrize("fmt", ["md", "csv", "json", "latex", "html"])
+def test_the_leaderboard_table_renders_in_every_format(runs, fmt):
+    from probing.analyses.trees_report import leaderboard_table
+    from probing.leaderboard import Leaderboard, render
+
+    heldout = read(runs["heldout"])
+    table = leaderboard_table([heldout, read(runs["dev"])])
+    kinds = [(row.kind, row.selection) for row in table.rows]
+    assert kinds.count(("model", "held-out")) == 1 and ("baseline", "held-out") in kinds
+    model = next(row for row in table.rows if row.kind == "model" and row.selection == "held-out")
+    assert model.cells["MST UAS"].accuracy == heldout["heldout"]["best_heads"]["mst"]["uas"]["accuracy"]
+    text = render(Leaderboard([table]), fmt)
+    shown = repr(model.cells["MST UAS"].accuracy) if fmt == "json" else f"{100 * model.cells['MST UAS'].accuracy:.1f}"
+    assert "right-branching" in text and shown in text

@@ -24,6 +24,7 @@ for _name, _where in {
     "ablation": "ablation:AblationAccumulator",
     "gradients": "gradients:GradientAccumulator",
     "trees": "trees:TreesAccumulator",
+    "coref": "coref:CorefAccumulator",
 }.items():
     ACCUMULATORS.register(_name, _where)
 

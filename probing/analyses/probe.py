@@ -204,7 +204,7 @@ def counts_from_result(result: dict) -> ProbeCounts:
 def treebank_block(source, stats, counts: ProbeCounts) -> dict:
     """The probe contract's ``treebank`` object (docs/results.md)."""
     return {
-        "path": str(source.path),
+        "path": source.recorded_path,
         "sha256": source.sha256,
         "sentences_total": stats.units_total,
         "sentences_scored": counts.sentences,

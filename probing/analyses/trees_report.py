@@ -271,3 +271,79 @@ def _in_sample_row(name: str, result: dict) -> list:
 
     right = trees["baselines"]["right_branching"]["uas"] / words if words else None
     return [f"{name} (in-sample)", best("max"), best("mst"), "-", "-", "-", _percent(right), "-"]
+
+
+# ---------------------------------------------------------------------------- the leaderboard's table
+
+TABLE_COLUMNS = ["MAX UAS", "MST UAS", "ensemble trees UAS", "attn UAS", "attn+vectors UAS", "distances+vectors UAS"]
+
+
+def leaderboard_table(results: list[dict]):
+    """The trees table of a leaderboard (torch-free; a ``probing.leaderboard.Table``, as
+    :func:`table_rows` gives it as plain lists): per model the held-out UAS of the best single head (MAX,
+    MST), of the ensemble trees and of the three probes (argmax), with intervals; one right-branching row
+    per treebank. Rows are grouped by treebank and ranked by MST UAS; in-sample results are marked.
+    """
+    from ..leaderboard import Cell, Row, Table, rank_rows, result_label
+
+    groups: dict[str, list] = {}
+    seen_baselines = set()
+    levels = set()
+    for result in results:
+        treebank = Path(result["input"]["path"]).stem
+        heldout = result.get("heldout")
+        label = "held-out" if heldout else "in-sample"
+        row = Row(result_label(result), "model", label, treebank)
+        if heldout:
+            levels.add(heldout["level"])
+            for column, decoding in (("MAX UAS", "max"), ("MST UAS", "mst")):
+                entry = heldout["best_heads"][decoding]["uas"]
+                row.cells[column] = _table_cell(Cell, entry, head=entry)
+            row.cells["ensemble trees UAS"] = _table_cell(Cell, (heldout.get("ensemble_trees") or {}).get("uas"))
+            for probe_name in PROBES:
+                entry = (heldout.get("probes") or {}).get(probe_name)
+                row.cells[f"{probe_name} UAS"] = _table_cell(Cell, entry and entry["argmax"]["uas"])
+            baseline = heldout["baselines"]["right_branching"]["uas"]
+        else:
+            trees = result["trees"]
+            for column, decoding in (("MAX UAS", "max"), ("MST UAS", "mst")):
+                best = trees["decodings"][decoding]["best_uas"]
+                row.cells[column] = None if best is None else Cell(
+                    accuracy=best["accuracy"], head=head_name(best["layer"], best["head"]),
+                    direction=best["direction"], pairs=trees["words"], ties=best["ties"])
+            words = trees["words"]
+            correct = trees["baselines"]["right_branching"]["uas"]
+            baseline = {"correct": correct, "total": words, "accuracy": correct / words if words else None,
+                        "interval": None}
+        groups.setdefault(treebank, []).append(row)
+        key = (treebank, baseline["correct"], baseline["total"], label)
+        if key not in seen_baselines:  # every model of one treebank scores the same words
+            seen_baselines.add(key)
+            line = Row("right-branching", "baseline", label, treebank)
+            for column in ("MAX UAS", "MST UAS", "ensemble trees UAS"):
+                line.cells[column] = _table_cell(Cell, baseline)
+            groups[treebank].append(line)
+    rows = []
+    for group in groups.values():
+        rows += rank_rows(group, ["MST UAS"])
+    level = min(levels) if levels else 0.95
+    notes = [
+        (f"UAS % [{100 * level:.0f}% Poisson-bootstrap interval over sentences] on the report treebank; best heads, "
+        "ensembles and probes chosen or trained on its dev split. Heads as layer-head counted from 1 (h>d: the head "
+        "attends to the dependent)."),
+        ("Scored words: all but the gold root and punctuation. MAX: each word's strongest attention; MST: maximum "
+        "spanning tree rooted at the gold root; probes decoded by argmax per word (Clark et al.). "
+        "distances+vectors reads no attention. Rows are ranked by MST UAS."),
+        "Right-branching (each word's head is the next word) is shown under the columns that need no training.",
+        "Clark et al. 2019 (BERT-base, PTB/SD): right-branching 26, distances+GloVe 58, attn 61, attn+GloVe 77 UAS.",
+    ]
+    return Table(list(TABLE_COLUMNS), rows, notes, level=level, key="trees", mean=False,
+                 title="Whole trees from attention: UAS")
+
+
+def _table_cell(cell_class, entry: dict | None, head: dict | None = None):
+    if not entry or entry.get("accuracy") is None:
+        return None
+    return cell_class(accuracy=entry["accuracy"], interval=entry.get("interval"),
+                      head="" if head is None else head_name(head["layer"], head["head"]),
+                      direction=None if head is None else head["direction"], pairs=entry.get("total"))

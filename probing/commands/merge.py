@@ -33,6 +33,10 @@ def run(args: argparse.Namespace) -> int:
         from ..analyses.trees_report import tables
 
         print(tables(result))
+    elif result["analysis"] == "coref":
+        from ..coref.report import coref_table
+
+        print(coref_table(result))
     else:
         print(f"{result['analysis']}: {result['model']['name']} on {result['input']['path']}, "
               f"{result['input']['units_used']} units from {len(args.parts)} parts")
