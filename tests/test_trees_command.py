@@ -380,5 +380,6 @@ def test_the_leaderboard_table_renders_in_every_format(runs, fmt):
     model = next(row for row in table.rows if row.kind == "model" and row.selection == "held-out")
     assert model.cells["MST UAS"].accuracy == heldout["heldout"]["best_heads"]["mst"]["uas"]["accuracy"]
     text = render(Leaderboard([table]), fmt)
-    shown = repr(model.cells["MST UAS"].accuracy) if fmt == "json" else f"{100 * model.cells['MST UAS'].accuracy:.1f}"
+    accuracy = model.cells["MST UAS"].accuracy
+    shown = {"json": repr(accuracy), "csv": f"{100 * accuracy:.2f}"}.get(fmt, f"{100 * accuracy:.1f}")
     assert "right-branching" in text and shown in text
