@@ -579,6 +579,15 @@ def _coref_table(results: list[dict]) -> Table:
 TABLES.register("coref", _coref_table)
 
 
+def _trees_table(results: list[dict]) -> Table:
+    from .analyses.trees_report import leaderboard_table
+
+    return leaderboard_table(results)
+
+
+TABLES.register("trees", _trees_table)
+
+
 FORMATS: Registry[Callable[[Leaderboard], str]] = Registry("format", option="--format")
 FORMATS.register("md", render_markdown)
 FORMATS.register("csv", render_csv)

@@ -66,6 +66,10 @@ PROBE_WORDS = ("The", "probe", "reads", "every", "head", ".")
 """A short sentence run once at load time: causality, layer and head counts, attention present."""
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack")
+READ_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+              "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model", "tokenizer.model")
+"""Besides the weights, the files that decide how a folder's model reads text: two folders that differ in any
+of them are different models, even with the same weights."""
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 
@@ -462,10 +466,12 @@ def weights_fingerprint(name_or_path: str, config, *, local: bool, random_init: 
 
 
 def folder_digest(folder: Path) -> str:
-    """sha256 over a checkpoint folder's weight files (names and bytes), cached by size and mtime."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES))
-    if not files:
+    """sha256 over a checkpoint folder's weight, config and tokenizer files (names and bytes), cached by size
+    and mtime."""
+    weights = sorted(p for p in folder.rglob("*") if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES))
+    if not weights:
         raise ProbingError(f"{folder} holds no weight file ({', '.join(WEIGHT_SUFFIXES)})", source="--model")
+    files = sorted(weights + [folder / name for name in READ_FILES if (folder / name).is_file()])
     stamp = [[str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns] for p in files]
     key = hashlib.sha256(json.dumps([str(folder.resolve()), stamp]).encode()).hexdigest()
     cache = _fingerprint_cache()

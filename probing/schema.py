@@ -238,8 +238,9 @@ MODEL = Obj(
         "name": Field(STR, "the name tables and plots use (folder name or hub id)", required=False),
         "revision": Field(Nullable(STR), "hub branch, tag or commit as asked"),
         "commit": Field(Nullable(STR), "hub commit resolved at load time, null for a local folder"),
-        "fingerprint": Field(STR, "what identifies the weights: sha256 of the weight files, the hub commit, or the "
-                                  "random-init recipe; resume, merge and held-out selection compare it"),
+        "fingerprint": Field(STR, "what identifies the model: sha256 of its weight, config and tokenizer files, "
+                                  "the hub commit, or the random-init recipe; resume, merge and held-out selection "
+                                  "compare it"),
         "architecture": Field(STR, "the transformers class of the checkpoint"),
         "num_layers": Field(COUNT, "layers of the scored self-attention stack"),
         "num_heads": Field(COUNT, "heads per layer of that stack (rollout results: 1, see config.attention)"),

@@ -193,3 +193,17 @@ def test_checkpoint_writes_leave_no_temporary_files(tmp_path):
     saved = checkpointing.load(checkpoint)["passes"]["0"]
     assert saved["consumed"] == 48  # chunks of 16 with --batch-size 1
     assert int(saved["accumulators"][0]["sentences"]) == 48
+
+
+def test_the_same_weights_with_another_tokenizer_are_another_model(tmp_path):
+    """A folder whose tokenizer was replaced reads different tokens: its fingerprint differs too."""
+    import shutil
+
+    from probing.models import load_model
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_bert(), folder)
+    before = load_model(str(folder)).fingerprint
+    vocabulary = folder / "tokenizer.json"
+    vocabulary.write_text(vocabulary.read_text(encoding="utf-8").replace('"[UNK]"', '"[UNKNOWN]"'), encoding="utf-8")
+    assert load_model(str(folder)).fingerprint != before

@@ -21,7 +21,7 @@ from helpers import planted_dependency_attention, planted_head_attention
 
 from probing import checkpointing
 from probing.analyses.trees import TreesAccumulator
-from probing.analyses.trees_report import table_rows, tables
+from probing.analyses.trees_report import leaderboard_table, tables
 from probing.cli import main
 from probing.engine import run_pass
 from probing.errors import ProbingError
@@ -163,12 +163,15 @@ def test_the_schema_refuses_a_count_above_its_total(runs):
 
 
 def test_leaderboard_rows(runs):
-    table = table_rows([read(runs["heldout"]), read(runs["dev"])])
-    assert len(table["rows"]) == 2 and all(len(row) == len(table["columns"]) for row in table["rows"])
+    from probing.leaderboard import cell_text
+
+    table = leaderboard_table([read(runs["heldout"]), read(runs["dev"])])
+    models = [row for row in table.rows if row.kind == "model"]
+    assert len(models) == 2 and {row.selection for row in models} == {"held-out", "in-sample"}
     heldout = read(runs["heldout"])["heldout"]
-    expected = f"{100 * heldout['best_heads']['mst']['uas']['accuracy']:.1f} ["
-    assert table["rows"][0][2].startswith(expected)
-    assert table["rows"][1][0].endswith("(in-sample)")
+    held = next(row for row in models if row.selection == "held-out")
+    assert cell_text(held.cells["MST UAS"]).startswith(f"{100 * heldout['best_heads']['mst']['uas']['accuracy']:.1f} [")
+    assert [row.model for row in table.rows if row.kind == "baseline"] and table.key == "trees"
 
 
 # ---------------------------------------------------------------------------- parts of one run
@@ -350,9 +353,9 @@ def test_state_round_trips_through_a_checkpoint(model, parts, runs):
 
 def test_tables_and_leaderboard_rows_need_no_torch():
     code = ("import sys; import probing.analyses.trees_report as report; "
-            "assert 'torch' not in sys.modules, 'torch was imported'; print(report.table_rows([])['columns'][0])")
+            "assert 'torch' not in sys.modules, 'torch was imported'; print(report.leaderboard_table([]).key)")
     finished = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120)
-    assert finished.returncode == 0 and finished.stdout.strip() == "model", finished.stderr[-2000:]
+    assert finished.returncode == 0 and finished.stdout.strip() == "trees", finished.stderr[-2000:]
 
 
 @pytest.mark.real_data

@@ -204,83 +204,14 @@ def uas_figure(result: dict, path, decoding: str = "mst") -> Path:
 # ---------------------------------------------------------------------------- leaderboard
 
 
-COLUMNS = ["model", "best head MAX UAS", "best head MST UAS", "ensemble trees UAS", "attn probe UAS",
-           "attn+vectors probe UAS", "right-branching UAS", "distances+vectors UAS"]
-
-
-def table_rows(results: list[dict]) -> dict:
-    """One row per trees result for the leaderboard: held-out UAS % [95% interval] of the best single head
-    (MAX, MST), the ensemble trees, the attention probes (argmax decoding, Clark's), and the baselines.
-
-    >>> table_rows([])["columns"][:3]
-    ['model', 'best head MAX UAS', 'best head MST UAS']
-    """
-    rows, notes = [], []
-    treebanks = set()
-    for result in results:
-        model = result["model"]
-        name = (model.get("name") or Path(model["name_or_path"]).name) + (" (random init)" if model.get("random_init") else "")
-        treebanks.add(Path(result["input"]["path"]).name)
-        if "heldout" not in result:
-            rows.append(_in_sample_row(name, result))
-            continue
-        heldout = result["heldout"]
-        best = heldout["best_heads"]
-        probes = heldout.get("probes") or {}
-
-        def probe(probe_name: str, probes: dict = probes) -> str:
-            return cell(probes[probe_name]["argmax"]["uas"]) if probe_name in probes else "-"
-
-        rows.append([
-            name,
-            _head_cell(best["max"]["uas"]),
-            _head_cell(best["mst"]["uas"]),
-            cell((heldout.get("ensemble_trees") or {}).get("uas")),
-            probe("attn"),
-            probe("attn+vectors"),
-            cell(heldout["baselines"]["right_branching"]["uas"]),
-            probe("distances+vectors"),
-        ])
-    notes.append("UAS % on the test treebank with 95% Poisson-bootstrap intervals over sentences; heads, ensembles "
-                 "and probes chosen or trained on the dev treebank; layers and heads from 1 (d>h: the dependent "
-                 "attends to its head, h>d: the head attends to the dependent).")
-    notes.append("Scored words: every word but the gold root and punctuation. MST: maximum spanning tree rooted at the "
-                 "gold root; probes decoded by argmax per word (Clark et al.).")
-    if any("heldout" not in result for result in results):
-        notes.append("Rows marked in-sample chose and measured on the same treebank (optimistic; no ensembles or "
-                     "probes measured).")
-    return {"title": f"Whole trees from attention: UAS ({', '.join(sorted(treebanks))})", "columns": list(COLUMNS),
-            "rows": rows, "notes": notes}
-
-
-def _head_cell(entry: dict | None) -> str:
-    if entry is None:
-        return "-"
-    return cell(entry, f"{head_name(entry['layer'], entry['head'])} {SHORT[entry['direction']]}")
-
-
-def _in_sample_row(name: str, result: dict) -> list:
-    trees = result["trees"]
-    words = trees["words"]
-
-    def best(decoding: str) -> str:
-        entry = trees["decodings"][decoding]["best_uas"]
-        if entry is None:
-            return "-"
-        return f"{_percent(entry['accuracy'])} {head_name(entry['layer'], entry['head'])} {SHORT[entry['direction']]}"
-
-    right = trees["baselines"]["right_branching"]["uas"] / words if words else None
-    return [f"{name} (in-sample)", best("max"), best("mst"), "-", "-", "-", _percent(right), "-"]
-
-
 # ---------------------------------------------------------------------------- the leaderboard's table
 
 TABLE_COLUMNS = ["MAX UAS", "MST UAS", "ensemble trees UAS", "attn UAS", "attn+vectors UAS", "distances+vectors UAS"]
 
 
 def leaderboard_table(results: list[dict]):
-    """The trees table of a leaderboard (torch-free; a ``probing.leaderboard.Table``, as
-    :func:`table_rows` gives it as plain lists): per model the held-out UAS of the best single head (MAX,
+    """The trees table of a leaderboard (torch-free; a ``probing.leaderboard.Table``): per model the
+    held-out UAS of the best single head (MAX,
     MST), of the ensemble trees and of the three probes (argmax), with intervals; one right-branching row
     per treebank. Rows are grouped by treebank and ranked by MST UAS; in-sample results are marked.
     """

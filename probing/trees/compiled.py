@@ -7,7 +7,7 @@ arithmetic (one subtraction per level in the scores' own float type) and
 the same tie rules, so both give the same tree; one matrix at a time, in a
 compiled loop. On a CPU this is several times faster than the vectorised
 code, whose many small tensor operations per contraction level cost more
-than the work they do (benchmarks/tree_decoding.py; the measurements are in
+than the work they do (benchmarks/run.py --full, tree_decoding; the measurements are in
 the docstring of :mod:`probing.trees.decode`).
 
 ``numba`` compiles the kernel on first use and caches it beside this file

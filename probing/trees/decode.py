@@ -53,7 +53,7 @@ same trees. Measured for all-MiniLM-L6-v2's word attention over en_ewt dev
 (2,001 sentences, 6 x 12 heads x 2 directions = 288,144 matrices, one torch
 thread, on a shared 2-core CPU): vectorised 4.2-6.2 s of CPU time (and 10x
 worse with two torch threads on a busy machine, where every small operation
-waits for the other core), compiled 0.7 s; ``benchmarks/tree_decoding.py``
+waits for the other core), compiled 0.7 s; ``benchmarks/run.py --full`` (tree_decoding)
 times random attention of the same shape.
 
 Ties are broken the same way every time: a node's best incoming edge is
