@@ -293,7 +293,7 @@ CONFIG = Obj(
 COMMON = {
     "schema_version": Field(STR, f"'{SCHEMA_VERSION}'; readers refuse newer versions"),
     "analysis": Field(STR, "which analysis made this file (probe, surface, heads, patterns, compare, ablation, "
-                           "gradients, trees, coref)"),
+                           "gradients, trees, coref, noop)"),
     "tool": Field(TOOL, "the program that wrote the file"),
     "model": Field(MODEL, "the checkpoint, identified by its fingerprint"),
     "input": Field(INPUT, "the text the model read, identified by its sha256"),
@@ -344,6 +344,42 @@ BOOTSTRAP = Nullable(
     )
 )
 
+SHARE_GRIDS = Obj({"special": Field(Nullable(Grid(SHARE)), "to special tokens, null without such words"),
+                   "punctuation": Field(Nullable(Grid(SHARE)), "to punctuation words")})
+
+INTERVAL = Nullable(ListOf(NUMBER, 2))
+
+NOOP_RELATION = Obj(
+    {
+        "dependents": Field(COUNT, "words scored as dependents of the relation"),
+        "others": Field(COUNT, "the other words of the same sentences"),
+        "heads": Field(Obj({"dependents": Field(SHARE_GRIDS, "mean shares of the dependents' attention"),
+                            "others": Field(SHARE_GRIDS, "mean shares of the other words' attention")}),
+                       "[layer][head] mean shares from 0, per group of words and target"),
+        "layers": Field(Obj({}), "per group and target, each layer's mean over heads {share, interval}"),
+        "chosen": Field(Nullable(Obj({"layer": Field(COUNT, "from 0"), "head": Field(COUNT, "from 0"),
+                                      "direction": Field(STR, "dep_to_head or head_to_dep"),
+                                      "selection": Field(STR, "chosen on dev, or in-sample best"),
+                                      "difference": Field(Obj({}), "others minus dependents per target "
+                                                                   "{value, interval}")})),
+                        "the relation's chosen head with {share, interval} per group and target; null when the "
+                        "probe had none or merged parts chose differently"),
+    }
+)
+
+NOOP = Obj(
+    {
+        "num_heads": Field(COUNT, "heads per layer"),
+        "targets": Field(ListOf(STR), "special, punctuation"),
+        "words": Field(COUNT, "words whose attention was measured"),
+        "sentences": Field(COUNT, "sentences measured"),
+        "replicates": Field(COUNT, "Poisson bootstrap replicates over sentences (0: no intervals)"),
+        "seed": Field(INT, "seed of the per-sentence bootstrap weights"),
+        "level": Field(SHARE, "coverage of every interval"),
+        "relations": Field(MapOf(NOOP_RELATION, "relation"), "per relation"),
+    }
+)
+
 STATE = Field(MapOf(Array(), "name"), "the accumulator's sums and counts, from which every other number of the "
                                       "payload is derived; probing merge adds them up")
 
@@ -375,6 +411,8 @@ PAYLOADS: dict[str, dict[str, Field]] = {
     "ablation": {"conditions": Field(ListOf(Obj({"label": Field(STR, "")})), "each condition's change"), "state": STATE},
     "trees": {"trees": Field(Obj({}), "UAS and UUAS counts per head, direction and decoding"), "state": STATE},
     "coref": {"coref": Field(Obj({}), "antecedent counts per head, direction and mention type"), "state": STATE},
+    "noop": {"noop": Field(NOOP, "shares of attention to special tokens and punctuation from each relation's "
+                                 "dependents and from other words (derived from state)"), "state": STATE},
 }
 """Analysis -> its payload fields; every result has :data:`COMMON` besides."""
 
@@ -537,3 +575,12 @@ def _table(fields: Mapping[str, Field]) -> list[str]:
 
 if __name__ == "__main__":
     print(markdown())
+
+
+@consistency_check("noop")
+def _noop_groups_add_up(result: dict) -> None:
+    block = result["noop"]
+    for name, entry in block["relations"].items():
+        if entry["dependents"] + entry["others"] != block["words"]:
+            raise Invalid(f"noop.relations.{name}", f"dependents ({entry['dependents']}) and others "
+                                                     f"({entry['others']}) do not add up to words ({block['words']})")

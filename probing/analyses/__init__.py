@@ -23,6 +23,7 @@ for _name, _where in {
     "compare": "compare:CompareAccumulator",
     "ablation": "ablation:AblationAccumulator",
     "gradients": "gradients:GradientAccumulator",
+    "noop": "noop:NoopAccumulator",
 }.items():
     ACCUMULATORS.register(_name, _where)
 
