@@ -682,6 +682,42 @@ TABLES: Registry[Callable[..., Table]] = Registry("leaderboard table")
 TABLES.register("probe", relation_table)
 
 
+def noop_table(results: list[dict]) -> Table:
+    """The no-op test's table: per model, a row for the dependents of each relation and one for the other
+    words; a cell is the chosen head's share of attention to special tokens with its interval
+    (probing.analyses.noop)."""
+    from .analyses.noop_tables import GROUPS, table_rows
+
+    relations: list[str] = []
+    for data in results:
+        relations += [name for name in data["noop"]["relations"] if name not in relations]
+    rows = []
+    for data in results:
+        treebank = treebank_label(data["input"]["path"])
+        for group in GROUPS:
+            row = Row(f"{result_label(data)}: {group}", "model", "", treebank)
+            for name in relations:
+                entry = data["noop"]["relations"].get(name)
+                chosen = entry and entry["chosen"]
+                if entry is None:
+                    row.cells[name] = None
+                elif chosen is None:
+                    row.cells[name] = Cell(accuracy=None)
+                else:
+                    share = chosen[group]["special"]
+                    row.cells[name] = Cell(accuracy=share["share"], interval=share["interval"],
+                                           head=f"{chosen['layer'] + 1}-{chosen['head'] + 1}",
+                                           direction=chosen["direction"])
+                row.selection = chosen["selection"] if chosen else row.selection
+            rows.append(row)
+    notes = table_rows(results)["notes"]
+    return Table(relations, rows, notes, level=results[0]["noop"]["level"], key="noop", mean=False,
+                 title="The no-op test: attention to special tokens from each relation's dependents and other words")
+
+
+TABLES.register("noop", noop_table)
+
+
 FORMATS: Registry[Callable[[Leaderboard], str]] = Registry("format", option="--format")
 FORMATS.register("md", render_markdown)
 FORMATS.register("csv", render_csv)

@@ -55,7 +55,7 @@ from ..relations import relation_pairs
 from ..scoring.bootstrap import poisson_weights
 from ..scoring.intervals import LEVEL, percentile_interval
 from ..treebank import Sentence
-from .noop_tables import GROUPS, TARGETS, table_rows  # noqa: F401  (table_rows: the leaderboard's entry point)
+from .noop_tables import GROUPS, TARGETS, chosen_heads, table_rows  # noqa: F401  (torch-free, shared)
 from .surface import normalised_rows
 
 DECIMALS = 6
@@ -202,25 +202,6 @@ class NoopAccumulator(Accumulator):
 
     def result(self) -> dict:
         return {"noop": noop_block(self), "state": self.encoded_state()}
-
-
-def chosen_heads(probe: dict) -> dict[str, dict | None]:
-    """Each relation's chosen head in a probe result: the dev choice of a held-out result, else the in-sample best.
-
-    >>> probe = {"relations": {"det": {"best": {"layer": 2, "head": 8, "direction": "dep_to_head", "accuracy": 0.8}}}}
-    >>> chosen_heads(probe)
-    {'det': {'layer': 2, 'head': 8, 'direction': 'dep_to_head', 'selection': 'in-sample best'}}
-    """
-    heldout = probe.get("heldout")
-    chosen = {}
-    for name, entry in probe["relations"].items():
-        if heldout:
-            best, selection = heldout["relations"][name]["dev"]["head"], "chosen on dev"
-        else:
-            best, selection = entry["best"], "in-sample best"
-        chosen[name] = None if best is None else {"layer": best["layer"], "head": best["head"],
-                                                  "direction": best["direction"], "selection": selection}
-    return chosen
 
 
 def _choice_of(entry: dict | None) -> dict | None:

@@ -15,6 +15,25 @@ GROUPS = ("dependents", "others")
 """Whose attention: the dependents of the relation, and every other word of the same sentences."""
 
 
+def chosen_heads(probe: dict) -> dict[str, dict | None]:
+    """Each relation's chosen head in a probe result: the dev choice of a held-out result, else the in-sample best.
+
+    >>> probe = {"relations": {"det": {"best": {"layer": 2, "head": 8, "direction": "dep_to_head", "accuracy": 0.8}}}}
+    >>> chosen_heads(probe)
+    {'det': {'layer': 2, 'head': 8, 'direction': 'dep_to_head', 'selection': 'in-sample best'}}
+    """
+    heldout = probe.get("heldout")
+    chosen = {}
+    for name, entry in probe["relations"].items():
+        if heldout:
+            best, selection = heldout["relations"][name]["dev"]["head"], "chosen on dev"
+        else:
+            best, selection = entry["best"], "in-sample best"
+        chosen[name] = None if best is None else {"layer": best["layer"], "head": best["head"],
+                                                  "direction": best["direction"], "selection": selection}
+    return chosen
+
+
 def percent_with_interval(entry: dict | None) -> str:
     """``61.9 [58.0, 65.2]`` from ``{"share": .., "interval": ..}`` or ``{"value": .., ...}``.
 
