@@ -505,7 +505,7 @@ HTML_STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5rem auto;max-width:1240px;padding:0 1rem;
 color:#1d1d1f;line-height:1.4}
 h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem}
-.scroll{overflow-x:auto;max-width:100%}
+.scroll{overflow-x:auto;max-width:100%;position:relative}
 table.board{border-collapse:collapse;font-size:0.9rem;margin:0.5rem 0}
 table.board th,table.board td{padding:0.3rem 0.55rem;border-bottom:1px solid #e3e3e6;text-align:right;vertical-align:top}
 table.board thead th{border-bottom:2px solid #444;white-space:nowrap;vertical-align:bottom}

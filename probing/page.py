@@ -249,7 +249,7 @@ function drawSentence(sentence,values,relation,direction){
   'data-relation':relation,'data-direction':direction,'data-sentence':sentence.index});
  svg.appendChild(el('title',{},sentence.words.join(' ')));
  var defs=el('defs');['correct','wrong','other','gold'].forEach(function(k){
-  var m=el('marker',{id:'arrow-'+k,viewBox:'0 0 6 6',refX:5,refY:3,markerWidth:5,markerHeight:5,orient:'auto-start-reverse'});
+  var m=el('marker',{id:'arrow-'+k,viewBox:'0 0 6 6',refX:5,refY:3,markerWidth:7,markerHeight:7,markerUnits:'userSpaceOnUse',orient:'auto-start-reverse'});
   m.appendChild(el('path',{d:'M0,0 L6,3 L0,6 z',fill:k==='gold'?'#333':COLOURS[k]}));defs.appendChild(m);});
  svg.appendChild(defs);
  arcs.sort(function(a,b){return (a.kind==='other')-(b.kind==='other')||0;}).reverse();
