@@ -5,7 +5,8 @@ The page holds everything inline (CSS, script, data; no request leaves it):
 - per relation and direction, the layer x head heatmap of the probe's
   accuracy, the chosen head outlined; a click on a cell (or Enter/Space on it,
   arrow keys move between cells) shows that head's *sentence views* and its
-  no-op shares;
+  no-op shares, and puts the head in the address (``PAGE.html#head=det:dep_to_head:3-9``,
+  layer-head from 1), so that a link opens the page on that head;
 - a sentence view (Clark et al. 2019, Figure 5) puts the words in a row and
   draws, above them, an arc from each word to the word it attends to most
   (``dep->head``; for a ``head->dep`` heatmap, from the word that attends to
@@ -283,6 +284,7 @@ function show(cell){
  cell.setAttribute('aria-selected','true');
  var detail=document.getElementById('detail');detail.setAttribute('data-head',name);
  detail.setAttribute('data-relation',relation);detail.setAttribute('data-direction',direction);
+ try{history.replaceState(null,'','#head='+encodeURIComponent(relation)+':'+direction+':'+name);}catch(e){}
  document.getElementById('detail-title').textContent='Head '+name+' \u00b7 '+relation+' \u00b7 '+DATA.directions[direction];
  var acc=DATA.accuracy[relation][direction][layer][head];
  document.getElementById('detail-accuracy').textContent=relation+' accuracy of this head, '+DATA.directions[direction]+': '+pct(acc)+'%.';
@@ -303,7 +305,10 @@ cells.forEach(function(cell){cell.addEventListener('click',function(){focusCell(
   else if(e.key==='ArrowDown')next=rows[r+1]?rows[r+1].cells[c]:null;else if(e.key==='ArrowUp')next=r>1?rows[r-1].cells[c]:null;
   if(next&&next.classList.contains('cell')){e.preventDefault();focusCell(next);next.focus();}});});
 function focusCell(cell){cells.forEach(function(c){c.setAttribute('tabindex','-1');});cell.setAttribute('tabindex','0');}
-var start=document.querySelector('td.cell.chosen')||cells[0];if(start){focusCell(start);show(start);}
+function fromHash(){var m=/^#head=([^:]+):(dep_to_head|head_to_dep):(\d+)-(\d+)$/.exec(decodeURIComponent(location.hash));
+ if(!m)return null;return document.querySelector('td.cell[data-relation="'+CSS.escape(m[1])+'"][data-direction="'+m[2]+'"][data-layer="'+(m[3]-1)+'"][data-head="'+(m[4]-1)+'"]');}
+var start=fromHash()||document.querySelector('td.cell.chosen')||cells[0];if(start){focusCell(start);show(start);}
+window.addEventListener('hashchange',function(){var c=fromHash();if(c){focusCell(c);show(c);}});
 })();
 """
 

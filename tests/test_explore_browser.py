@@ -120,6 +120,16 @@ def test_keyboard_moves_between_cells_and_enter_shows_the_head(page, browser):
     assert focused == "1,0"  # the one cell of the grids in the tab order is the focused one
 
 
+def test_a_link_opens_the_page_on_a_head(page, browser):
+    browser.open(page)
+    browser.send("Page.navigate", url=page.resolve().as_uri() + "#head=dobj:head_to_dep:2-4")
+    assert browser.evaluate("location.hash") == "#head=dobj:head_to_dep:2-4"
+    view = shown_view(browser)
+    assert (view["head"], view["relation"], view["direction"]) == ("2-4", "dobj", "head_to_dep")
+    browser.click('td.cell[data-relation="det"][data-direction="dep_to_head"][data-layer="0"][data-head="0"]')
+    assert browser.evaluate("location.hash") == "#head=det:dep_to_head:1-1"  # the address follows the clicks
+
+
 def sorted_column(browser, table: int, column: int) -> tuple[list[str], str]:
     rows = browser.evaluate(f"""(function(){{var t=document.querySelectorAll('table.board')[{table}];
       return [Array.prototype.map.call(t.querySelectorAll('tbody tr:not(.group-head)'),function(r){{
