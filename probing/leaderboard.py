@@ -73,6 +73,8 @@ class Table:
     key: str = "probe"
     mean: bool = True
     """Whether rows are ranked by (and show) the mean over the columns."""
+    marks_best: bool = True
+    """Whether the HTML marks each column's highest value as the best (not for shares that are not scores)."""
 
 
 @dataclass
@@ -628,17 +630,18 @@ def _html_table(table: Table, heading: str, links: dict | None = None) -> str:
         label = f"{'Reference: ' if reference else ''}{treebank.replace(' -> ', ' → ')}"
         lines = [f'<tr class="group-head"><th colspan="{len(columns)}" scope="rowgroup">{html.escape(label)} '
                  f'<span class="how">· {html.escape(how)}</span></th></tr>']
-        best = _best([row for row in rows if row.kind != "reference"] or rows, table.relations)
+        best = _best([row for row in rows if row.kind != "reference"] or rows, table.relations) if table.marks_best \
+            else {}
         for row in rows:
             rank_key = row.rank.lstrip("=") if row.rank.lstrip("=").isdigit() else ""
             cells = f'<td class="l" data-sort="{rank_key}">{html.escape(row.rank)}</td>' + _model_cell(row, links)
             for name in table.relations:
                 cell = row.cells.get(name)
-                is_best = bool(cell and cell.accuracy is not None and cell.accuracy == best[name]
+                is_best = bool(cell and cell.accuracy is not None and cell.accuracy == best.get(name)
                                and row.kind != "reference")
                 cells += _html_cell(cell, is_best)
             if table.mean:
-                is_best = row.mean is not None and row.mean == best["(mean)"] and row.kind != "reference"
+                is_best = row.mean is not None and row.mean == best.get("(mean)") and row.kind != "reference"
                 mark, marked = (BEST_MARK, ' class="best"') if is_best else ("", "")
                 key = "" if row.mean is None else f"{row.mean:.6f}"
                 cells += f'<td data-sort="{key}"{marked}><span class="acc">{html.escape(_mean_text(row))}{mark}</span></td>'
@@ -683,10 +686,10 @@ TABLES.register("probe", relation_table)
 
 
 def noop_table(results: list[dict]) -> Table:
-    """The no-op test's table: per model, a row for the dependents of each relation and one for the other
-    words; a cell is the chosen head's share of attention to special tokens with its interval
-    (probing.analyses.noop)."""
-    from .analyses.noop_tables import GROUPS, table_rows
+    """The no-op test's table: per model, a row for the words each relation's chosen head reads (its dependents,
+    or its head words for a head->dep head) and one for the other words; a cell is that share of attention to
+    special tokens with its interval (probing.analyses.noop)."""
+    from .analyses.noop_tables import ATTENDING, NOTES
 
     relations: list[str] = []
     for data in results:
@@ -694,25 +697,23 @@ def noop_table(results: list[dict]) -> Table:
     rows = []
     for data in results:
         treebank = treebank_label(data["input"]["path"])
-        for group in GROUPS:
-            row = Row(f"{result_label(data)}: {group}", "model", "", treebank)
+        for side, label in enumerate(("attending words", "other words")):
+            row = Row(f"{result_label(data)}: {label}", "model", "in-sample", treebank)
             for name in relations:
                 entry = data["noop"]["relations"].get(name)
                 chosen = entry and entry["chosen"]
-                if entry is None:
-                    row.cells[name] = None
-                elif chosen is None:
-                    row.cells[name] = Cell(accuracy=None)
-                else:
-                    share = chosen[group]["special"]
-                    row.cells[name] = Cell(accuracy=share["share"], interval=share["interval"],
-                                           head=f"{chosen['layer'] + 1}-{chosen['head'] + 1}",
-                                           direction=chosen["direction"])
-                row.selection = chosen["selection"] if chosen else row.selection
+                if entry is None or chosen is None:
+                    row.cells[name] = None if entry is None else Cell(accuracy=None)
+                    continue
+                share = chosen[ATTENDING[chosen["direction"]][side]]["special"]
+                row.cells[name] = Cell(accuracy=share["share"], interval=share["interval"],
+                                       head=f"{chosen['layer'] + 1}-{chosen['head'] + 1}", direction=chosen["direction"])
+                if chosen["selection"] == "chosen on dev":
+                    row.selection = "held-out"
             rows.append(row)
-    notes = table_rows(results)["notes"]
-    return Table(relations, rows, notes, level=results[0]["noop"]["level"], key="noop", mean=False,
-                 title="The no-op test: attention to special tokens from each relation's dependents and other words")
+    return Table(relations, rows, NOTES(results[0]["noop"]["level"]), level=results[0]["noop"]["level"], key="noop",
+                 mean=False, marks_best=False, title="The no-op test: attention to special tokens from the words a head reads and "
+                                   "from the others")
 
 
 TABLES.register("noop", noop_table)

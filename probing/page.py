@@ -88,7 +88,6 @@ def page_data(probe: dict, noop: dict | None, views: dict | None, sentences: Seq
     if noop is not None:
         for name, entry in noop["noop"]["relations"].items():
             shares[name] = {group: entry["heads"][group] for group in GROUPS}
-            shares[name]["counts"] = {group: entry[group] for group in GROUPS}
     return {
         "model": model_label(probe["model"], probe["config"].get("attention", "weights")),
         "layers": probe["model"]["num_layers"],
@@ -166,8 +165,9 @@ def _noop_section(noop: dict | None) -> str:
     return (
         '<section id="noop" aria-labelledby="noop-title"><h2 id="noop-title">The no-op test</h2>'
         "<p>Clark et al. (2019) read attention to [SEP] as a no-op: a head that tracks a relation sends its "
-        "dependents to their heads and parks every other word's attention on special tokens. If so, the "
-        "<em>others</em> columns are much higher than the <em>dependents</em> columns. Shares in % of a word's "
+        "dependents to their heads (or, head→dependent, the head words to their dependents) and parks every "
+        "other word's attention on special tokens. If so, the <em>others</em> columns are much higher than the "
+        "<em>attending</em> columns. Shares in % of a word's "
         f"attention, averaged over words, {html.escape(intervals)}; {block['sentences']} sentences, "
         f"{block['words']} words.</p>"
         + _plain_table(CHOSEN_HEADERS, chosen_table_rows(noop), caption="Each relation's chosen head", css="plain noop")
@@ -271,12 +271,14 @@ function drawSentence(sentence,values,relation,direction){
   svg.appendChild(el('path',{'class':'gold',d:'M'+x1+','+goldY+' C'+x1+','+(goldY+d)+' '+x2+','+(goldY+d)+' '+x2+','+goldY,
    fill:'none',stroke:'#333','stroke-width':1.1,'stroke-dasharray':'4 3','marker-end':'url(#arrow-gold)','data-from':q,'data-to':h}));});
  return svg;}
-function noopTable(layer,head){
+function noopTable(layer,head,direction){
+ var groups=direction==='dep_to_head'?['dependents','non_dependents']:['heads','non_heads'];
  var rows=DATA.relations.filter(function(r){return DATA.noop[r];}).map(function(r){var s=DATA.noop[r];
   function v(g,t){return s[g][t]?pct(s[g][t][layer][head]):'\u2013';}
-  return '<tr><td>'+r+'</td><td>'+v('dependents','special')+'</td><td>'+v('others','special')+'</td><td>'+v('dependents','punctuation')+'</td><td>'+v('others','punctuation')+'</td></tr>';});
+  return '<tr><td>'+r+'</td><td>'+v(groups[0],'special')+'</td><td>'+v(groups[1],'special')+'</td><td>'+v(groups[0],'punctuation')+'</td><td>'+v(groups[1],'punctuation')+'</td></tr>';});
  if(!rows.length)return '';
- return '<div class="scroll"><table class="plain"><caption>No-op shares of this head (% of a word\u2019s attention)</caption><thead><tr><th scope="col">relation</th><th scope="col">dependents \u2192 special</th><th scope="col">others \u2192 special</th><th scope="col">dependents \u2192 punct.</th><th scope="col">others \u2192 punct.</th></tr></thead><tbody>'+rows.join('')+'</tbody></table></div>';}
+ var a=groups[0];
+ return '<div class="scroll"><table class="plain"><caption>No-op shares of this head (% of a word\u2019s attention; '+a+': the words this direction reads)</caption><thead><tr><th scope="col">relation</th><th scope="col">'+a+' \u2192 special</th><th scope="col">others \u2192 special</th><th scope="col">'+a+' \u2192 punct.</th><th scope="col">others \u2192 punct.</th></tr></thead><tbody>'+rows.join('')+'</tbody></table></div>';}
 function show(cell){
  var relation=cell.getAttribute('data-relation'),direction=cell.getAttribute('data-direction');
  var layer=+cell.getAttribute('data-layer'),head=+cell.getAttribute('data-head'),name=(layer+1)+'-'+(head+1);
@@ -288,7 +290,7 @@ function show(cell){
  document.getElementById('detail-title').textContent='Head '+name+' \u00b7 '+relation+' \u00b7 '+DATA.directions[direction];
  var acc=DATA.accuracy[relation][direction][layer][head];
  document.getElementById('detail-accuracy').textContent=relation+' accuracy of this head, '+DATA.directions[direction]+': '+pct(acc)+'%.';
- document.getElementById('detail-noop').innerHTML=noopTable(layer,head);
+ document.getElementById('detail-noop').innerHTML=noopTable(layer,head,direction);
  var box=document.getElementById('detail-views');box.textContent='';
  if(!DATA.views){box.textContent='No sentence views in this page.';return;}
  var values=DATA.views[layer+'-'+head];

@@ -351,16 +351,15 @@ INTERVAL = Nullable(ListOf(NUMBER, 2))
 
 NOOP_RELATION = Obj(
     {
-        "dependents": Field(COUNT, "words scored as dependents of the relation"),
-        "others": Field(COUNT, "the other words of the same sentences"),
-        "heads": Field(Obj({"dependents": Field(SHARE_GRIDS, "mean shares of the dependents' attention"),
-                            "others": Field(SHARE_GRIDS, "mean shares of the other words' attention")}),
-                       "[layer][head] mean shares from 0, per group of words and target"),
+        "words": Field(MapOf(COUNT, "group"), "words of each group: dependents, non_dependents, heads, non_heads"),
+        "heads": Field(MapOf(SHARE_GRIDS, "group"), "[layer][head] mean shares from 0, per group of words and target"),
         "layers": Field(Obj({}), "per group and target, each layer's mean over heads {share, interval}"),
         "chosen": Field(Nullable(Obj({"layer": Field(COUNT, "from 0"), "head": Field(COUNT, "from 0"),
                                       "direction": Field(STR, "dep_to_head or head_to_dep"),
                                       "selection": Field(STR, "chosen on dev, or in-sample best"),
-                                      "difference": Field(Obj({}), "others minus dependents per target "
+                                      "attending": Field(STR, "the group whose attention the direction reads: "
+                                                              "dependents (dep_to_head) or heads (head_to_dep)"),
+                                      "difference": Field(Obj({}), "the others minus the attending words per target "
                                                                    "{value, interval}")})),
                         "the relation's chosen head with {share, interval} per group and target; null when the "
                         "probe had none or merged parts chose differently"),
@@ -581,6 +580,8 @@ if __name__ == "__main__":
 def _noop_groups_add_up(result: dict) -> None:
     block = result["noop"]
     for name, entry in block["relations"].items():
-        if entry["dependents"] + entry["others"] != block["words"]:
-            raise Invalid(f"noop.relations.{name}", f"dependents ({entry['dependents']}) and others "
-                                                     f"({entry['others']}) do not add up to words ({block['words']})")
+        for group, rest in (("dependents", "non_dependents"), ("heads", "non_heads")):
+            found, other = entry["words"].get(group, 0), entry["words"].get(rest, 0)
+            if found + other != block["words"]:
+                raise Invalid(f"noop.relations.{name}.words", f"{group} ({found}) and {rest} ({other}) do not add "
+                                                              f"up to the words ({block['words']})")

@@ -52,7 +52,7 @@ def test_the_noop_result_reports_each_relations_chosen_head(run):
     for name, entry in noop["noop"]["relations"].items():
         best = probe["relations"][name]["best"]
         assert (entry["chosen"]["layer"], entry["chosen"]["head"]) == (best["layer"], best["head"])
-        assert entry["dependents"] == probe["relations"][name]["total"] or name == "all"
+        assert entry["words"]["dependents"] == probe["relations"][name]["total"]  # one dependent per pair here
     assert noop["noop"]["words"] == probe["treebank"]["words_scored"]
 
 
@@ -64,7 +64,8 @@ def test_the_page_holds_its_data_and_every_head_has_views(run):
     for values in data["views"].values():
         assert [len(per_sentence[0]) for per_sentence in values] == words
     noop = read_result(run / "results" / "noop.json")
-    assert data["noop"]["det"]["others"]["special"] == noop["noop"]["relations"]["det"]["heads"]["others"]["special"]
+    shown = data["noop"]["det"]["non_dependents"]["special"]
+    assert shown == noop["noop"]["relations"]["det"]["heads"]["non_dependents"]["special"]
 
 
 def test_view_files_are_svg_and_png_for_each_chosen_head(run):
@@ -105,7 +106,7 @@ def test_noop_shards_merge_into_the_whole_run(run, tmp_path, capsys):
     whole = read_result(run / "results" / "noop.json")["noop"]
     assert merged["words"] == whole["words"] and merged["sentences"] == whole["sentences"] == 24
     for name, entry in whole["relations"].items():
-        for group in ("dependents", "others"):
+        for group in ("dependents", "non_dependents", "heads", "non_heads"):
             assert np.asarray(merged["relations"][name]["heads"][group]["special"]) == pytest.approx(
                 np.asarray(entry["heads"][group]["special"]), abs=2e-6)
     assert main(["leaderboard", str(run / "results" / "noop.json")]) == 0

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from probing.analyses.noop import NoopAccumulator, chosen_heads, is_punctuation
+from probing.analyses.noop import GROUPS, NoopAccumulator, chosen_heads, is_punctuation
 from probing.analyses.views import VALUES, SentenceViews
 from probing.engine import Accumulator, BatchView, PassOptions, run_pass
 from probing.errors import ProbingError
@@ -48,8 +48,9 @@ def reference_sums(views: list[BatchView], relations, pool_from: str) -> dict:
     """The accumulator's sums by plain loops over units, layers, heads, words and tokens."""
     layers, heads = views[0].attention.shape[1:3]
     dependent = np.zeros((len(relations), 2, layers, heads))
+    head_words_sum = np.zeros((len(relations), 2, layers, heads))
     every = np.zeros((2, layers, heads))
-    dependents, words = np.zeros(len(relations)), 0
+    dependents, head_words, words = np.zeros(len(relations)), np.zeros(len(relations)), 0
     for view in views:
         batch = view.batch
         for row, unit in enumerate(batch.units):
@@ -60,9 +61,11 @@ def reference_sums(views: list[BatchView], relations, pool_from: str) -> dict:
             punct = [k for k in range(length)
                      if owner[k] >= 0 and is_punctuation(sentence.words[owner[k]], sentence.upos[owner[k]])]
             queries = [{q for q, _ in relation_pairs(name, sentence)} for name in relations]
+            targets = [{h for _, h in relation_pairs(name, sentence) if h >= 0} for name in relations]
             words += len(sentence)
             for r in range(len(relations)):
                 dependents[r] += len(queries[r])
+                head_words[r] += len(targets[r])
             for word in range(len(sentence)):
                 pieces = [t for t in range(length) if owner[t] == word]
                 rows = pieces[:1] if pool_from == "first" else pieces
@@ -75,7 +78,10 @@ def reference_sums(views: list[BatchView], relations, pool_from: str) -> dict:
                         for r in range(len(relations)):
                             if word in queries[r]:
                                 dependent[r, :, layer, head] += (to_special, to_punct)
-    return {"dependent_sum": dependent, "word_sum": every, "dependent_words": dependents, "words": words}
+                            if word in targets[r]:
+                                head_words_sum[r, :, layer, head] += (to_special, to_punct)
+    return {"dependent_sum": dependent, "head_sum": head_words_sum, "word_sum": every, "dependent_words": dependents,
+            "head_words": head_words, "words": words}
 
 
 @pytest.mark.parametrize("pool_from", ["mean", "first"])
@@ -121,7 +127,7 @@ def test_a_planted_sink_head_sends_every_word_to_special_tokens(loaded):
     block = noop.result()["noop"]
     for name in RELATIONS:
         heads = block["relations"][name]["heads"]
-        for group in ("dependents", "others"):
+        for group in GROUPS:
             special = np.asarray(heads[group]["special"])
             assert special[:, :2] == pytest.approx(1.0, abs=1e-6), (name, group)  # every layer's heads 1 and 2
             assert np.asarray(heads[group]["punctuation"])[:, :2] == pytest.approx(0.0, abs=1e-6)
@@ -152,13 +158,14 @@ def test_replicates_reweight_whole_sentences_with_the_probes_poisson_weights(boo
 def test_chosen_head_intervals_hold_their_estimates(bootstrapped):
     noop, _ = bootstrapped
     chosen = noop.result()["noop"]["relations"]["det"]["chosen"]
-    for group in ("dependents", "others"):
+    assert chosen["attending"] == "dependents"  # a dep_to_head head reads its dependents' attention
+    for group in GROUPS:
         for target in ("special", "punctuation"):
             entry = chosen[group][target]
             low, high = entry["interval"]
             assert low <= entry["share"] <= high and low < high
     difference = chosen["difference"]["special"]
-    assert difference["value"] == pytest.approx(chosen["others"]["special"]["share"]
+    assert difference["value"] == pytest.approx(chosen["non_dependents"]["special"]["share"]
                                                 - chosen["dependents"]["special"]["share"], abs=2e-6)
     assert noop.result()["noop"]["relations"]["all"]["chosen"] is None  # no head was chosen for it
 
@@ -183,8 +190,8 @@ def test_result_validates_and_rebuilds_the_accumulator(bootstrapped):
     for name, tensor in noop.state_tensors.items():
         assert torch.equal(rebuilt.state_tensors[name], tensor), name
     broken = copy.deepcopy(result)
-    broken["noop"]["relations"]["det"]["others"] += 1
-    with pytest.raises(ProbingError, match="noop.relations.det: dependents .* do not add up"):
+    broken["noop"]["relations"]["det"]["words"]["non_heads"] += 1
+    with pytest.raises(ProbingError, match="noop.relations.det.words: heads .* do not add up"):
         validate(broken, source="n.json")
 
 
@@ -204,6 +211,18 @@ def test_shards_merge_into_the_whole_run_and_disagreeing_choices_are_dropped(loa
     assert merged.chosen["det"] is None  # the parts chose different heads: none is reported
     with pytest.raises(ProbingError, match="other options"):
         merged.merge(NoopAccumulator(("det",), loaded.num_layers, loaded.num_heads, bootstrap=40, seed=3))
+
+
+def test_a_head_to_dep_head_is_tested_on_the_head_words(bootstrapped):
+    noop, _ = bootstrapped
+    noop = copy.copy(noop)
+    noop.chosen = {"det": {"layer": 1, "head": 3, "direction": "head_to_dep", "selection": "given"}}
+    chosen = noop.result()["noop"]["relations"]["det"]["chosen"]
+    assert chosen["attending"] == "heads"
+    assert chosen["difference"]["special"]["value"] == pytest.approx(
+        chosen["non_heads"]["special"]["share"] - chosen["heads"]["special"]["share"], abs=2e-6)
+    assert chosen["difference_dependents"]["special"]["value"] == pytest.approx(
+        chosen["non_dependents"]["special"]["share"] - chosen["dependents"]["special"]["share"], abs=2e-6)
 
 
 def test_chosen_heads_come_from_dev_in_a_heldout_result():

@@ -14,8 +14,13 @@ every sentence, each word's share of attention that goes
 - to punctuation words (UPOS ``PUNCT``, or a form made of punctuation characters only),
 
 separately for the words that are dependents of the relation (the words whose
-head the probe scores: the ``'s`` clitic for ``poss``, the noun for ``pobj``)
-and for all words; the other words' sums are the difference. A word's row is
+head the probe scores: the ``'s`` clitic for ``poss``, the noun for ``pobj``),
+for its head words (the word each dependent must find), and for all words;
+the other words' sums are differences. A ``dep_to_head`` head is right when
+a dependent attends to its head, so its test compares the dependents with
+the other words; a ``head_to_dep`` head is right when the head word attends
+to its dependent (a preposition to its object), so its test compares the
+head words with the other words. A word's row is
 pooled from its pieces' rows as the probe pools them (``--pool-from``), with
 each special token kept as a pseudo-word column; under a reading whose rows
 do not sum to 1 (``--attention norms``) token rows are first divided by their
@@ -36,8 +41,10 @@ head's shares are kept, and per layer the mean over heads.
 >>> shares = torch.tensor([[0.1, 0.8, 0.2, 0.6], [0.0, 0.1, 0.1, 0.3]]).view(1, 2, 1, 1, 4)  # [batch, target, l, h, word]
 >>> noop.add(shares, [s], [0])
 >>> block = noop.result()["noop"]["relations"]["dobj"]
->>> block["heads"]["dependents"]["special"], block["heads"]["others"]["special"]
+>>> block["heads"]["dependents"]["special"], block["heads"]["non_dependents"]["special"]
 ([[0.2]], [[0.5]])
+>>> block["heads"]["heads"]["special"], block["words"]
+([[0.8]], {'dependents': 1, 'non_dependents': 3, 'heads': 1, 'non_heads': 3})
 """
 
 from __future__ import annotations
@@ -55,7 +62,7 @@ from ..relations import relation_pairs
 from ..scoring.bootstrap import poisson_weights
 from ..scoring.intervals import LEVEL, percentile_interval
 from ..treebank import Sentence
-from .noop_tables import GROUPS, TARGETS, chosen_heads, table_rows  # noqa: F401  (torch-free, shared)
+from .noop_tables import ATTENDING, GROUPS, TARGETS, chosen_heads, table_rows  # noqa: F401  (torch-free, shared)
 from .surface import normalised_rows
 
 DECIMALS = 6
@@ -65,7 +72,9 @@ DEFINITIONS = {
     "punctuation": "share of a word's attention that goes to punctuation words (UPOS PUNCT, or only punctuation "
                    "characters), the word itself included when it is one",
     "dependents": "the words whose head the probe scores for the relation (the 's clitic for poss, the noun for pobj)",
-    "others": "every other word of the same sentences",
+    "non_dependents": "every other word of the same sentences",
+    "heads": "the words that are the head in one of the relation's pairs (the preposition for pobj)",
+    "non_heads": "every other word of the same sentences",
 }
 
 
@@ -111,23 +120,30 @@ def punctuation_mask(sentences: Sequence[Sentence], width: int) -> torch.Tensor:
     return mask
 
 
-def dependent_mask(sentences: Sequence[Sentence], relations: Sequence[str], width: int) -> torch.Tensor:
-    """float [batch, relation, word]: 1 for each word the relation scores (a pair's query word)."""
-    mask = torch.zeros((len(sentences), len(relations), width))
+def relation_masks(sentences: Sequence[Sentence], relations: Sequence[str], width: int) -> dict[str, torch.Tensor]:
+    """float [batch, relation, word] masks: ``dependent`` marks each word the relation scores (a pair's query
+    word), ``head`` each word that is the head in one of its pairs (the word the query must find)."""
+    masks = {role: torch.zeros((len(sentences), len(relations), width)) for role in ROLES}
     for row, sentence in enumerate(sentences):
         for r, name in enumerate(relations):
-            for query, _ in relation_pairs(name, sentence):
-                mask[row, r, query] = 1.0
-    return mask
+            for query, head in relation_pairs(name, sentence):
+                masks["dependent"][row, r, query] = 1.0
+                if head >= 0:
+                    masks["head"][row, r, head] = 1.0
+    return masks
+
+
+ROLES = ("dependent", "head")
+"""The words of a relation whose attention is summed apart: its dependents and its head words."""
 
 
 class NoopAccumulator(Accumulator):
-    """Sums of the special and punctuation shares per relation, layer and head, for dependents and for all words.
+    """Sums of the special and punctuation shares per relation, layer and head: over the relation's dependents,
+    over its head words, and over all words (the other words' sums are differences).
 
-    State (float64): ``dependent_sum`` [relation, target, layer, head], ``word_sum`` [target, layer, head],
-    ``dependent_words`` [relation], ``words`` and ``sentences`` (scalars); with a bootstrap the same sums per
-    replicate: ``boot_dependent_sum`` [B, relation, target, layer, head], ``boot_word_sum`` [B, target, layer,
-    head], ``boot_dependent_words`` [B, relation], ``boot_words`` [B].
+    State (float64): ``dependent_sum`` and ``head_sum`` [relation, target, layer, head], ``word_sum`` [target,
+    layer, head], ``dependent_words`` and ``head_words`` [relation], ``words`` and ``sentences`` (scalars); with
+    a bootstrap the same sums per replicate (``boot_`` + name, a leading axis of B replicates).
     """
 
     analysis = "noop"
@@ -139,21 +155,13 @@ class NoopAccumulator(Accumulator):
         self.bootstrap, self.seed, self.level = bootstrap, seed, level
         self.chosen: dict[str, dict | None] = dict(chosen or {})
         relation_count, grid = len(self.relations), (len(TARGETS), num_layers, num_heads)
-        zeros = lambda *shape: torch.zeros(shape, dtype=torch.float64)  # noqa: E731
-        self.state_tensors = {
-            "dependent_sum": zeros(relation_count, *grid),
-            "word_sum": zeros(*grid),
-            "dependent_words": zeros(relation_count),
-            "words": zeros(),
-            "sentences": zeros(),
-        }
+        shapes = {"dependent_sum": (relation_count, *grid), "head_sum": (relation_count, *grid), "word_sum": grid,
+                  "dependent_words": (relation_count,), "head_words": (relation_count,), "words": ()}
+        self.state_tensors = {name: torch.zeros(shape, dtype=torch.float64) for name, shape in shapes.items()}
+        self.state_tensors["sentences"] = torch.zeros((), dtype=torch.float64)
         if bootstrap:
-            self.state_tensors.update({
-                "boot_dependent_sum": zeros(bootstrap, relation_count, *grid),
-                "boot_word_sum": zeros(bootstrap, *grid),
-                "boot_dependent_words": zeros(bootstrap, relation_count),
-                "boot_words": zeros(bootstrap),
-            })
+            self.state_tensors.update({f"boot_{name}": torch.zeros((bootstrap, *shape), dtype=torch.float64)
+                                       for name, shape in shapes.items()})
 
     def identity(self) -> dict:
         return {"analysis": self.analysis, "relations": list(self.relations), "bootstrap": self.bootstrap,
@@ -169,13 +177,12 @@ class NoopAccumulator(Accumulator):
         real = torch.zeros((len(sentences), width), dtype=torch.float64)  # [batch, word]
         for row, sentence in enumerate(sentences):
             real[row, : len(sentence)] = 1.0
-        dependents = dependent_mask(sentences, self.relations, width).double()  # [batch, relation, word]
-        per_sentence = {
-            "dependent_sum": torch.einsum("btlhw,brw->brtlh", shares, dependents),
-            "word_sum": torch.einsum("btlhw,bw->btlh", shares, real),
-            "dependent_words": dependents.sum(dim=-1),  # [batch, relation]
-            "words": real.sum(dim=-1),  # [batch]
-        }
+        masks = relation_masks(sentences, self.relations, width)  # role -> [batch, relation, word]
+        per_sentence = {"word_sum": torch.einsum("btlhw,bw->btlh", shares, real), "words": real.sum(dim=-1)}
+        for role in ROLES:
+            mask = masks[role].double()
+            per_sentence[f"{role}_sum"] = torch.einsum("btlhw,brw->brtlh", shares, mask)
+            per_sentence[f"{role}_words"] = mask.sum(dim=-1)  # [batch, relation]
         state = self.state_tensors
         for name, values in per_sentence.items():
             state[name] += values.sum(dim=0)
@@ -210,39 +217,36 @@ def _choice_of(entry: dict | None) -> dict | None:
     return {key: entry[key] for key in ("layer", "head", "direction", "selection")}
 
 
-def _ratio(numerator: np.ndarray, denominator) -> np.ndarray | None:
-    denominator = np.asarray(denominator, dtype=np.float64)
-    if not np.all(denominator > 0):
-        return None
-    return numerator / denominator
+def _group_sums(state: dict, r: int, boot: bool) -> dict:
+    """Group -> (sums [target, layer, head], count, replicate sums [B, ...] or None, replicate counts [B] or None)."""
+    prefix = ("boot_",) if boot else ()
+    groups = {}
+    for role, group, rest in (("dependent", "dependents", "non_dependents"), ("head", "heads", "non_heads")):
+        sums, count = state[f"{role}_sum"][r], float(state[f"{role}_words"][r])
+        groups[group] = (sums, count) + ((state[f"boot_{role}_sum"][:, r], state[f"boot_{role}_words"][:, r])
+                                         if prefix else (None, None))
+        groups[rest] = (state["word_sum"] - sums, float(state["words"]) - count) + (
+            (state["boot_word_sum"] - state[f"boot_{role}_sum"][:, r],
+             state["boot_words"] - state[f"boot_{role}_words"][:, r]) if prefix else (None, None))
+    return groups
 
 
 def noop_block(noop: NoopAccumulator) -> dict:
-    """The ``noop`` payload: every head's shares, per-layer means with intervals, each chosen head with intervals."""
+    """The ``noop`` payload: every head's shares per group, per-layer means with intervals, each chosen head
+    with intervals."""
     state = {name: tensor.numpy() for name, tensor in noop.state().items()}
-    boot = noop.bootstrap > 0
     relations = {}
     for r, name in enumerate(noop.relations):
-        dependents = float(state["dependent_words"][r])
-        others = float(state["words"]) - dependents
-        sums = {"dependents": state["dependent_sum"][r], "others": state["word_sum"] - state["dependent_sum"][r]}
-        counts = {"dependents": dependents, "others": others}
-        replicates = None
-        if boot:
-            boot_dependents = state["boot_dependent_words"][:, r]
-            replicates = {
-                "dependents": (state["boot_dependent_sum"][:, r], boot_dependents),
-                "others": (state["boot_word_sum"] - state["boot_dependent_sum"][:, r],
-                           state["boot_words"] - boot_dependents),
-            }
-        heads = {group: _shares(sums[group], counts[group]) for group in GROUPS}
+        groups = _group_sums(state, r, noop.bootstrap > 0)
+        shares = {group: (sums / count if count > 0 else None) for group, (sums, count, _, _) in groups.items()}
+        replicates = {group: _replicate_shares(boot_sums, boot_counts) for group, (_, _, boot_sums, boot_counts)
+                      in groups.items()} if noop.bootstrap else None
         relations[name] = {
-            "dependents": int(round(dependents)),
-            "others": int(round(others)),
-            "heads": {group: {target: _rounded(None if heads[group] is None else heads[group][t])
+            "words": {group: int(round(count)) for group, (_, count, _, _) in groups.items()},
+            "heads": {group: {target: _rounded(None if shares[group] is None else shares[group][t])
                               for t, target in enumerate(TARGETS)} for group in GROUPS},
-            "layers": _layers(heads, replicates, noop.level),
-            "chosen": _chosen(noop.chosen.get(name), heads, replicates, noop.level),
+            "layers": _layers(shares, replicates, noop.level),
+            "chosen": _chosen(noop.chosen.get(name), shares, replicates, noop.level),
         }
     return {
         "num_heads": noop.num_heads,
@@ -258,11 +262,6 @@ def noop_block(noop: NoopAccumulator) -> dict:
     }
 
 
-def _shares(sums: np.ndarray, count: float) -> np.ndarray | None:
-    """[target, layer, head] mean shares; None when no word of the group was seen."""
-    return sums / count if count > 0 else None
-
-
 def _interval(values: np.ndarray | None, level: float) -> list[float] | None:
     if values is None:
         return None
@@ -270,47 +269,51 @@ def _interval(values: np.ndarray | None, level: float) -> list[float] | None:
     return None if found is None else [round(found[0], DECIMALS), round(found[1], DECIMALS)]
 
 
-def _replicate_shares(replicates, group: str) -> np.ndarray | None:
+def _replicate_shares(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """[B, target, layer, head] shares of every replicate; NaN in replicates that drew no word of the group."""
-    sums, counts = replicates[group]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(counts[:, None, None, None] > 0, sums / counts[:, None, None, None], np.nan)
 
 
-def _layers(heads: dict, replicates, level: float) -> dict:
+def _layers(shares: dict, replicates: dict | None, level: float) -> dict:
     """Per group and target: the mean over heads of every layer, with its interval."""
     layers = {}
     for group in GROUPS:
-        shares = heads[group]
-        boot = None if replicates is None or shares is None else _replicate_shares(replicates, group).mean(axis=-1)
+        values = shares[group]
+        boot = None if replicates is None or values is None else replicates[group].mean(axis=-1)  # [B, target, layer]
         layers[group] = {
-            target: None if shares is None else [
-                {"share": round(float(shares[t, layer].mean()), DECIMALS),
+            target: None if values is None else [
+                {"share": round(float(values[t, layer].mean()), DECIMALS),
                  "interval": None if boot is None else _interval(boot[:, t, layer], level)}
-                for layer in range(shares.shape[1])
+                for layer in range(values.shape[1])
             ]
             for t, target in enumerate(TARGETS)
         }
     return layers
 
 
-def _chosen(choice: dict | None, heads: dict, replicates, level: float) -> dict | None:
-    """A chosen head's shares for dependents and others, and the paired difference others - dependents."""
-    if choice is None or heads["dependents"] is None or heads["others"] is None:
+def _chosen(choice: dict | None, shares: dict, replicates: dict | None, level: float) -> dict | None:
+    """A chosen head's shares for every group with intervals, and the paired differences that test it: the words
+    whose attention its direction reads (dependents for dep_to_head, head words for head_to_dep) against the
+    others, and dependents against non-dependents whatever the direction."""
+    if choice is None or any(shares[group] is None for group in GROUPS):
         return None
     layer, head = choice["layer"], choice["head"]
-    boot = None if replicates is None else {group: _replicate_shares(replicates, group)[:, :, layer, head]
-                                            for group in GROUPS}  # [B, target]
-    entry = {**choice, "name": head_name(layer, head, choice["direction"])}
+    boot = None if replicates is None else {group: replicates[group][:, :, layer, head] for group in GROUPS}
+    attending, others = ATTENDING[choice["direction"]]
+    entry = {**choice, "name": head_name(layer, head, choice["direction"]), "attending": attending}
     for group in GROUPS:
-        entry[group] = {target: {"share": round(float(heads[group][t, layer, head]), DECIMALS),
+        entry[group] = {target: {"share": round(float(shares[group][t, layer, head]), DECIMALS),
                                  "interval": None if boot is None else _interval(boot[group][:, t], level)}
                         for t, target in enumerate(TARGETS)}
-    entry["difference"] = {
-        target: {"value": round(float(heads["others"][t, layer, head] - heads["dependents"][t, layer, head]), DECIMALS),
-                 "interval": None if boot is None else _interval(boot["others"][:, t] - boot["dependents"][:, t], level)}
-        for t, target in enumerate(TARGETS)
-    }
+
+    def difference(high: str, low: str) -> dict:
+        return {target: {"value": round(float(shares[high][t, layer, head] - shares[low][t, layer, head]), DECIMALS),
+                         "interval": None if boot is None else _interval(boot[high][:, t] - boot[low][:, t], level)}
+                for t, target in enumerate(TARGETS)}
+
+    entry["difference"] = difference(others, attending)
+    entry["difference_dependents"] = difference("non_dependents", "dependents")
     return entry
 
 

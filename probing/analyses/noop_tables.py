@@ -11,8 +11,13 @@ from ..scoring.intervals import LEVEL
 
 TARGETS = ("special", "punctuation")
 """Where the measured share of a word's attention goes (axis ``target`` of every sum)."""
-GROUPS = ("dependents", "others")
-"""Whose attention: the dependents of the relation, and every other word of the same sentences."""
+GROUPS = ("dependents", "non_dependents", "heads", "non_heads")
+"""Whose attention: the relation's dependents, its head words, and in each case every other word of the same
+sentences."""
+
+ATTENDING = {"dep_to_head": ("dependents", "non_dependents"), "head_to_dep": ("heads", "non_heads")}
+"""Direction -> the words whose attention a head's prediction reads, and the rest: a dep_to_head head is
+right when a dependent attends to its head, a head_to_dep head when the head word attends to its dependent."""
 
 
 def chosen_heads(probe: dict) -> dict[str, dict | None]:
@@ -51,73 +56,85 @@ def percent_with_interval(entry: dict | None) -> str:
 
 
 def chosen_table_rows(result: dict) -> list[list[str]]:
-    """One row per relation: its chosen head, the shares to special tokens and punctuation of dependents and of
-    other words, and others minus dependents, in percent with intervals."""
+    """One row per relation: its chosen head, whose attention it reads (dependents or heads), the shares to
+    special tokens and punctuation of those words and of the others, and others minus them, in percent with
+    intervals."""
     rows = []
     for name, entry in result["noop"]["relations"].items():
         chosen = entry["chosen"]
         if chosen is None:
-            rows.append([name, "-", "-", "-", "-", "-", "-", "-"])
+            rows.append([name] + ["-"] * (len(CHOSEN_HEADERS) - 1))
             continue
-        rows.append([name, chosen["name"],
-                     percent_with_interval(chosen["dependents"]["special"]),
-                     percent_with_interval(chosen["others"]["special"]),
+        attending, others = ATTENDING[chosen["direction"]]
+        rows.append([name, chosen["name"], attending,
+                     percent_with_interval(chosen[attending]["special"]),
+                     percent_with_interval(chosen[others]["special"]),
                      percent_with_interval(chosen["difference"]["special"]),
-                     percent_with_interval(chosen["dependents"]["punctuation"]),
-                     percent_with_interval(chosen["others"]["punctuation"]),
+                     percent_with_interval(chosen[attending]["punctuation"]),
+                     percent_with_interval(chosen[others]["punctuation"]),
                      percent_with_interval(chosen["difference"]["punctuation"])])
     return rows
 
 
-CHOSEN_HEADERS = ["relation", "chosen head", "dependents -> special %", "others -> special %",
-                  "others - dependents", "dependents -> punct. %", "others -> punct. %", "others - dependents"]
+CHOSEN_HEADERS = ["relation", "chosen head", "attending words", "attending -> special %", "others -> special %",
+                  "others - attending", "attending -> punct. %", "others -> punct. %", "others - attending"]
 
 
 def layer_table_rows(result: dict, relation: str) -> list[list[str]]:
-    """One row per layer (from 1): mean over heads of the special share of dependents and others, with intervals."""
+    """One row per layer (from 1): mean over heads of the share to special tokens of each group, with intervals."""
     layers = result["noop"]["relations"][relation]["layers"]
     rows = []
     for layer in range(result["model"]["num_layers"]):
         row = [str(layer + 1)]
-        for target in TARGETS:
-            for group in GROUPS:
-                values = layers[group][target]
-                row.append("-" if values is None else percent_with_interval(values[layer]))
+        for group in GROUPS:
+            values = layers[group]["special"]
+            row.append("-" if values is None else percent_with_interval(values[layer]))
         rows.append(row)
     return rows
 
 
-LAYER_HEADERS = ["layer", "dependents -> special %", "others -> special %", "dependents -> punct. %",
-                 "others -> punct. %"]
+LAYER_HEADERS = ["layer", "dependents -> special %", "non-dependents -> special %", "heads -> special %",
+                 "non-heads -> special %"]
 
 
 def table_rows(results: list[dict]) -> dict:
-    """The leaderboard table of no-op results: one row per model and group of words, one column per relation;
-    a cell is the chosen head's share of attention to special tokens, % [interval], and the head (from 1)."""
+    """The leaderboard table of no-op results: per model, a row for the words whose attention each relation's
+    chosen head reads (its dependents, or its head words for a head->dep head) and one for the other words; a
+    cell is that share of attention to special tokens, % [interval], and the head (from 1)."""
     relations: list[str] = []
     for result in results:
         relations += [name for name in result["noop"]["relations"] if name not in relations]
     rows = []
     for result in results:
         model = result["model"].get("name") or str(result["model"]["name_or_path"])
-        for group in GROUPS:
-            row = [model, group, result["input"]["path"]]
+        for side in (0, 1):
+            row = [model, ("attending", "others")[side], result["input"]["path"]]
             for name in relations:
                 entry = result["noop"]["relations"].get(name)
                 chosen = entry and entry["chosen"]
-                row.append("not measured" if chosen is None else
-                           f"{percent_with_interval(chosen[group]['special'])} {head_name(chosen['layer'], chosen['head'])}")
+                if chosen is None:
+                    row.append("not measured")
+                    continue
+                group = ATTENDING[chosen["direction"]][side]
+                row.append(f"{percent_with_interval(chosen[group]['special'])} {head_name(chosen['layer'], chosen['head'])}"
+                           + (" h>d" if chosen["direction"] == "head_to_dep" else ""))
             rows.append(row)
     level = results[0]["noop"]["level"] if results else LEVEL
     return {
-        "title": "The no-op test: attention to special tokens from dependents and from other words",
+        "title": "The no-op test: attention to special tokens from the words a head reads and from the others",
         "columns": ["model", "words", "input", *relations],
         "rows": rows,
-        "notes": [
-            "Cell: the share (%) of the chosen head's attention that goes to special tokens ([CLS], [SEP], <s>, </s>), "
-            f"averaged over the relation's dependents or over the other words, [{100 * level:g}% bootstrap interval "
-            "over sentences], and the head as layer-head counted from 1.",
-            "If attention to special tokens is a no-op (Clark et al. 2019), the 'others' row is much higher than "
-            "the 'dependents' row.",
-        ],
+        "notes": NOTES(level),
     }
+
+
+def NOTES(level: float) -> list[str]:  # noqa: N802 (a table's fixed notes)
+    return [
+        "Cell: the share (%) of the chosen head's attention that goes to special tokens ([CLS], [SEP], <s>, </s>), "
+        "averaged over the attending words or over the others, "
+        f"[{100 * level:g}% bootstrap interval over sentences], and the head as layer-head counted from 1.",
+        "Attending words: the relation's dependents for a dependent->head head; its head words for a "
+        "head->dependent head (h>d), whose prediction reads the head word's attention.",
+        "If attention to special tokens is a no-op (Clark et al. 2019), the 'others' row is much higher than "
+        "the 'attending' row.",
+    ]
