@@ -613,7 +613,7 @@ def _model_cell(row: Row, links: dict | None) -> str:
     return f'<td class="l model" data-sort="{html.escape(row.model)}">{html.escape(row.model)}{extra}</td>'
 
 
-def _html_table(table: Table, heading: str, links: dict | None = None) -> str:
+def html_table(table: Table, heading: str, links: dict | None = None) -> str:
     """One sortable table: a group of rows per treebank (and selection) under a header row naming it once,
     the best cell of each column within a group marked, each model linked to its files when given."""
     columns = ["rank", "model", *table.relations] + (["mean"] if table.mean else [])
@@ -658,7 +658,7 @@ def render_html(board: Leaderboard, links: dict | None = None) -> str:
     best cell of each column marked. ``links``: (model, treebank label) -> [(text, href)], e.g. its plots."""
     title = html.escape(_title(board))
     single = len(board.tables) == 1
-    sections = "".join(_html_table(table, "h1" if single else "h2", links) for table in board.tables)
+    sections = "".join(html_table(table, "h1" if single else "h2", links) for table in board.tables)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

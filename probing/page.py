@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .analyses.noop_tables import (CHOSEN_HEADERS, GROUPS, LAYER_HEADERS, TARGETS, chosen_heads,
                                    chosen_table_rows, layer_table_rows)
-from .leaderboard import HTML_STYLE, SORT_SCRIPT, build_leaderboard, model_label, _html_table
+from .leaderboard import HTML_STYLE, SORT_SCRIPT, build_leaderboard, html_table, model_label
 from .naming import DIRECTIONS, WORDS, head_name
 from .relations import relation_pairs
 from .treebank import Sentence
@@ -178,7 +178,7 @@ def _leaderboard_section(probe: dict, noop: dict | None, others: Sequence[dict])
     results = [probe] + ([noop] if noop is not None else []) + list(others)
     board = build_leaderboard(results)
     return ('<section id="tables" aria-labelledby="tables-title"><h2 id="tables-title">Tables</h2>'
-            + "".join(_html_table(table, "h3") for table in board.tables) + "</section>")
+            + "".join(html_table(table, "h3") for table in board.tables) + "</section>")
 
 
 def _surface_section(surface: dict | None) -> str:

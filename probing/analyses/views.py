@@ -88,8 +88,10 @@ class SentenceViews(Accumulator):
     def keep(self, entries: Iterable[tuple[int, int, torch.Tensor]]) -> None:
         """Add (unit index, words, values [layer, head, value, word]) entries; keep the smallest indices."""
         state = self.state_tensors
-        pool = {index: (words, state["values"][slot, ..., :words].clone())
-                for slot, index in enumerate(self.kept()) for words in [int(state["words"][slot])]}
+        pool = {}
+        for slot, index in enumerate(self.kept()):
+            words = int(state["words"][slot])
+            pool[index] = (words, state["values"][slot, ..., :words].clone())
         for index, words, values in entries:
             pool[index] = (words, values[..., :words])
         state["unit"].zero_()
