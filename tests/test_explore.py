@@ -111,3 +111,15 @@ def test_noop_shards_merge_into_the_whole_run(run, tmp_path, capsys):
                 np.asarray(entry["heads"][group]["special"]), abs=2e-6)
     assert main(["leaderboard", str(run / "results" / "noop.json")]) == 0
     assert "no-op test" in capsys.readouterr().out
+
+
+def test_surface_statistics_and_other_results_join_the_page(run, tmp_path):
+    surface = tmp_path / "surface.json"
+    assert main(["surface", "--quiet", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "8",
+                 "--output", str(surface)]) == 0
+    probe = run / "results" / "probe.json"
+    assert explore(tmp_path, "full", "--result", str(probe), "--surface", str(surface), "--also", str(probe)) == 0
+    text = (tmp_path / "full.html").read_text(encoding="utf-8")
+    assert 'id="surface"' in text and "[SEP] %" in text  # the surface layer table, its columns named by token
+    assert text.count('<table class="board">') == 2  # the probe's table and the no-op table
+    assert text.count('<tr class="model">') == 2 + 2  # the --also probe is a row of the probe's table
