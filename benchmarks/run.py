@@ -1,24 +1,31 @@
-"""How fast and how flat is ``probing score``? Measures, on the same batches and in one run:
+"""How fast is probing, against the forward pass it cannot avoid? Every figure of benchmarks/RESULTS.md comes from here.
 
-1. the bare forward pass with attentions returned (nothing else done);
-2. the full run (``run_probe`` + ``build_result``: validation pass, reading,
-   alignment, batching, forward, pooling, scoring, bootstrap, result), with
-   the default 1000 bootstrap replicates and without them, plus a breakdown
-   of the full run by stage;
-3. pooling + scoring alone on precomputed attention, vectorised, against the
-   reference code's plain per-sentence, per-head loop (benchmarks/plain_loop.py),
-   with a check that both give the same counts;
-4. peak resident memory of ``probing score`` (a fresh process each time, its
-   own ``ru_maxrss``) on a treebank and on the same treebank repeated four
-   times (written to a temporary file at run time, never kept).
+Quick (the default; a few minutes, it says how long before it starts)::
 
-Each timing is the median of ``--repeats`` runs, interleaved so that a change
-in the machine's load hits every measurement alike. Writes
-benchmarks/RESULTS.md (machine, versions, load, commands, medians, ratios,
-targets). Usage::
+    python benchmarks/run.py                    # MiniLM on 300 en_ewt dev sentences (or the sample treebank)
+    python benchmarks/run.py --output quick.md  # the same, written to a file instead of the terminal
 
-    python benchmarks/run.py                        # all-MiniLM-L6-v2 on en_ewt dev, 5 repeats
-    python benchmarks/run.py --repeats 3 --model DIR --treebank FILE --output RESULTS.md
+Full (tens of minutes on two cores; regenerates the report, every number in it measured by this run)::
+
+    python benchmarks/run.py --full --output benchmarks/RESULTS.md
+
+Checkpoints come from ``$PROBING_MODELS/<folder>`` (all-MiniLM-L6-v2, all-mpnet-base-v2,
+SmolLM2-135M-Instruct; the packaged all-MiniLM-L6-v2 when that is unset) and treebanks from
+``$PROBING_TREEBANKS`` or the cache (``probing data fetch en_ewt``). ``--device cuda`` measures on a GPU.
+
+Measurements (each timing is a median over repeats that alternate between the things compared, so that a
+change in the machine's load hits both alike):
+
+1. ratio: the whole run (``probing.api.run_probe``: reading, validation, tokenisation, batching, forward,
+   pooling, predictions, counts, 1000 bootstrap replicates, the result object) over the bare forward pass
+   with attentions returned, on the same batches; also without the bootstrap and without reading ahead;
+2. pooling and scoring on precomputed attention, vectorised, against the reference code's plain loop
+   (benchmarks/plain_loop.py), with a check that both give the same counts;
+3. peak memory of ``probing score`` on a treebank and on the same treebank four times over;
+4. tree decoding (every head, both directions, max and mst) against the forward pass it reads;
+5. norm-based attention: the whole run under ``--attention norms`` over the run under raw weights;
+6. ablation: ``--each-head --metric lm`` with conditions stacked into shared forward passes against one
+   forward pass per condition (SmolLM2, on a few sentences and layers).
 """
 
 from __future__ import annotations
@@ -45,23 +52,29 @@ sys.path.insert(0, str(HERE))
 
 from plain_loop import plain_counts  # noqa: E402
 
+from probing.api import run_probe  # noqa: E402
+from probing.batching import BatchStats, batches_of_chunk  # noqa: E402
 from probing.config import ScoreConfig  # noqa: E402
-from probing.datasets import resolve_treebank  # noqa: E402
 from probing.extraction import attention  # noqa: E402
-from probing.pipeline import RunStats, make_batches, prepare, run_probe  # noqa: E402
+from probing.inputs import InputSource, sample_treebank_path  # noqa: E402
+from probing.models import load_model  # noqa: E402
 from probing.pooling import pool_word_attention  # noqa: E402
 from probing.relations import relation_pairs  # noqa: E402
-from probing.results import build_result  # noqa: E402
-from probing.scoring.counts import BootstrapSpec, ProbeCounts  # noqa: E402
+from probing.scoring.counts import ProbeCounts  # noqa: E402
 from probing.scoring.pairs import collect_pairs  # noqa: E402
 from probing.scoring.predictions import predict_heads  # noqa: E402
-from probing.treebank import read_treebank  # noqa: E402
 
 TARGETS = {
-    "full_over_bare": 1.10,  # full run at most 1.10 x the bare forward pass
-    "loop_over_vectorised": 50.0,  # pooling + scoring at least 50 x faster than the plain loop
-    "memory_4x_over_1x": 1.05,  # peak memory of the 4 x treebank within 5% of the 1 x one
+    "all-MiniLM-L6-v2": 1.10,  # whole run at most 1.10 x the bare forward pass
+    "all-mpnet-base-v2": 1.03,
+    "SmolLM2-135M-Instruct": 1.03,
 }
+LOOP_TARGET = 50.0  # pooling + scoring at least 50 x faster than the plain loop
+MEMORY_TARGET = 1.05  # peak memory of the 4 x treebank within 5% of the 1 x one
+TREES_TARGET = 1.0  # tree decoding costs no more than the forward pass it reads
+NORMS_TARGET = 1.20  # norms add at most 20% to a probe run
+
+FOLDERS = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "smollm2": "SmolLM2-135M-Instruct"}
 
 
 @dataclass
@@ -76,302 +89,212 @@ class Timings:
     def median(self, name: str) -> float:
         return statistics.median(self.runs[name])
 
+    def ratio(self, over: str, under: str) -> float:
+        """Median of the per-repeat ratios (paired: the same repeat's two runs)."""
+        return statistics.median(a / b for a, b in zip(self.runs[over], self.runs[under]))
+
     def spread(self, name: str) -> str:
         values = self.runs[name]
-        return f"{min(values):.2f}-{max(values):.2f}"
+        return f"{min(values):.2f}-{max(values):.2f} s"
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--live-memory-child"]:
-        return live_memory_child(*argv[1:3])
-    args = parse_args(argv)
-    model = args.model or default_model()
-    shared_treebanks = HERE.parent.parent / "shared" / "treebanks"
-    if "PROBING_TREEBANKS" not in os.environ and shared_treebanks.is_dir():
-        os.environ["PROBING_TREEBANKS"] = str(shared_treebanks)  # the checkout's offline copy
-    treebank = resolve_treebank(args.treebank)
-    load_before = os.getloadavg()
-    config, path, loaded = prepare(ScoreConfig(model=model, treebank=str(treebank)))
-    batches = the_batches(config, path, loaded)
-    print(f"{len(batches)} batches of {sum(len(b.sentences) for b in batches)} sentences", file=sys.stderr)
-
-    timings = Timings()
-    bare_forward(loaded, batches)  # warm-up: first calls allocate and pick kernels
-    for repeat in range(args.repeats):
-        timings.add("bare", bare_forward(loaded, batches))
-        timings.add("full", full_run(config, loaded))
-        timings.add("full_no_bootstrap", full_run(config.replace(bootstrap=0), loaded))
-        for name, seconds in stage_breakdown(config, path, loaded, batches).items():
-            timings.add(name, seconds)
-        print(f"repeat {repeat + 1}/{args.repeats}: " + ", ".join(
-            f"{name} {values[-1]:.2f}" for name, values in timings.runs.items() if name in ("bare", "full")),
-            file=sys.stderr)
-    agreement = pooling_against_loop(config, loaded, batches, timings, args.loop_repeats)
-    profile = profile_full_run(config, loaded)
-    memory = peak_memory(model, treebank, args.memory_repeats)
-    cli_seconds = [cli_wall_time(model, treebank) for _ in range(args.memory_repeats)]
-    load_after = os.getloadavg()
-    report = render(args, model, treebank, len(batches), timings, agreement, memory, cli_seconds,
-                    (load_before, load_after), profile)
-    Path(args.output).write_text(report, encoding="utf-8")
-    print(report)
-    print(f"wrote {args.output}", file=sys.stderr)
-    return 0
+# ---------------------------------------------------------------------------- what is measured
 
 
-def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", help="checkpoint folder or hub id (default: all-MiniLM-L6-v2 via get-model)")
-    parser.add_argument("--treebank", default="en_ewt:dev", help="treebank file or NAME:SPLIT (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed repeats of each measurement (default: %(default)s)")
-    parser.add_argument("--loop-repeats", type=int, default=3, help="repeats of the slow plain loop (default: %(default)s)")
-    parser.add_argument("--memory-repeats", type=int, default=2, help="processes per memory measurement (default: %(default)s)")
-    parser.add_argument("--output", default=str(HERE / "RESULTS.md"), help="report file (default: %(default)s)")
-    return parser.parse_args(argv)
+def the_batches(loaded, source: InputSource, batch_size: int = 32) -> list:
+    """The batches of a run: the same chunks, sort and padding the engine makes."""
+    from probing.batching import CHUNK_BATCHES
 
-
-def default_model() -> str:
-    """all-MiniLM-L6-v2: the shared copy when get-model is there, else the packaged default."""
-    get_model = HERE.parent.parent / "shared" / "models" / "get-model"
-    if get_model.is_file():
-        output = subprocess.run([str(get_model), "minilm"], capture_output=True, text=True, check=True)
-        return output.stdout.strip().splitlines()[-1]
-    from probing.extraction import default_model_path
-
-    return default_model_path()
-
-
-def the_batches(config, path, loaded):
-    """The batches of the full run: the same chunks, sort and padding as run_probe makes."""
-    from probing.alignment import maximum_length
-
-    max_length = maximum_length(loaded.tokenizer, loaded.model.config, config.max_length)
-    return list(make_batches(read_treebank(path), loaded.tokenizer, max_length, config.batch_size, RunStats(),
-                             prepend=loaded.prepend_token_id))
+    units = list(source.units())
+    batches, stats = [], BatchStats()
+    size = batch_size * CHUNK_BATCHES
+    for start in range(0, len(units), size):
+        batches += list(batches_of_chunk(units[start : start + size], loaded.tokenizer, batch_size=batch_size,
+                                         max_length=loaded.max_length(), stats=stats,
+                                         prepend=loaded.prepend_token_id, first_number=len(batches)))
+    return batches
 
 
 def bare_forward(loaded, batches) -> float:
-    """(1) The model's forward pass with attentions returned; nothing else."""
+    """The model's forward pass with attentions returned; nothing else."""
     started = time.perf_counter()
     with torch.inference_mode():
         for batch in batches:
-            output = loaded.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_attentions=True)
+            output = loaded.base(input_ids=batch.input_ids.to(loaded.device),
+                                 attention_mask=batch.attention_mask.to(loaded.device), output_attentions=True)
             del output
+    if loaded.device.startswith("cuda"):
+        torch.cuda.synchronize()
     return time.perf_counter() - started
 
 
-def full_run(config, loaded) -> float:
-    """(2) What ``probing score`` does after loading the model: run_probe and the result object."""
+def whole_run(config: ScoreConfig, loaded) -> float:
+    """What ``probing score`` does once the model is loaded: the run and its result object."""
     started = time.perf_counter()
-    build_result(run_probe(config, loaded=loaded))
+    run_probe(config, loaded=loaded)
     return time.perf_counter() - started
 
 
-def profile_full_run(config, loaded, top: int = 15) -> list[tuple[str, int, float, float]]:
-    """cProfile of one full run: the functions with the most time of their own."""
-    import cProfile
-    import pstats
-
-    profiler = cProfile.Profile()
-    profiler.enable()
-    build_result(run_probe(config, loaded=loaded))
-    profiler.disable()
-    stats = pstats.Stats(profiler).stats
-    rows = []
-    for (filename, line, name), (_, calls, own, cumulative, _) in stats.items():
-        where = f"{Path(filename).parent.name}/{Path(filename).name}:{line}" if line else filename
-        rows.append((f"{where} {name}" if line else name, calls, own, cumulative))
-    return sorted(rows, key=lambda row: -row[2])[:top]
-
-
-def stage_breakdown(config, path, loaded, batches) -> dict[str, float]:
-    """The full run's stages timed one by one (the same work, in the same order)."""
-    seconds: dict[str, float] = {}
-
-    def timed(name, function, *args):
-        started = time.perf_counter()
-        value = function(*args)
-        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
-        return value
-
-    timed("stage_validation_pass", lambda: sum(1 for _ in read_treebank(path)))
-    timed("stage_read_align_pad", the_batches, config, path, loaded)
-    counts = new_counts(config, loaded, bootstrap=True)
-    plain = new_counts(config, loaded, bootstrap=False)
-    for batch in batches:
-        token_attention = timed("stage_attention", attention, loaded, batch.input_ids, batch.attention_mask)
-        words = timed("stage_pool", pool_word_attention, token_attention, batch.word_of_token, config.pool_from)
-        del token_attention
-        predictions = timed("stage_predict", predict_heads, words, batch.num_words)
-        pairs = timed("stage_pairs", collect_pairs, batch.sentences, config.relations)
-        indices, lengths = [s.index for s in batch.sentences], batch.num_words.tolist()
-        timed("stage_count", plain.update, predictions, pairs, indices, lengths)
-        timed("stage_count_with_bootstrap", counts.update, predictions, pairs, indices, lengths)
-    return seconds
+def ratios(loaded, treebank: str, limit: int | None, repeats: int, *, attention_reading: str = "weights",
+           variants: bool = True) -> dict:
+    """(1) and (5): the whole run over the bare forward pass, paired repeats."""
+    source = InputSource.treebank(treebank, limit=limit)
+    batches = the_batches(loaded, source)
+    config = ScoreConfig(model=loaded.name_or_path, treebank=treebank, limit=limit, device=loaded.device,
+                         attention=attention_reading)
+    timings = Timings()
+    bare_forward(loaded, batches[:4])  # warm-up: first calls allocate and pick kernels
+    whole_run(config.replace(limit=32), loaded)
+    for repeat in range(repeats):
+        timings.add("bare", bare_forward(loaded, batches))
+        timings.add("whole", whole_run(config, loaded))
+        if variants:
+            timings.add("no_bootstrap", whole_run(config.replace(bootstrap=0), loaded))
+        print(f"  repeat {repeat + 1}/{repeats}: bare {timings.runs['bare'][-1]:.2f} s, whole "
+              f"{timings.runs['whole'][-1]:.2f} s", file=sys.stderr)
+    return {"batches": len(batches), "units": sum(len(b) for b in batches), "timings": timings,
+            "ratio": timings.ratio("whole", "bare"),
+            "ratio_no_bootstrap": timings.ratio("no_bootstrap", "bare") if variants else None}
 
 
-def new_counts(config, loaded, *, bootstrap: bool) -> ProbeCounts:
-    spec = BootstrapSpec(config.bootstrap, config.seed) if bootstrap and config.bootstrap else None
-    return ProbeCounts(config.relations, loaded.num_layers, loaded.num_heads, offsets=config.offsets,
-                       bootstrap=spec, causal=loaded.is_causal)
-
-
-def pooling_against_loop(config, loaded, batches, timings: Timings, loop_repeats: int) -> dict:
-    """(3) Pooling + scoring on precomputed attention: vectorised vs the plain loop, same counts."""
-    vectorised = new_counts(config, loaded, bootstrap=False)
-    with_bootstrap = new_counts(config, loaded, bootstrap=True)
-    plain = {"total": np.zeros(len(config.relations), dtype=np.int64),
+def pooling_against_loop(loaded, treebank: str, limit: int) -> dict:
+    """(2) Pooling + scoring on precomputed attention: vectorised vs the plain loop, same counts."""
+    relations = ("dobj", "det", "pobj", "poss", "all")
+    batches = the_batches(loaded, InputSource.treebank(treebank, limit=limit))
+    vectorised = ProbeCounts(relations, loaded.num_layers, loaded.num_heads)
+    plain = {"total": np.zeros(len(relations), dtype=np.int64),
              "heads": np.zeros(tuple(vectorised.heads.shape), dtype=np.int64),
              "baselines": np.zeros(tuple(vectorised.baselines.shape), dtype=np.int64)}
-    offsets = config.offsets
 
     def pairs_of(sentence):
-        return [(r, q, t) for r, name in enumerate(config.relations) for q, t in relation_pairs(name, sentence)]
+        return [(r, q, t) for r, name in enumerate(relations) for q, t in relation_pairs(name, sentence)]
 
-    repeats = timings.runs.get("bare") and len(timings.runs["bare"]) or 1
-    vector_seconds = [0.0] * repeats
-    boot_seconds = [0.0] * repeats
-    loop_seconds = [0.0] * loop_repeats
-    for number, batch in enumerate(batches):
+    vector_seconds = loop_seconds = 0.0
+    for batch in batches:
         token_attention = attention(loaded, batch.input_ids, batch.attention_mask)  # not timed
-        for repeat in range(repeats):
-            counts = vectorised if repeat == 0 else new_counts(config, loaded, bootstrap=False)
-            vector_seconds[repeat] += score_vectorised(config, batch, token_attention, counts)
-        for repeat in range(min(repeats, 2)):
-            counts = with_bootstrap if repeat == 0 else new_counts(config, loaded, bootstrap=True)
-            boot_seconds[repeat] += score_vectorised(config, batch, token_attention, counts)
-        numpy_attention = token_attention.numpy()
-        word_of_token = batch.word_of_token.numpy()
-        token_counts = batch.attention_mask.sum(dim=1).tolist()
-        for repeat in range(loop_repeats):
-            target = plain if repeat == 0 else {key: np.zeros_like(value) for key, value in plain.items()}
-            started = time.perf_counter()
-            plain_counts(numpy_attention, word_of_token, token_counts, batch.sentences, pairs_of, offsets, target)
-            loop_seconds[repeat] += time.perf_counter() - started
-        if number % 10 == 0:
-            print(f"pooling vs loop: batch {number + 1}/{len(batches)}", file=sys.stderr)
-    timings.runs["pool_score_vectorised"] = vector_seconds
-    timings.runs["pool_score_vectorised_bootstrap"] = boot_seconds[: min(repeats, 2)]
-    timings.runs["pool_score_plain_loop"] = loop_seconds
-    heads = vectorised.heads.numpy()
-    differing = np.abs(heads - plain["heads"])
-    return {
-        "total_equal": bool((vectorised.total.numpy() == plain["total"]).all()),
-        "baselines_equal": bool((vectorised.baselines.numpy() == plain["baselines"]).all()),
-        "head_cells": int(heads.size),
-        "head_cells_differing": int((differing > 0).sum()),
-        "largest_difference": int(differing.max()),
-        "pairs": int(vectorised.total.sum()),
-    }
+        started = time.perf_counter()
+        words = pool_word_attention(token_attention, batch.word_of_token)
+        predictions = predict_heads(words, batch.num_words)
+        vectorised.update(predictions, collect_pairs(batch.sentences, relations), batch.indices,
+                          batch.num_words.tolist())
+        vector_seconds += time.perf_counter() - started
+        started = time.perf_counter()
+        plain_counts(token_attention.numpy(), batch.word_of_token.numpy(), batch.attention_mask.sum(dim=1).tolist(),
+                     batch.sentences, pairs_of, (-3, -2, -1, 1, 2, 3), plain)
+        loop_seconds += time.perf_counter() - started
+    differing = int((vectorised.heads.numpy() != plain["heads"]).sum())
+    return {"units": sum(len(b) for b in batches), "vectorised": vector_seconds, "loop": loop_seconds,
+            "speedup": loop_seconds / vector_seconds, "cells": int(vectorised.heads.numel()), "differing": differing,
+            "totals_equal": bool((vectorised.total.numpy() == plain["total"]).all())}
 
 
-def score_vectorised(config, batch, token_attention, counts) -> float:
-    started = time.perf_counter()
-    words = pool_word_attention(token_attention, batch.word_of_token, config.pool_from)
-    predictions = predict_heads(words, batch.num_words)
-    pairs = collect_pairs(batch.sentences, config.relations)
-    counts.update(predictions, pairs, [s.index for s in batch.sentences], batch.num_words.tolist())
-    return time.perf_counter() - started
-
-
-def peak_memory(model: str, treebank: Path, repeats: int) -> dict:
-    """(4) Peak RSS of ``probing score`` on the treebank and on it repeated 4 times (fresh processes)."""
+def peak_memory(model: str, treebank: Path) -> dict:
+    """(3) Peak RSS of ``probing score`` on the treebank and on it repeated four times (fresh processes)."""
     folder = Path(tempfile.mkdtemp(prefix="probing-bench-"))
     try:
-        fourfold = folder / f"{treebank.stem}-x4.conllu"
+        fourfold = folder / "x4.conllu"
         text = treebank.read_text(encoding="utf-8")
-        fourfold.write_text("".join([text if text.endswith("\n\n") else text.rstrip("\n") + "\n\n"] * 4),
-                            encoding="utf-8")
-        result = {}
-        for name, path in (("1x", treebank), ("4x", fourfold)):
-            result[name] = [child_peak(model, path, folder / f"{name}.json") for _ in range(repeats)]
-            result[f"live_{name}"] = child_live_memory(model, path)
-        return result
+        fourfold.write_text((text.rstrip("\n") + "\n\n") * 4, encoding="utf-8")
+        return {name: child_peak(model, path, folder / f"{name}.json") for name, path in (("1x", treebank),
+                                                                                       ("4x", fourfold))}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def child_peak(model: str, treebank: Path, output: Path) -> dict:
-    """Run ``probing score`` in a child process; its own peak RSS (ru_maxrss, KiB on Linux) and wall time."""
+    """``probing score`` in a child process: its own peak RSS (ru_maxrss) and wall time."""
     command = [sys.executable, "-m", "probing", "score", "--quiet", "--model", model, "--treebank", str(treebank),
                "--output", str(output)]
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
     stderr = process.stderr.read().decode(errors="replace")
     process.stderr.close()
-    if process.returncode != 0:
+    if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"probing score failed on {treebank}:\n{stderr[-2000:]}")
     return {"peak_mib": usage.ru_maxrss / 1024, "seconds": seconds}
 
 
-def child_live_memory(model: str, treebank: Path) -> dict | None:
-    """Live memory of a run in a child process: RSS after glibc has released its free heap pages."""
-    command = [sys.executable, __file__, "--live-memory-child", model, str(treebank)]
-    finished = subprocess.run(command, capture_output=True, text=True)
-    if finished.returncode != 0:
-        raise SystemExit(f"live-memory child failed:\n{finished.stderr[-2000:]}")
-    line = finished.stdout.strip().splitlines()[-1]
-    return None if line == "unavailable" else dict(zip(("before_mib", "after_mib", "peak_mib"), map(float, line.split())))
+def tree_decoding(loaded, treebank: str, limit: int | None) -> dict:
+    """(4) Every head's max and mst trees over a pass, against that pass's forward time."""
+    from probing.trees.counts import TreeCounts
+
+    batches = the_batches(loaded, InputSource.treebank(treebank, limit=limit))
+    counts = TreeCounts(loaded.num_layers, loaded.num_heads)
+    forward = decode = 0.0
+    first = batches[0]
+    counts.update(pool_word_attention(attention(loaded, first.input_ids, first.attention_mask), first.word_of_token),
+                  first.sentences, first.num_words)  # compiles the decoder once, outside the timing
+    counts = TreeCounts(loaded.num_layers, loaded.num_heads)
+    for batch in batches:
+        started = time.perf_counter()
+        maps = attention(loaded, batch.input_ids, batch.attention_mask)
+        forward += time.perf_counter() - started
+        words = pool_word_attention(maps, batch.word_of_token)
+        started = time.perf_counter()
+        counts.update(words, batch.sentences, batch.num_words)
+        decode += time.perf_counter() - started
+    return {"units": sum(len(b) for b in batches), "forward": forward, "decode": decode, "ratio": decode / forward}
 
 
-def live_memory_child(model: str, treebank: str) -> int:
-    """(child) Score ``treebank`` and print RSS before scoring, RSS after scoring once free heap
-    pages are returned (malloc_trim), and the peak: what the run holds vs what the allocator keeps."""
-    import ctypes
-    import ctypes.util
+def ablation_stacking(model: str, treebank: str, limit: int, layers: int) -> dict:
+    """(6) ``--each-head --metric lm`` on the first ``layers`` layers: stacked conditions vs one pass each."""
+    from probing.analyses import ablation
+    from probing.analyses.ablation import METRICS, AblationAccumulator, Condition
+    from probing.engine import run_pass
+    from probing.naming import head_name
 
+    loaded = load_model(model, head="causal_lm")
+    metric = METRICS["lm"]()
+    metric.setup(loaded)
+    conditions = [ablation.INTACT] + [Condition(head_name(layer, head), ((layer, head),))
+                                      for layer in range(layers) for head in range(loaded.num_heads)]
+    seconds, states = {}, {}
+    budget = ablation.CONDITION_CELLS
+    for name, cells in (("stacked", budget), ("one per pass", 1)):
+        ablation.CONDITION_CELLS = cells
+        accumulator = AblationAccumulator(metric, conditions, loaded.num_layers, loaded.num_heads, bootstrap=100)
+        started = time.perf_counter()
+        run_pass(loaded, InputSource.treebank(treebank, limit=limit), [accumulator])
+        seconds[name] = time.perf_counter() - started
+        states[name] = accumulator.state_tensors["numerator"].clone()
+    ablation.CONDITION_CELLS = budget
+    largest = float((states["stacked"] - states["one per pass"]).abs().max() / states["one per pass"].abs().max())
+    return {"conditions": len(conditions) - 1, "units": limit, "seconds": seconds,
+            "speedup": seconds["one per pass"] / seconds["stacked"], "largest_relative_difference": largest}
+
+
+# ---------------------------------------------------------------------------- where things are
+
+
+def model_folder(short: str) -> str | None:
+    root = os.environ.get("PROBING_MODELS")
+    if root and (Path(root) / FOLDERS[short] / "config.json").is_file():
+        return str(Path(root) / FOLDERS[short])
+    return None
+
+
+def ewt_dev() -> str | None:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        trim = libc.malloc_trim
-    except (OSError, AttributeError, TypeError):
-        print("unavailable")  # not glibc: no way to ask the allocator to let go
-        return 0
-    config, _, loaded = prepare(ScoreConfig(model=model, treebank=treebank))
-    trim(0)
-    before = _status_mib("VmRSS")
-    build_result(run_probe(config, loaded=loaded))
-    trim(0)
-    print(before, _status_mib("VmRSS"), _status_mib("VmHWM"))
-    return 0
+        from probing.datasets import resolve_treebank
 
-
-def _status_mib(field: str) -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def cli_wall_time(model: str, treebank: Path) -> float:
-    """The whole command as a user types it: interpreter start, imports, model load, run, result file."""
-    with tempfile.TemporaryDirectory() as folder:
-        return child_peak(model, treebank, Path(folder) / "r.json")["seconds"]
+        return str(resolve_treebank("en_ewt:dev", download=False))
+    except Exception:  # not available offline: the quick mode falls back to the sample treebank
+        return None
 
 
 def machine() -> dict:
     cpu = "unknown"
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
+    except (OSError, StopIteration):
         pass
-    memory = "unknown"
-    try:
-        kib = int(next(line for line in Path("/proc/meminfo").read_text().splitlines()
-                       if line.startswith("MemTotal")).split()[1])
-        memory = f"{kib / 1024 ** 2:.1f} GiB"
-    except (OSError, StopIteration, ValueError):
-        pass
-    versions = {name: _version(name) for name in ("probing", "torch", "transformers", "tokenizers", "numpy", "conllu")}
-    return {"cpu": cpu, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(), "memory": memory,
-            "python": platform.python_version(), "platform": platform.platform(), "versions": versions,
-            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    return {"cpu": cpu, "cores": os.cpu_count(), "threads": torch.get_num_threads(), "gpu": gpu,
+            "python": platform.python_version(), "torch": torch.__version__, "transformers": _version("transformers"),
+            "load": os.getloadavg()}
 
 
 def _version(name: str) -> str:
@@ -381,126 +304,150 @@ def _version(name: str) -> str:
         return "-"
 
 
-def render(args, model, treebank, n_batches, timings: Timings, agreement, memory, cli_seconds, loads, profile) -> str:
-    """The RESULTS.md text (measurements only; the analysis section is kept from the previous file)."""
-    m = machine()
-    t = timings
-    bare, full, full_nb = t.median("bare"), t.median("full"), t.median("full_no_bootstrap")
-    vec, loop = t.median("pool_score_vectorised"), t.median("pool_score_plain_loop")
-    vec_boot = t.median("pool_score_vectorised_bootstrap")
-    peak1 = statistics.median(run["peak_mib"] for run in memory["1x"])
-    peak4 = statistics.median(run["peak_mib"] for run in memory["4x"])
-    time1 = statistics.median(run["seconds"] for run in memory["1x"])
-    time4 = statistics.median(run["seconds"] for run in memory["4x"])
-    rows = [
-        ("full run / bare forward (default: 1000 bootstrap replicates)", full / bare, "<= 1.10",
-         full / bare <= TARGETS["full_over_bare"]),
-        ("full run / bare forward (--bootstrap 0)", full_nb / bare, "<= 1.10", full_nb / bare <= TARGETS["full_over_bare"]),
-        ("plain loop / vectorised pooling + scoring", loop / vec, ">= 50", loop / vec >= TARGETS["loop_over_vectorised"]),
-        ("peak memory 4x treebank / 1x", peak4 / peak1, "<= 1.05", peak4 / peak1 <= TARGETS["memory_4x_over_1x"]),
-    ]
+# ---------------------------------------------------------------------------- the report
+
+
+def verdict(value: float, target: float, *, at_most: bool = True) -> str:
+    met = value <= target if at_most else value >= target
+    return f"**{'met' if met else 'not met'}** (target {'at most' if at_most else 'at least'} {target:g})"
+
+
+def render(measured: dict, context: dict, command: str) -> str:
     lines = [
         "# Benchmarks",
         "",
-        f"Generated by `python benchmarks/run.py --repeats {args.repeats} --loop-repeats {args.loop_repeats} "
-        f"--memory-repeats {args.memory_repeats}` on {_dt.date.today().isoformat()}.",
-        f"Model `{model}`, treebank `{treebank}` ({n_batches} batches of at most 32 sentences).",
+        f"Made by `{command}` on {context['date']}; every number below comes from that run.",
         "",
-        "## Machine",
-        "",
-        f"- CPU: {m['cpu']}, {m['cores']} cores, torch threads {m['torch_threads']}; memory {m['memory']}; "
-        f"GPU: {m['gpu'] or 'none'}",
-        f"- Python {m['python']} on {m['platform']}",
-        "- " + ", ".join(f"{name} {version}" for name, version in m["versions"].items()),
-        f"- load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in loads[0])}; after: "
-        f"{', '.join(f'{x:.2f}' for x in loads[1])} (other jobs share this CPU)",
-        "",
-        "## Targets",
-        "",
-        "| measure | value | target | met |",
-        "| --- | ---: | ---: | --- |",
-        *[f"| {name} | {value:.3f} | {target} | {'yes' if met else 'no'} |" for name, value, target, met in rows],
-        "",
-        "## Medians (seconds; range over repeats)",
-        "",
-        "| measurement | median s | range | repeats |",
-        "| --- | ---: | ---: | ---: |",
-        *[f"| {_LABELS.get(name, name)} | {t.median(name):.3f} | {t.spread(name)} | {len(t.runs[name])} |"
-          for name in t.runs],
-        f"| whole command, `probing score` in a fresh process (1x, incl. start-up and model load) | "
-        f"{statistics.median(cli_seconds):.3f} | {min(cli_seconds):.2f}-{max(cli_seconds):.2f} | {len(cli_seconds)} |",
-        "",
-        "Ratios: full / bare = {:.3f} (defaults), {:.3f} (--bootstrap 0); plain loop / vectorised = {:.1f}; "
-        "vectorised with 1000 bootstrap replicates / without = {:.2f}.".format(full / bare, full_nb / bare, loop / vec,
-                                                                           vec_boot / vec),
-        "",
-        "Counts of the plain loop and the vectorised scorer: totals equal: {total_equal}, baselines equal: "
-        "{baselines_equal}; head cells (relation x direction x layer x head) differing: {head_cells_differing} of "
-        "{head_cells}, largest difference {largest_difference} pairs of {pairs} (float32 summation order at "
-        "near-ties).".format(**agreement),
-        "",
-        "## Peak resident memory (`probing score` in a fresh process, ru_maxrss)",
-        "",
-        "| treebank | peak MiB (median) | runs | wall s (median) |",
-        "| --- | ---: | --- | ---: |",
-        f"| 1x | {peak1:.0f} | {_peaks(memory['1x'])} | {time1:.1f} |",
-        f"| 4x (the same file four times) | {peak4:.0f} | {_peaks(memory['4x'])} | {time4:.1f} |",
-        "",
-        f"Ratio 4x / 1x: {peak4 / peak1:.3f}.",
-        "",
-        *_live_lines(memory),
-        "",
-        "## Profile of one full run (cProfile, defaults; the functions with the most time of their own)",
-        "",
-        "| function | calls | own s | cumulative s |",
-        "| --- | ---: | ---: | ---: |",
-        *[f"| `{name}` | {calls} | {own:.3f} | {cumulative:.3f} |" for name, calls, own, cumulative in profile],
+        f"Machine: {context['machine']['cpu']}, {context['machine']['cores']} cores, torch threads "
+        f"{context['machine']['threads']}, GPU {context['machine']['gpu']}; Python {context['machine']['python']}, "
+        f"torch {context['machine']['torch']}, transformers {context['machine']['transformers']}. Load average "
+        f"(1, 5, 15 min) before: {', '.join(f'{v:.2f}' for v in context['load_before'])}; after: "
+        f"{', '.join(f'{v:.2f}' for v in context['load_after'])}. Device: {context['device']}.",
         "",
     ]
-    previous = Path(args.output)
-    analysis = ""
-    if previous.is_file() and _ANALYSIS in previous.read_text(encoding="utf-8"):
-        analysis = previous.read_text(encoding="utf-8").split(_ANALYSIS, 1)[1]
-    return "\n".join(lines) + "\n" + _ANALYSIS + (analysis or "\n\n(written by hand after a run)\n")
+    if measured.get("ratios"):
+        lines += ["## The whole run against the bare forward pass", "",
+                  "| model | treebank | units | repeats | bare forward | whole run | whole / bare | without bootstrap |"
+                  " target |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for name, entry in measured["ratios"].items():
+            t = entry["timings"]
+            nb = f"{entry['ratio_no_bootstrap']:.3f}" if entry["ratio_no_bootstrap"] else "-"
+            lines.append(f"| {name} | {entry['treebank']} | {entry['units']} | {len(t.runs['bare'])} | "
+                         f"{t.median('bare'):.2f} s ({t.spread('bare')}) | {t.median('whole'):.2f} s "
+                         f"({t.spread('whole')}) | {entry['ratio']:.3f} | {nb} | "
+                         f"{verdict(entry['ratio'], TARGETS.get(name, 1.10))} |")
+        lines += ["", "Whole / bare is the median of the per-repeat ratios (the two runs of a repeat are back to "
+                      "back). The whole run reads and validates the treebank, tokenises, batches (ahead of the model, "
+                      "in a thread), pools, predicts, counts with 1000 bootstrap replicates and builds the result.", ""]
+    if measured.get("loop"):
+        entry = measured["loop"]
+        lines += ["## Pooling and scoring against the plain loop", "",
+                  f"On {entry['units']} sentences' precomputed attention, the vectorised pooling and scoring took "
+                  f"{entry['vectorised']:.2f} s and the reference code's plain loop {entry['loop']:.2f} s: "
+                  f"{entry['speedup']:.0f} times faster, {verdict(entry['speedup'], LOOP_TARGET, at_most=False)}. "
+                  f"The two agree on the pair totals ({'equal' if entry['totals_equal'] else 'DIFFERENT'}) and on "
+                  f"{entry['cells'] - entry['differing']} of {entry['cells']} head cells.", ""]
+    if measured.get("memory"):
+        memory = measured["memory"]
+        growth = memory["4x"]["peak_mib"] / memory["1x"]["peak_mib"]
+        lines += ["## Memory does not grow with the treebank", "",
+                  f"Peak resident memory of `probing score` (a fresh process each): {memory['1x']['peak_mib']:.0f} MiB "
+                  f"on the treebank, {memory['4x']['peak_mib']:.0f} MiB on it four times over: {growth:.2f} times, "
+                  f"{verdict(growth, MEMORY_TARGET)}. Wall time of the whole command: "
+                  f"{memory['1x']['seconds']:.1f} s and {memory['4x']['seconds']:.1f} s.", ""]
+    if measured.get("trees"):
+        entry = measured["trees"]
+        lines += ["## Tree decoding against the forward pass", "",
+                  f"Every head and direction of all-MiniLM-L6-v2, max and mst trees, on {entry['units']} sentences: "
+                  f"decoding {entry['decode']:.2f} s, the forward pass it reads {entry['forward']:.2f} s "
+                  f"({entry['ratio']:.2f} times), {verdict(entry['ratio'], TREES_TARGET)}.", ""]
+    if measured.get("norms"):
+        entry, base = measured["norms"], measured["ratios"].get("all-MiniLM-L6-v2")
+        if base:
+            extra = entry["timings"].median("whole") / base["timings"].median("whole")
+            lines += ["## Norm-based attention", "",
+                      f"The whole run under `--attention norms` took {entry['timings'].median('whole'):.2f} s against "
+                      f"{base['timings'].median('whole'):.2f} s under raw weights ({extra:.3f} times), "
+                      f"{verdict(extra, NORMS_TARGET)}.", ""]
+    if measured.get("ablation"):
+        entry = measured["ablation"]
+        lines += ["## Ablation: conditions stacked into shared forward passes", "",
+                  f"SmolLM2-135M-Instruct, `--metric lm`, {entry['conditions']} single-head conditions and the intact "
+                  f"model on {entry['units']} sentences: {entry['seconds']['stacked']:.1f} s stacked, "
+                  f"{entry['seconds']['one per pass']:.1f} s with one forward pass per condition, "
+                  f"{entry['speedup']:.1f} times faster; the losses agree to {entry['largest_relative_difference']:.1e} "
+                  "(relative).", ""]
+    lines += ["## Not measured here", ""]
+    missing = context["missing"] or ["nothing"]
+    lines += [f"- {item}" for item in missing] + [""]
+    return "\n".join(lines)
 
 
-def _live_lines(memory: dict) -> list[str]:
-    live1, live4 = memory.get("live_1x"), memory.get("live_4x")
-    if not live1 or not live4:
-        return ["Live memory: not measured (needs glibc's malloc_trim)."]
-    return [
-        "What the run itself holds (one more process each, glibc asked to return its free heap pages with "
-        "malloc_trim before and after scoring):",
-        "",
-        "| treebank | RSS before scoring MiB | RSS after scoring MiB | peak MiB |",
-        "| --- | ---: | ---: | ---: |",
-        f"| 1x | {live1['before_mib']:.0f} | {live1['after_mib']:.0f} | {live1['peak_mib']:.0f} |",
-        f"| 4x | {live4['before_mib']:.0f} | {live4['after_mib']:.0f} | {live4['peak_mib']:.0f} |",
-    ]
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--full", action="store_true", help="every measurement on every checkpoint present")
+    parser.add_argument("--output", help="write the report here (default: print it)")
+    parser.add_argument("--repeats", type=int, help="paired repeats (default: 3 quick, 5 full)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    args = parser.parse_args(argv)
+    repeats = args.repeats or (5 if args.full else 3)
+    treebank = ewt_dev()
+    missing = []
+    if treebank is None:
+        missing.append("en_ewt dev is not available (set PROBING_TREEBANKS or run probing data fetch en_ewt): "
+                       "the quick run used the sample treebank")
+    models = {short: model_folder(short) for short in FOLDERS}
+    if not models["minilm"]:
+        from probing.models import default_model_path
 
+        models["minilm"] = default_model_path()
+    for short, folder in models.items():
+        if folder is None:
+            missing.append(f"{FOLDERS[short]}: not in $PROBING_MODELS")
+    limit = None if args.full else 300
+    quick_treebank = treebank or str(sample_treebank_path())
+    estimate = "about 3 minutes" if not args.full else "about 40 minutes on two CPU cores"
+    print(f"benchmarks: {'full' if args.full else 'quick'} run, {estimate}", file=sys.stderr)
+    context = {"date": _dt.date.today().isoformat(), "machine": machine(), "load_before": os.getloadavg(),
+               "device": args.device, "missing": missing}
+    measured: dict = {"ratios": {}}
+    for short in (("minilm", "mpnet", "smollm2") if args.full else ("minilm",)):
+        if not models[short]:
+            continue
+        print(f"ratio: {FOLDERS[short]}", file=sys.stderr)
+        loaded = load_model(models[short], device=args.device)
+        entry = ratios(loaded, quick_treebank if not args.full else treebank, limit, repeats)
+        entry["treebank"] = "en_ewt dev" if treebank else "sample"
+        if limit:
+            entry["treebank"] += f" (first {limit})"
+        measured["ratios"][FOLDERS[short]] = entry
+        if short == "minilm" and args.full:
+            print("norms", file=sys.stderr)
+            measured["norms"] = ratios(loaded, treebank, limit, repeats, attention_reading="norms", variants=False)
+            print("pooling vs loop", file=sys.stderr)
+            measured["loop"] = pooling_against_loop(loaded, treebank, 500)
+            print("trees", file=sys.stderr)
+            measured["trees"] = tree_decoding(loaded, treebank, None)
+            print("memory", file=sys.stderr)
+            measured["memory"] = peak_memory(models[short], Path(treebank))
+    if args.full and models["smollm2"]:
+        print("ablation", file=sys.stderr)
+        measured["ablation"] = ablation_stacking(models["smollm2"], treebank, 32, 3)
+    if not args.full:
+        missing.append("the full measurements (benchmarks/run.py --full)")
+    if args.device == "cpu":
+        missing.append("a GPU: no GPU was used; run with --device cuda on a machine that has one")
+    context["load_after"] = os.getloadavg()
+    command = "python benchmarks/run.py" + (" --full" if args.full else "") + (
+        f" --device {args.device}" if args.device != "cpu" else "")
+    report = render(measured, context, command)
+    if args.output:
+        from probing.atomic import write_text_atomic
 
-def _peaks(runs: list[dict]) -> str:
-    return ", ".join(f"{run['peak_mib']:.0f}" for run in runs)
-
-
-_ANALYSIS = "## Analysis"
-
-_LABELS = {
-    "bare": "(1) bare forward pass, attentions returned",
-    "full": "(2) full run, defaults (bootstrap 1000)",
-    "full_no_bootstrap": "(2) full run, --bootstrap 0",
-    "stage_validation_pass": "stage: validation pass over the treebank",
-    "stage_read_align_pad": "stage: read + align + sort + pad",
-    "stage_attention": "stage: forward + stack attention to [batch, layer, head, tok, tok]",
-    "stage_pool": "stage: pooling to words",
-    "stage_predict": "stage: predictions (argmax, both directions)",
-    "stage_pairs": "stage: collect pairs",
-    "stage_count": "stage: counts, no bootstrap",
-    "stage_count_with_bootstrap": "stage: counts with 1000 bootstrap replicates",
-    "pool_score_vectorised": "(3) pooling + scoring, vectorised",
-    "pool_score_vectorised_bootstrap": "(3) pooling + scoring, vectorised, with 1000 bootstrap replicates",
-    "pool_score_plain_loop": "(3) pooling + scoring, plain per-sentence per-head loop",
-}
+        print(f"wrote {write_text_atomic(report, args.output)}", file=sys.stderr)
+    else:
+        print(report)
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,47 +1,68 @@
 #!/usr/bin/env bash
 # Regenerate everything under leaderboards/: result files, tables and plots.
 #
-#   bash leaderboards/make.sh                   # score 4 models x 2 treebanks, then tables and plots
-#   SKIP_SCORING=1 bash leaderboards/make.sh    # only tables and plots, from the committed results
+#   bash leaderboards/make.sh                 # score every model on every treebank, then tables and plots
+#   SKIP_SCORING=1 bash leaderboards/make.sh  # only tables and plots, from the committed results
+#   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, explore
 #
-# Each run selects heads and offsets on the dev split and reports them on the
-# test split (probing score --treebank NAME), with a Poisson bootstrap of
-# $REPLICATES replicates (500 keeps every result file under ~3 MB; with 1000 the
-# interval ends moved by at most 0.2 points on all-MiniLM-L6-v2, en_ewt). Checkpoints come from
-# ../shared/models/get-model and treebanks from ../shared/treebanks, relative to
-# the repository root, so no network is needed once get-model has run.
-# On 2 shared CPU cores the scoring took 47 minutes, most of it all-mpnet-base-v2.
+# Checkpoints are read from $PROBING_MODELS/<folder> (all-MiniLM-L6-v2, all-mpnet-base-v2,
+# SmolLM2-135M-Instruct) and treebanks from $PROBING_TREEBANKS or the cache (probing data fetch
+# en_ewt en_gum); a model that is absent is left out, and the tables say so by its missing row.
+# Every run selects on the dev split and reports on test (--treebank NAME), with a Poisson bootstrap
+# of $REPLICATES replicates (500 keeps each result file small; 1000 moved interval ends by at most
+# 0.2 points on all-MiniLM-L6-v2, en_ewt). The models are linked into .cache/models/ (ignored by git)
+# and named by that relative path, so no result records a machine's folders.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
-shared="${PROBING_SHARED:-../shared}"
-export PROBING_TREEBANKS="${PROBING_TREEBANKS:-$shared/treebanks}"
 replicates="${REPLICATES:-500}"
 python="${PYTHON:-python3}"
+only="${ONLY:-}"
 probing() { "$python" -m probing "$@"; }
+wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
 treebanks=(en_ewt en_gum)
-models=(minilm:all-MiniLM-L6-v2 mpnet:all-mpnet-base-v2)
+models=(all-MiniLM-L6-v2 all-mpnet-base-v2 SmolLM2-135M-Instruct)
 relations=(dobj det pobj poss all)
 reference=leaderboards/reference/clark2019-bert-base-wsj.json
 
-if [ -z "${SKIP_SCORING:-}" ]; then
-  for model in "${models[@]}"; do
-    path="$("$shared/models/get-model" "${model%%:*}")"
-    name="${model#*:}"
+mkdir -p .cache/models
+present=()
+for name in "${models[@]}"; do
+  if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$name/config.json" ]; then
+    ln -sfn "$PROBING_MODELS/$name" ".cache/models/$name"
+    present+=("$name")
+  else
+    echo "$name is not in \$PROBING_MODELS: left out" >&2
+  fi
+done
+
+score_all() {  # a command for every model, treebank and init: $1 = family, $2 = command, rest = its options
+  local family="$1" command="$2"; shift 2
+  for name in "${present[@]}"; do
     for treebank in "${treebanks[@]}"; do
+      [ "$family" = coref ] && [ "$treebank" != en_gum ] && continue  # only GUM carries coreference
       mkdir -p "leaderboards/$treebank/results"
       for init in pretrained random-init; do
         flag=(); suffix=""
         if [ "$init" = random-init ]; then flag=(--random-init); suffix="-random-init"; fi
-        output="leaderboards/$treebank/results/$name$suffix.json"
-        echo "scoring $name ($init) on $treebank -> $output" >&2
-        probing score --model "$path" --treebank "$treebank" --bootstrap "$replicates" --seed 0 \
-          "${flag[@]}" --quiet --output "$output" > /dev/null
+        [ "$family" = norms ] && [ "$init" = random-init ] && continue
+        output="leaderboards/$treebank/results/$name$suffix${family:+-$family}.json"
+        [ "$family" = probe ] && output="leaderboards/$treebank/results/$name$suffix.json"
+        echo "$command $name ($init) on $treebank -> $output" >&2
+        probing "$command" --model ".cache/models/$name" --treebank "$treebank" --bootstrap "$replicates" \
+          --seed 0 "${flag[@]}" --quiet "$@" --output "$output" > /dev/null
       done
     done
   done
+}
+
+if [ -z "${SKIP_SCORING:-}" ]; then
+  wanted probe && score_all probe score
+  wanted norms && score_all norms score --attention norms
+  wanted trees && score_all trees trees
+  wanted coref && score_all coref coref
 fi
 
 for treebank in "${treebanks[@]}"; do
@@ -53,11 +74,14 @@ for treebank in "${treebanks[@]}"; do
       --output "$dir/leaderboard.${format#*:}"
   done
   mkdir -p "$dir/plots"
-  for result in "${results[@]}"; do
+  for result in "$dir"/results/*.json; do
     stem="$(basename "$result" .json)"
+    case "$stem" in
+      *-trees|*-coref) continue ;;  # their figures are made by their own commands
+    esac
     probing plot "$result" --output "$dir/plots/$stem.png"
     case "$stem" in
-      *-random-init) ;;  # untrained heads: the overview says all there is to say
+      *-random-init*|*-norms) ;;  # the overview says all there is to say
       *) for relation in "${relations[@]}"; do
            probing plot "$result" --relation "$relation" --output "$dir/plots/$stem-$relation.png"
          done ;;

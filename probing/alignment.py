@@ -1,4 +1,4 @@
-"""Align a model's subword pieces to a treebank's words (spec/scoring.md section 1).
+"""Align a model's subword pieces to a treebank's words (docs/scoring.md section 1).
 
 The words are given to the tokenizer already split (``is_split_into_words``),
 so every piece belongs to exactly one word and ``word_ids()`` says which.
@@ -206,26 +206,3 @@ def _with_special_tokens(tokenizer, ids: list[int]) -> tuple[list[int], list[boo
             source="--model",
         )
     return built, [bool(special) for special in mask]
-
-
-def maximum_length(tokenizer, config, requested: int | None) -> int:
-    """The longest input (special tokens included) that a sentence may have.
-
-    ``--max-length`` when given; else the tokenizer's ``model_max_length`` if it
-    is a real limit (tokenizers without one report a huge sentinel); else what
-    the model's position embeddings allow (RoBERTa-style models reserve
-    ``pad_token_id + 1`` positions).
-    """
-    if requested is not None:
-        if requested < 2:
-            raise ProbingError(f"must be at least 2, got {requested}", source="--max-length")
-        return requested
-    limit = getattr(tokenizer, "model_max_length", None)
-    if isinstance(limit, int) and 0 < limit < 1_000_000:
-        return limit
-    positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
-    if positions is None:
-        raise ProbingError("the model states no maximum length; pass one", source="--max-length")
-    if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "mpnet"):
-        positions -= (getattr(config, "pad_token_id", 1) or 1) + 1
-    return positions

@@ -193,9 +193,3 @@ def _pad(group: list[tuple[Unit, Encoded]], tokenizer, number: int) -> Batch:
     num_words = torch.tensor([len(unit.words) for unit, _ in group])  # [batch]
     return Batch([unit for unit, _ in group], input_ids, attention_mask, word_of_token, is_special, segment,
                  num_words, number)
-
-
-def token_strings(tokenizer, batch: Batch, row: int) -> list[str]:
-    """The tokens of one row as strings (real tokens only), for figures and pages."""
-    length = int(batch.attention_mask[row].sum())
-    return tokenizer.convert_ids_to_tokens(batch.input_ids[row, :length].tolist())

@@ -162,9 +162,10 @@ class Checkpointer(PassHooks):
     def _save(self, run: Pass, states: list[dict], *, complete: bool) -> None:
         stats = PassStats(**dataclasses.asdict(run.stats))
         if not complete:
-            stats.units_in_part += run.batching.units_in_part
-            stats.too_long += run.batching.too_long
-            stats.unk_substituted_words += run.batching.unk_substituted_words
+            counted = run.batching_counted  # batching may be ahead of the model: only finished chunks count
+            stats.units_in_part += counted.units_in_part
+            stats.too_long += counted.too_long
+            stats.unk_substituted_words += counted.unk_substituted_words
             stats.seconds_total += time.perf_counter() - self._started
             _add_stats(stats, self._previous)
         self.saved["passes"][self._key] = {

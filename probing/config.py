@@ -73,7 +73,7 @@ class ScoreConfig:
         return dataclasses.replace(self, **changes)
 
     def as_result_dict(self) -> dict:
-        """The ``config`` object of a result file (spec/results.md)."""
+        """The ``config`` object of a result file (docs/results.md)."""
         return {
             "relations": list(self.relations),
             "offsets": list(self.offsets),
@@ -87,15 +87,6 @@ class ScoreConfig:
             "attention": self.attention,
             **self.extra,
         }
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"2/8"`` -> ``(2, 8)``: shard index (from 0) and shard count."""
-    try:
-        index, count = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise ProbingError(f"expected i/N such as 0/4, got {text!r}", source="--shard") from None
-    return index, count
 
 
 def _positive(value: int, option: str) -> None:

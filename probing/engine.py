@@ -51,7 +51,6 @@ from tqdm.auto import tqdm
 
 from .batching import CHUNK_BATCHES, Batch, BatchStats, batches_of_chunk
 from .errors import ProbingError
-from .extraction import attention as forward_attention
 from .inputs import InputSource, Unit
 from .models import LoadedModel
 from .pooling import check_from_pooling, pool_word_attention
@@ -169,6 +168,8 @@ class PassOptions:
     pool_from: str = "mean"
     progress: bool = False
     description: str = "reading"
+    prefetch: bool = True
+    """Read, validate and batch ahead of the model in a background thread."""
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -221,13 +222,17 @@ class Pass:
     options: PassOptions
     stats: PassStats = field(default_factory=PassStats)
     batching: BatchStats = field(default_factory=BatchStats)
+    """What batching has seen so far (it may run ahead of the model)."""
+    batching_counted: BatchStats = field(default_factory=BatchStats)
+    """What batching had seen at the end of the last chunk the model finished (checkpoints save this)."""
 
     def identity(self) -> dict:
         """Everything that decides this pass's numbers (the device only moves floats at near-ties)."""
         from . import __version__
         from .results import model_identity
 
-        options = {key: value for key, value in asdict(self.options).items() if key not in ("progress", "description")}
+        options = {key: value for key, value in asdict(self.options).items()
+                   if key not in ("progress", "description", "prefetch")}
         return {
             "tool": __version__,
             "model": model_identity(self.loaded),
@@ -301,22 +306,22 @@ def run_pass(
     run = Pass(loaded, source, accumulators, options)
     run.stats.max_length = loaded.max_length(options.max_length)
     needs_attention = any(accumulator.needs_attention for accumulator in accumulators)
-    chunk_size = options.batch_size * CHUNK_BATCHES
     done = hooks.start(run)
-    selected = itertools.islice(_selected(source.units(), options.shard), done, None)
+    # The producer gets its own copy of the tokenizer: a fast tokenizer changes its own settings
+    # while encoding, and accumulators may decode tokens meanwhile.
+    tokenizer = copy.deepcopy(loaded.tokenizer) if options.prefetch else loaded.tokenizer
+    work = _prepared(run, done, tokenizer)
+    if options.prefetch:
+        work = prefetched(work, depth=PREFETCH_CHUNKS)
     with reading.attached(loaded), _progress(options, source, done) as bar:
-        number = 0
-        for chunk in _chunks(selected, chunk_size):
-            batches = batches_of_chunk(
-                chunk, loaded.tokenizer, batch_size=options.batch_size, max_length=run.stats.max_length,
-                stats=run.batching, prepend=loaded.prepend_token_id, first_number=number,
-            )
-            for batch in batches:
-                number = batch.number + 1
-                if hooks.owns(batch.number):
-                    _count(run, batch, reading if needs_attention else None)
-            bar.update(len(chunk))
-            hooks.chunk_done(run, chunk)
+        for item in work:
+            if isinstance(item, Batch):
+                if hooks.owns(item.number):
+                    _count(run, item, reading if needs_attention else None)
+            else:  # the end of a chunk: its units are all counted
+                run.batching_counted = item.batching
+                bar.update(len(item.units))
+                hooks.chunk_done(run, item.units)
     run.stats.units_total = source.units_total or 0
     run.stats.units_in_part += run.batching.units_in_part
     run.stats.too_long += run.batching.too_long
@@ -324,6 +329,91 @@ def run_pass(
     run.stats.seconds_total += time.perf_counter() - started
     hooks.finish(run)
     return run.stats
+
+
+PREFETCH_CHUNKS = 2
+"""Chunks read, tokenised and batched ahead of the model (each is batch_size x CHUNK_BATCHES units)."""
+
+
+@dataclass(frozen=True)
+class ChunkEnd:
+    """The end of a chunk: its units, and what batching had seen up to it (checkpoints save that)."""
+
+    units: list[Unit]
+    batching: BatchStats
+
+
+def _prepared(run: Pass, done: int, tokenizer) -> Iterator[Batch | ChunkEnd]:
+    """The pass's batches, each chunk's followed by its :class:`ChunkEnd`. Reading, validation,
+    alignment and padding all happen here, so that this can run ahead of the model in a thread."""
+    options = run.options
+    selected = itertools.islice(_selected(run.source.units(), options.shard), done, None)
+    number = 0
+    for chunk in _chunks(selected, options.batch_size * CHUNK_BATCHES):
+        for batch in batches_of_chunk(
+            chunk, tokenizer, batch_size=options.batch_size, max_length=run.stats.max_length,
+            stats=run.batching, prepend=run.loaded.prepend_token_id, first_number=number,
+        ):
+            number = batch.number + 1
+            yield pinned(batch) if run.loaded.device.startswith("cuda") else batch
+        yield ChunkEnd(chunk, copy.copy(run.batching))
+
+
+def pinned(batch: Batch) -> Batch:
+    """The batch's tensors in page-locked memory, so that their copy to a GPU runs without waiting."""
+    for name in ("input_ids", "attention_mask", "word_of_token", "num_words"):
+        setattr(batch, name, getattr(batch, name).pin_memory())
+    return batch
+
+
+def prefetched(items: Iterator, depth: int) -> Iterator:
+    """``items`` produced by a background thread, at most ``depth`` chunk ends ahead of the consumer.
+
+    The producer's exceptions (a malformed line late in a treebank) are raised in the consumer, in
+    order, after every item made before them; the consumer leaving early stops the producer.
+    """
+    import queue
+    import threading
+
+    slots = threading.BoundedSemaphore(depth)
+    handoff: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    end = object()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not isinstance(item, Batch):
+                    while not slots.acquire(timeout=0.1):
+                        if stop.is_set():
+                            return
+                handoff.put(item)
+                if stop.is_set():
+                    return
+            handoff.put(end)
+        except BaseException as error:  # handed to the consumer, raised there
+            handoff.put(_Failure(error))
+
+    thread = threading.Thread(target=produce, name="probing-batches", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = handoff.get()
+            if item is end:
+                return
+            if isinstance(item, _Failure):
+                raise item.error
+            yield item
+            if not isinstance(item, Batch):
+                slots.release()
+    finally:
+        stop.set()
+        thread.join()
+
+
+@dataclass
+class _Failure:
+    error: BaseException
 
 
 def _count(run: Pass, batch: Batch, reading) -> None:
@@ -364,11 +454,6 @@ def _progress(options: PassOptions, source: InputSource, done: int):
     return tqdm(
         total=None, initial=done, unit=" units", disable=not options.progress, desc=options.description, leave=False
     )
-
-
-def forward(loaded: LoadedModel, batch: Batch) -> torch.Tensor:
-    """Raw attention weights of one batch: float32 [batch, layer, head, query, key]."""
-    return forward_attention(loaded, batch.input_ids, batch.attention_mask)
 
 
 def _plain(value):

@@ -79,7 +79,8 @@ def _stack_attention(loaded: LoadedModel, input_ids: torch.Tensor, attention_mas
     """The per-layer attention tuple of the scored stack (entries may be None)."""
     run = _STACK_RUNNERS[(loaded.is_encoder_decoder, loaded.stack)]
     with torch.inference_mode():
-        return run(loaded.base, input_ids.to(loaded.device), attention_mask.to(loaded.device))
+        return run(loaded.base, input_ids.to(loaded.device, non_blocking=True),
+                   attention_mask.to(loaded.device, non_blocking=True))
 
 
 def _run_single_stack(model, input_ids, attention_mask):

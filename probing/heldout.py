@@ -2,7 +2,7 @@
 
 ``probing score --select-on DEV --treebank TEST`` scores DEV (no bootstrap
 needed: only its counts decide), then TEST with its bootstrap, and writes one
-result: the TEST result exactly as spec/results.md describes it (its
+result: the TEST result exactly as docs/results.md describes it (its
 ``relations`` block is in-sample on TEST, as in the paper), plus a ``heldout``
 object. Per relation, ``heldout`` holds the DEV choice, its TEST accuracy with
 a 95% bootstrap interval, the chosen offset's likewise, their paired

@@ -29,9 +29,6 @@ from typing import IO
 from .errors import ProbingError
 from .treebank import Sentence, _decoding_message, check_input_file, read_treebank
 
-KINDS = ("treebank", "text", "labelled")
-
-
 @dataclass(frozen=True)
 class Unit:
     """One model input: one sentence, or two as segments A and B.

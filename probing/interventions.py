@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator
 import torch
 
 from .errors import ProbingError
+from .naming import head_name
 
 
 def eager_attention(module) -> Callable:
@@ -122,7 +123,7 @@ class uniform_heads:
             heads = set(mask)
             for layer, head in heads:
                 if not (0 <= layer < self.num_layers and 0 <= head < self.num_heads):
-                    raise ProbingError(f"head {layer + 1}-{head + 1} does not exist: the model has {self.num_layers} "
+                    raise ProbingError(f"head {head_name(layer, head)} does not exist: the model has {self.num_layers} "
                                        f"layers of {self.num_heads} heads", source="--heads")
             mask = torch.zeros(1, self.num_layers, self.num_heads, dtype=torch.bool)
             for layer, head in heads:

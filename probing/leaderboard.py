@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import ProbingError
+from .naming import head_name, offset_name
 from .registry import Registry
 from .heldout import in_sample_reports
 
@@ -145,7 +146,7 @@ def _head_cell(head: dict | None, difference: dict | None, pairs: int, ties: int
     return Cell(
         accuracy=head["accuracy"],
         interval=head.get("interval"),
-        head=f"{head['layer'] + 1}-{head['head'] + 1}",
+        head=head_name(head["layer"], head["head"]),
         direction=head["direction"],
         pairs=pairs,
         ties=ties,
@@ -160,7 +161,7 @@ def _baseline_cell(baseline: dict | None, pairs: int, ties: int = 1) -> Cell:
     return Cell(
         accuracy=baseline["accuracy"],
         interval=baseline.get("interval"),
-        head=f"{baseline['offset']:+d}",
+        head=offset_name(baseline['offset']),
         pairs=pairs,
         ties=ties,
     )
@@ -200,11 +201,11 @@ def reference_rows(data: dict) -> list[Row]:
     for name, entry in ref["relations"].items():
         model.cells[name] = Cell(
             accuracy=entry["accuracy"],
-            head=f"{entry['layer'] + 1}-{entry['head'] + 1}" if "layer" in entry else "",
+            head=head_name(entry["layer"], entry["head"]) if "layer" in entry else "",
             direction=entry.get("direction"),
         )
         if "baseline" in entry:
-            baseline.cells[name] = Cell(accuracy=entry["baseline"]["accuracy"], head=f"{entry['baseline']['offset']:+d}")
+            baseline.cells[name] = Cell(accuracy=entry["baseline"]["accuracy"], head=offset_name(entry['baseline']['offset']))
     return [model, baseline] if baseline.cells else [model]
 
 

@@ -156,6 +156,61 @@ class LoadedModel:
             "prefix_space": prefix_space_rule(self.tokenizer),
         }
 
+    @classmethod
+    def from_live(cls, model: torch.nn.Module, tokenizer, *, name: str | None = None, step: int | None = None,
+                  stack: str | None = None) -> "LoadedModel":
+        """A model already in memory (one being trained), ready for attention passes; nothing is read
+        from disk and the model is not copied.
+
+        The load-time probe runs as for :func:`load_model` (layers, heads,
+        causality, sink token), inside :func:`scoring_mode`; passes over the
+        result must run inside ``scoring_mode(model)`` as well, since only
+        eager attention returns the weights. The ``fingerprint`` is
+        ``live:NAME@STEP``: it names a training run's state, not the bytes of
+        its weights. A byte-level BPE tokenizer without a space before each
+        word gets one on a copy, never on the tokenizer given.
+
+        >>> from transformers import AutoModelForMaskedLM, AutoTokenizer
+        >>> from probing.testing import tiny_bert
+        >>> model = AutoModelForMaskedLM.from_pretrained(tiny_bert(), attn_implementation="sdpa").train()
+        >>> loaded = LoadedModel.from_live(model, AutoTokenizer.from_pretrained(tiny_bert()), name="tiny", step=3)
+        >>> loaded.num_layers, loaded.num_heads, loaded.fingerprint, model.training, model.config._attn_implementation
+        (2, 4, 'live:tiny@3', True, 'sdpa')
+        """
+        if stack is not None and stack not in STACKS:
+            raise ProbingError(f"unknown stack {stack!r}; use one of {', '.join(STACKS)}", source="stack")
+        if not getattr(tokenizer, "is_fast", False) and not callable(getattr(tokenizer, "tokenize", None)):
+            raise ProbingError(f"{type(tokenizer).__name__} is not a tokenizer; give the model's tokenizer",
+                               source="tokenizer")
+        if _lacks_prefix_space(tokenizer):
+            import copy
+
+            tokenizer = copy.deepcopy(tokenizer)
+            prepend_space_to_words(tokenizer)
+        quiet_about_long_inputs(tokenizer)
+        config = model.config
+        name = name or getattr(model, "name_or_path", None) or getattr(config, "name_or_path", None) or type(model).__name__
+        parameter = next(model.parameters())
+        is_encoder_decoder = bool(getattr(config, "is_encoder_decoder", False)) and not type(model).__name__.endswith(
+            "EncoderModel")
+        loaded = cls(
+            model=model,
+            tokenizer=tokenizer,
+            name_or_path=str(name),
+            name=display_name(str(name)),
+            revision=None,
+            commit=None,
+            fingerprint=f"live:{name}" + ("" if step is None else f"@{step}"),
+            architecture=type(model).__name__,
+            dtype=next((key for key, value in DTYPES.items() if value == parameter.dtype), str(parameter.dtype)),
+            device=str(parameter.device),
+            stack=(stack or "encoder") if is_encoder_decoder else "encoder",
+            is_encoder_decoder=is_encoder_decoder,
+            position_limit=_position_limit(config),
+        )
+        with scoring_mode(model):
+            return _probed(loaded, stack, trust_remote_code=True)
+
     def max_length(self, requested: int | None = None) -> int:
         """The longest unit (special tokens included) a pass may give this model; checked against
         what its position embeddings allow, so a run never crashes on a long sentence midway."""
@@ -264,12 +319,18 @@ def load_model(
     )
     if no_head:
         loaded.extra["no_head"] = no_head
-    if is_encoder_decoder and loaded.stack == "decoder":
-        loaded.prepend_token_id = _decoder_start(model.config)
+    return _probed(loaded, stack, trust_remote_code)
+
+
+def _probed(loaded: LoadedModel, stack: str | None, trust_remote_code: bool) -> LoadedModel:
+    """The load-time probe of every model, from disk or live: layers, heads, whether the scored
+    stack is causal, and the sink token a causal stack gets."""
     from .extraction import read_shape_and_causality
 
+    if loaded.is_encoder_decoder and loaded.stack == "decoder":
+        loaded.prepend_token_id = _decoder_start(loaded.model.config)
     read_shape_and_causality(loaded, trust_remote_code)
-    if not is_encoder_decoder:
+    if not loaded.is_encoder_decoder:
         loaded.stack = "decoder" if loaded.is_causal else "encoder"
         if stack is not None and stack != loaded.stack:
             kind = "causal decoder" if loaded.is_causal else "bidirectional encoder"
@@ -279,7 +340,7 @@ def load_model(
                 source="--stack",
             )
         if loaded.is_causal:
-            loaded.prepend_token_id = _sink_token(tokenizer, model.config)
+            loaded.prepend_token_id = _sink_token(loaded.tokenizer, loaded.model.config)
     return loaded
 
 
@@ -314,7 +375,10 @@ def _check_location(name_or_path: str, revision: str | None) -> bool:
         if not path.is_dir():
             raise ProbingError(f"{name_or_path} is a file; give the checkpoint's folder", source="--model")
         if not (path / "config.json").is_file():
-            raise ProbingError(f"{name_or_path} holds no config.json: not a checkpoint folder", source="--model")
+            hint = ""
+            if any(child.name.startswith("checkpoint-") for child in path.iterdir()):
+                hint = "; it holds checkpoint-STEP folders: probing score --model FOLDER scores them all, in step order"
+            raise ProbingError(f"{name_or_path} holds no config.json: not a checkpoint folder{hint}", source="--model")
         return True
     looks_like_path = name_or_path.startswith((".", "/", "~")) or os.sep in name_or_path.strip("/").replace("/", "", 1)
     if looks_like_path or not _HUB_ID.match(name_or_path):
@@ -519,6 +583,49 @@ class _MissingHead(Exception):
     def __init__(self, message: str, model):
         super().__init__(message)
         self.model = model
+
+
+@contextlib.contextmanager
+def scoring_mode(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
+    """Eval mode and eager attention for the block (what attention passes need); afterwards the
+    model's training mode and attention implementation are what they were, even after an error.
+
+    Only eager attention returns the weights; the fused kernels a model is
+    trained with (sdpa, flash) never materialise them. Dropout is off inside,
+    so scores do not depend on the random state of training.
+
+    >>> from transformers import AutoModelForMaskedLM
+    >>> from probing.testing import tiny_bert
+    >>> model = AutoModelForMaskedLM.from_pretrained(tiny_bert(), attn_implementation="sdpa").train()
+    >>> with scoring_mode(model):
+    ...     model.training, model.config._attn_implementation
+    (False, 'eager')
+    >>> model.training, model.config._attn_implementation
+    (True, 'sdpa')
+    """
+    was_training = model.training
+    previous = getattr(model.config, "_attn_implementation", None)
+    switched = previous not in (None, "eager")
+    if switched:
+        _set_attention(model, "eager")
+    model.eval()
+    try:
+        yield model
+    finally:
+        if switched:
+            _set_attention(model, previous)
+        model.train(was_training)
+
+
+def _set_attention(model, implementation: str) -> None:
+    setter = getattr(model, "set_attn_implementation", None)
+    if setter is None:
+        raise ProbingError(
+            f"{type(model).__name__} cannot switch its attention implementation ({model.config._attn_implementation}) "
+            "while loaded (transformers too old?); load it with attn_implementation='eager' to score it live",
+            source="model",
+        )
+    setter(implementation)
 
 
 def _force_eager(model) -> None:

@@ -23,7 +23,7 @@ from .drawing import MARK, layer_head_heatmap, new_figure
 from .errors import ProbingError
 from .heldout import in_sample_reports
 from .leaderboard import result_label, treebank_label
-from .naming import DIRECTIONS, head_name
+from .naming import DIRECTIONS, head_name, offset_name
 from .naming import WORDS as ARROWS
 
 CMAP = "viridis"
@@ -62,7 +62,7 @@ def _colour_bar(figure, image, axes, baseline: dict | None, *, label: bool = Tru
     if baseline is not None:
         value = 100 * baseline["accuracy"]
         bar.ax.axhline(value, color=MARK, linewidth=2.5)
-        text += ("\n" if label else "") + f"red: offset {baseline['offset']:+d} = {value:.1f}%"
+        text += ("\n" if label else "") + f"red: offset {offset_name(baseline['offset'])} = {value:.1f}%"
     bar.set_label(text, fontsize=7)
     return bar
 
@@ -76,7 +76,7 @@ def _choice_text(report: dict) -> str:
     text = (f"outlined, {report['selection']}: {head_name(head['layer'], head['head'])} {ARROWS[head['direction']]}, "
             f"{100 * head['accuracy']:.1f}%{ci}")
     if baseline is not None:
-        text += f"\nred line: best offset {baseline['offset']:+d}, {100 * baseline['accuracy']:.1f}%"
+        text += f"\nred line: best offset {offset_name(baseline['offset'])}, {100 * baseline['accuracy']:.1f}%"
     return text
 
 

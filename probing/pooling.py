@@ -1,7 +1,7 @@
 """Token attention to word attention, for every layer and head of a batch at once.
 
 Attention *to* a word is the sum of its pieces' columns; attention *from* a
-word is the mean of its pieces' rows (spec/scoring.md section 2). With a
+word is the mean of its pieces' rows (docs/scoring.md section 2). With a
 pooling matrix ``T`` [tok, word] of ones and an averaging matrix ``F``
 [word, tok], the word attention is ``W = F . A . T``: two batched matrix
 products, no loop over heads or words. Special tokens and padding belong to

@@ -1,4 +1,4 @@
-"""Which (dependent, head) word pairs each relation scores (spec/scoring.md section 4).
+"""Which (dependent, head) word pairs each relation scores (docs/scoring.md section 4).
 
 A relation maps a sentence to a list of pairs ``(query, head)``: the word whose
 predicted head is looked at, and the word that prediction must equal. For most

@@ -287,6 +287,9 @@ CONFIG = Obj(
         "limit": Field(Nullable(COUNT), "only the first N units of the input", required=False),
         "shard": Field(Nullable(Obj({"index": Field(COUNT, "from 0"), "count": Field(COUNT, "shards in all")})),
                        "this part of a split run, or null for a whole run", required=False),
+        "training_step": Field(COUNT, "the training step of the scored weights (a checkpoint-STEP folder, or the "
+                                      "step a training callback scored at; 0 for the random-init control)",
+                               required=False),
     }
 )
 

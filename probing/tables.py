@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-_ARROWS = {"dep_to_head": "dep->head", "head_to_dep": "head->dep"}
+from .naming import head_name, offset_name
 
 
 def head_label(best: dict | None) -> str:
     """``layer-head direction`` counted from 1, or a dash when there is none."""
     if best is None:
         return "-"
-    return f"{best['layer'] + 1}-{best['head'] + 1} {_ARROWS[best['direction']]}"
+    return head_name(best["layer"], best["head"], best["direction"])
 
 
 def percent(value: float | None) -> str:
@@ -36,7 +36,7 @@ def score_table(result: dict, tablefmt: str = "simple") -> str:
                 entry["total"],
                 head_label(best),
                 percent(best and best["accuracy"]),
-                "-" if baseline is None else f"{baseline['offset']:+d}",
+                "-" if baseline is None else offset_name(baseline['offset']),
                 percent(baseline and baseline["accuracy"]),
             ]
         )
@@ -113,7 +113,7 @@ def heldout_table(result: dict, tablefmt: str = "simple") -> str:
                 entry["pairs"],
                 head_label(head) + (f" (tie of {ties})" if ties > 1 else ""),
                 with_interval(head and head["accuracy"], head and head["interval"]),
-                "-" if baseline is None else f"{baseline['offset']:+d}",
+                "-" if baseline is None else offset_name(baseline['offset']),
                 with_interval(baseline and baseline["accuracy"], baseline and baseline["interval"]),
                 _points(difference and difference["value"], difference and difference["interval"]),
                 p_value(difference and difference["p_not_better"], heldout["replicates"]),

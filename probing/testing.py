@@ -46,16 +46,27 @@ def training_words() -> list[str]:
 @functools.lru_cache(maxsize=None)
 def tiny_wordpiece_tokenizer(vocab_size: int = 300):
     """A BERT-style fast tokenizer with a small WordPiece vocabulary (words split often)."""
+    return wordpiece_tokenizer(training_words(), vocab_size)
+
+
+def wordpiece_tokenizer(words, vocab_size: int, *, lowercase: bool = True, max_length: int = 128):
+    """A BERT-style fast tokenizer whose WordPiece vocabulary is learnt from ``words`` (an iterable of
+    strings): what a model pre-trained from scratch on those words reads with.
+
+    >>> tokenizer = wordpiece_tokenizer(["the", "cat", "sat", "on", "the", "mat"] * 5, 60)
+    >>> tokenizer(["the", "cat"], is_split_into_words=True).input_ids[0] == tokenizer.cls_token_id
+    True
+    """
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     backend = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
+    backend.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
     backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     backend.decoder = decoders.WordPiece()
     trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials, show_progress=False)
-    backend.train_from_iterator([" ".join(training_words())], trainer=trainer)
+    backend.train_from_iterator([" ".join(words)], trainer=trainer)
     cls_id, sep_id = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
     backend.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)]
@@ -67,7 +78,7 @@ def tiny_wordpiece_tokenizer(vocab_size: int = 300):
         cls_token="[CLS]",
         sep_token="[SEP]",
         mask_token="[MASK]",
-        model_max_length=128,
+        model_max_length=max_length,
     )
 
 

@@ -2,7 +2,7 @@
 
 Only syntactic words are kept: lines whose ID is an integer. Multiword-token
 ranges (``1-2``) and empty nodes (``8.1``) are skipped, never an error
-(spec/scoring.md section 1). Every problem in the text is a
+(docs/scoring.md section 1). Every problem in the text is a
 :class:`~probing.errors.ProbingError` that names the file and the exact line,
 on one line; reading text never raises any other exception.
 

@@ -151,3 +151,16 @@ def test_output_is_replaced_only_by_a_complete_file(tmp_path, monkeypatch):
         atomic.write_json_atomic({"a": 1}, target)
     assert target.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temp file left behind
+
+
+def test_a_malformed_line_at_the_end_of_a_long_treebank_still_leaves_no_result(tmp_path, capsys):
+    """Reading runs ahead of the model in a thread; its error still stops the run before anything is written."""
+    text = sample_path().read_text(encoding="utf-8") * 8  # 600 sentences: many chunks ahead of the error
+    lines = text.count("\n")
+    bad = tmp_path / "long.conllu"
+    bad.write_text(text + "1\tbroken\tbroken\tX\t_\t_\tx\troot\t_\t_\n\n", encoding="utf-8")
+    output = tmp_path / "r.json"
+    code, out, err = score(capsys, "--model", tiny_bert(), "--treebank", str(bad), "--output", str(output),
+                           "--bootstrap", "10")
+    assert code == 2 and err.strip() == f"probing score: error: {bad}:{lines + 1}: HEAD is not an integer: 'x'"
+    assert not output.exists() and not list(tmp_path.glob(".r.json*"))

@@ -58,7 +58,7 @@ def numbers(result: dict) -> dict:
 
 
 def assert_same(mine, theirs, where: str = "") -> None:
-    """Equal structures; floats equal to rounding (1e-6), integers and strings exactly."""
+    """Equal structures; floats equal to rounding (results keep 6 decimals), integers and strings exactly."""
     if isinstance(mine, dict):
         assert set(mine) == set(theirs), where
         for key in mine:
@@ -68,7 +68,7 @@ def assert_same(mine, theirs, where: str = "") -> None:
         for index, (a, b) in enumerate(zip(mine, theirs)):
             assert_same(a, b, f"{where}[{index}]")
     elif isinstance(mine, float) or isinstance(theirs, float):
-        assert mine == pytest.approx(theirs, rel=1e-5, abs=1e-6), where
+        assert mine == pytest.approx(theirs, rel=1e-5, abs=1e-5), where  # results round to 6 decimals
     else:
         assert mine == theirs, where
 

@@ -68,3 +68,23 @@ def test_command_line(results, tmp_path, capsys):
     assert main(["plot", str(source), "--relation", "amod", "--output", str(tmp_path / "x.png")]) == 2
     assert "amod" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_surface_results_of_several_readings_are_drawn_side_by_side(tmp_path, capsys):
+    from probing.testing import tiny_bert
+
+    paths = []
+    for reading in ("weights", "norms"):
+        path = tmp_path / f"{reading}.json"
+        assert main(["surface", "--quiet", "--model", tiny_bert(), "--limit", "5", "--attention", reading,
+                     "--output", str(path)]) == 0
+        paths.append(str(path))
+    figure = tmp_path / "readings.svg"
+    assert main(["plot", *paths, "--output", str(figure)]) == 0
+    assert figure.read_text(encoding="utf-8").startswith("<?xml")
+    capsys.readouterr()
+    probe = tmp_path / "probe.json"
+    assert main(["score", "--quiet", "--model", tiny_bert(), "--limit", "5", "--bootstrap", "0",
+                 "--output", str(probe)]) == 0
+    assert main(["plot", str(probe), paths[0], "--output", str(tmp_path / "x.png")]) == 2
+    assert "only for probing surface results" in capsys.readouterr().err

@@ -58,3 +58,11 @@ def test_no_treebank_data_or_model_weights_are_committed():
     committed = [name for name in names if name.endswith((".conllu", ".conll", ".conllx", ".txt", ".md"))
                  and ud_sentences.search((REPO / name).read_text(encoding="utf-8", errors="replace"))]
     assert not committed, f"UD treebank sentences are committed in {committed}"
+
+
+def test_the_result_file_documentation_is_made_from_the_schema():
+    """docs/results.md is the output of `python -m probing.schema`: the code is the contract's one source."""
+    from probing.schema import markdown
+
+    assert (REPO / "docs" / "results.md").read_text(encoding="utf-8") == markdown() + "\n", (
+        "docs/results.md is out of date: run python -m probing.schema > docs/results.md")

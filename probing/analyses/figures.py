@@ -16,6 +16,7 @@ import numpy as np
 
 from ..atomic import save_figure_atomic
 from ..drawing import new_figure
+from ..naming import head_name
 
 DOT = {"s": 14, "alpha": 0.55, "linewidths": 0}
 BEHAVIOUR_COLOURS = {
@@ -90,6 +91,37 @@ def surface_figure(result: dict, path) -> Path:
         axis.set_ylabel("average attention")
     _notes(axes.flat[-1], result)
     figure.suptitle(f"Where attention goes: {_title(result)}", fontsize=11)
+    figure.tight_layout()
+    return save_figure_atomic(figure, path)
+
+
+READING_COLOURS = {"weights": "#1f77b4", "norms": "#d62728", "rollout": "#2ca02c"}
+
+
+def readings_figure(results: list[dict], path) -> Path:
+    """Surface shares per layer under each reading of attention, side by side: how much of a row goes to
+    the first special token, to the separators and to punctuation (Kobayashi et al.'s comparison).
+
+    ``results`` are surface results of one model and input under different ``--attention`` readings.
+    """
+    first = results[0]
+    names, num_layers = first["token_names"], first["model"]["num_layers"]
+    panels = [("first_special", f"to {names['first_special']}"), ("separator", f"to {names['separator']}"),
+              ("punctuation", "to . and ,")]
+    figure = new_figure(4.2 * len(panels), 3.8)
+    axes = figure.subplots(1, len(panels), sharey=True)
+    for axis, (statistic, title) in zip(axes, panels):
+        for result in results:
+            reading = result["config"].get("attention", "weights")
+            values = result["surface"]["heads"][statistic]
+            _dots_and_mean(axis, values, READING_COLOURS.get(reading, "#7f7f7f"), reading)
+        axis.set_title(title, fontsize=10)
+        _layer_axis(axis, num_layers)
+    axes[0].set_ylabel("share of a row (mean over queries)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        axes[0].legend(handles, labels, fontsize=8, loc="upper left")
+    figure.suptitle(f"Attention read as weights or otherwise: {_title(first)}", fontsize=11)
     figure.tight_layout()
     return save_figure_atomic(figure, path)
 
@@ -179,7 +211,7 @@ def _mark_probe_heads(axis, coords: np.ndarray, marks: list[dict], num_heads: in
         x, y = coords[index]
         layer, head = divmod(index, num_heads)
         axis.scatter([x], [y], s=120, facecolors="none", edgecolors="black", linewidths=1.2)
-        text = f"{', '.join(relations)} ({layer + 1}-{head + 1})"
+        text = f"{', '.join(relations)} ({head_name(layer, head)})"
         # Labels point inwards, so that none is cut at the frame.
         right = x > middle
         axis.annotate(

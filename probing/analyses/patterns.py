@@ -43,6 +43,7 @@ import torch
 
 from ..engine import Accumulator, BatchView
 from ..errors import ProbingError
+from ..naming import head_name
 
 TYPES = ("vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous")
 FEATURES = ("special", "columns", "diagonal", "segment")
@@ -260,10 +261,6 @@ def agreement(predicted: dict[tuple[str, int, int], str], labels: list[dict]) ->
     return {"heads": len(pairs), "correct": correct, "accuracy": correct / len(pairs), "confusion": confusion}
 
 
-def rules_dict(rules: Rules) -> dict:
-    return asdict(rules)
-
-
 def plot_types(types: np.ndarray, title: str, path):
     """Layer x head grid coloured by type (counted from 1) beside the stacked type shares per layer."""
     from matplotlib.colors import ListedColormap
@@ -330,7 +327,7 @@ def plot_layer_maps(maps: list[np.ndarray], specials: list[np.ndarray], layer: i
             axis.tick_params(length=3, color="red")
             for spine in axis.spines.values():  # a light frame: a dark one would hide the first and last columns
                 spine.set_color("#9ecae1")
-            axis.set_title(f"{layer + 1}-{head + 1}" + (f" (unit {unit + 1})" if units > 1 else ""), fontsize=8)
+            axis.set_title(head_name(layer, head) + (f" (unit {unit + 1})" if units > 1 else ""), fontsize=8)
     for axis in axes.flat[heads * units :]:
         axis.set_visible(False)
     figure.suptitle(title, fontsize=10)

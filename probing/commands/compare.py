@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from ..analyses.compare import CompareAccumulator, check_compatible, layer_means, plot_similarity
+    from ..naming import head_name
     from ..models import load_model
     from ..readings import READINGS
 
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         name_b = second.name + (f" (random init, seed {args.seed})" if args.second_random_init else "")
         title = f"{first.name} vs {name_b}: attention cosine ({int(cosines.state_tensors['units'])} units)"
         rows = [[layer + 1, f"{means[layer]:.3f}",
-                 f"{similarity[layer].min():.3f} ({layer + 1}-{similarity[layer].argmin() + 1})",
+                 f"{similarity[layer].min():.3f} ({head_name(layer, int(similarity[layer].argmin()))})",
                  f"{similarity[layer].max():.3f}"] for layer in range(similarity.shape[0])]
         print(f"{title}; {result['rows']} query rows, {stats.too_long} units skipped as too long")
         print(tabulate(rows, headers=["layer", "mean cosine", "lowest head", "highest"], tablefmt="simple",

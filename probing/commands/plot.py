@@ -17,12 +17,17 @@ def dpi(text: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
-        "Without --relation: one overview figure of every relation and direction. With --relation R: both "
+        "Surface results (probing surface, one per --attention reading) are drawn side by side per layer: the "
+        "shares of a row that go to the first special token, the separators and punctuation. For a probe result: "
+        "without --relation, one overview figure of every relation and direction. With --relation R: both "
         "directions of R, each cell labelled. Layers (down) and heads (across) count from 1; the chosen head "
         "is outlined (chosen on dev for held-out results) and the best offset's accuracy is marked on the "
         "colour bar. The format follows --output's suffix: .png, .svg or .pdf."
     )
-    parser.add_argument("result", metavar="RESULT", help="a result file (JSON) of probing score")
+    parser.add_argument("result", metavar="RESULT", help="a result file (JSON) of probing score, or of probing surface")
+    parser.add_argument("more", nargs="*", metavar="MORE",
+                        help="further surface results of the same model and input under other --attention readings, "
+                             "drawn side by side per layer")
     parser.add_argument("--relation", metavar="REL", help="plot this relation only (default: an overview of all)")
     parser.add_argument("--output", required=True, metavar="FILE", help="figure to write, atomically (.png, .svg or .pdf)")
     parser.add_argument("--dpi", type=dpi, metavar="N",
@@ -38,8 +43,18 @@ def run(args: argparse.Namespace) -> int:
 
     figure_format(args.output)
     # the checked path: with --follow-symlinks, the link's target (the figure writer never follows links)
-    target = check_output_path(args.output, inputs=[args.result], follow_symlinks=args.follow_symlinks)
-    result = read_result(args.result, analysis="probe")
+    target = check_output_path(args.output, inputs=[args.result, *args.more], follow_symlinks=args.follow_symlinks)
+    result = read_result(args.result, analysis=("probe", "surface"))
+    if result["analysis"] == "surface":
+        from ..analyses.figures import readings_figure
+
+        path = readings_figure([result] + [read_result(more, analysis="surface") for more in args.more], target)
+        print(f"wrote {path}", file=sys.stderr)
+        return 0
+    if args.more:
+        from ..errors import ProbingError
+
+        raise ProbingError("several results are drawn together only for probing surface results", source=args.more[0])
     options = {} if args.dpi is None else {"dpi": args.dpi}
     if args.relation:
         path = plot_relation(result, args.relation, target, **options)

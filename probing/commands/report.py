@@ -186,6 +186,8 @@ def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: di
 
 def _strong_heads(result: dict) -> list[str]:
     """Lines naming the heads with more than SHARE of their attention on one target."""
+    from ..naming import head_name
+
     names = result["token_names"]
     targets = {
         "previous": "the previous token",
@@ -201,7 +203,7 @@ def _strong_heads(result: dict) -> list[str]:
         if values is None:
             continue
         found = [
-            f"{layer + 1}-{head + 1} ({100 * value:.0f}%)"
+            f"{head_name(layer, head)} ({100 * value:.0f}%)"
             for layer, row in enumerate(values)
             for head, value in enumerate(row)
             if value > SHARE

@@ -15,7 +15,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Without options it scores the packaged all-MiniLM-L6-v2 on the project's sample treebank, offline. "
         "--treebank en_ewt (a public treebank with dev and test splits) chooses heads on en_ewt:dev and reports "
-        "them on en_ewt:test with 95% intervals. Layers and heads in tables count from 1; the JSON counts from 0."
+        "them on en_ewt:test with 95% intervals. --model RUN_FOLDER, a folder of checkpoint-STEP/ subfolders "
+        "(transformers Trainer's layout), scores each checkpoint in step order and draws the curve: with --output "
+        "NAME.json, NAME-stepSTEP.json per checkpoint and NAME-curve.csv, .md and .png (docs/training.md); "
+        "--random-init then adds the untrained control as step 0. Layers and heads in tables count from 1; the "
+        "JSON counts from 0."
     )
     add_model_options(parser)
     add_input_options(parser, text=False, pairs=False)
@@ -47,6 +51,7 @@ def config_from_args(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from .. import checkpointing
     from ..atomic import check_output_path
+    from ..curves import find_checkpoints
     from ..distributed import from_environment
     from ..engine import using_hooks
     from ..heldout import default_splits, score_with_selection
@@ -56,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
     from .common import progress_wanted
 
     config = config_from_args(args).validated()
+    checkpoints = find_checkpoints(args.model)
+    if checkpoints is not None:
+        return run_training_folder(args, config, checkpoints)
     splits = default_splits(config.treebank)
     inputs = [open_input(spec, limit=args.limit).path for spec in (splits or [config.treebank])]
     if args.select_on and not args.select_on.lower().endswith(".json"):
@@ -90,3 +98,65 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         ranks.close()
+
+
+def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
+    """``--model RUN_FOLDER``: every checkpoint scored in step order, one result each, and the curve.
+
+    Every output (a result per step, the curve's table and figure) is checked
+    before the first model loads; each step's result is written as soon as it
+    is scored, so an interrupted run keeps what it finished.
+    """
+    import os
+
+    from ..atomic import check_output_path
+    from ..curves import curve, curve_table, planned_outputs, run_title, score_checkpoints, step_path, write_curve
+    from ..errors import ProbingError
+    from ..heldout import default_splits
+    from ..inputs import InputSource, open_input
+    from ..results import write_result
+    from ..tables import heldout_table, run_header, score_table
+    from .common import progress_wanted
+
+    for given, option in ((args.shard, "--shard"), (args.checkpoint, "--checkpoint"), (args.resume, "--resume"),
+                          (args.revision, "--revision")):
+        if given:
+            raise ProbingError(f"scores whole checkpoints of a training folder one after another; drop {option} "
+                               "(or score one checkpoint folder at a time)", source=option)
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise ProbingError("a folder of checkpoints is scored by one process; run it without torchrun",
+                           source="--model")
+    if args.select_on and args.select_on.lower().endswith(".json"):
+        raise ProbingError("a DEV result belongs to one checkpoint; give the DEV treebank so that each checkpoint "
+                           "chooses on it", source="--select-on")
+    if config.random_init and checkpoints[0].step == 0:
+        raise ProbingError("--random-init adds the untrained control as step 0, but the folder has a "
+                           "checkpoint-0 already", source="--random-init")
+    splits = default_splits(config.treebank)
+    inputs = [open_input(spec, limit=args.limit).path for spec in (splits or [config.treebank])]
+    if args.select_on:
+        inputs.append(InputSource.treebank(args.select_on, option="--select-on").path)
+    steps = ([0] if config.random_init else []) + [checkpoint.step for checkpoint in checkpoints]
+    if args.output:
+        for path in planned_outputs(args.output, steps):
+            check_output_path(path, option="--output (beside it)", inputs=inputs, follow_symlinks=args.follow_symlinks)
+
+    def report(step: int, result: dict) -> None:
+        print(f"step {step}: {run_header(result)}")
+        print(heldout_table(result) if "heldout" in result else score_table(result))
+        if args.output:
+            written = write_result(result, step_path(args.output, step), follow_symlinks=args.follow_symlinks)
+            print(f"wrote {written}", file=sys.stderr)
+
+    results = score_checkpoints(config, checkpoints, args.select_on, control=config.random_init,
+                                progress=progress_wanted(args), after_each=report)
+    points = curve(results)
+    title = run_title(args.model, results[-1][1])
+    print(f"\n{title}: accuracy % per step (head {points[0].selection}, layer-head from 1; best offset)")
+    print(curve_table(points, intervals=False))
+    if args.output:
+        for path in write_curve(points, args.output, title=title, follow_symlinks=args.follow_symlinks):
+            print(f"wrote {path}", file=sys.stderr)
+    else:
+        print("(pass --output FILE.json to keep each step's result and the curve)", file=sys.stderr)
+    return 0

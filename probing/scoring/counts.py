@@ -94,33 +94,37 @@ class ProbeCounts:
     ) -> None:
         """Count one batch.
 
-        predictions: long [batch, direction, layer, head, word] (see predict_heads).
+        predictions: long [batch, direction, layer, head, word] (see predict_heads), on any device:
+        the counting runs there (a GPU's predictions never leave it) and only the batch's counts come back.
         pairs: the batch's pairs, ``row`` indexing the batch axis.
         """
         self.sentences += len(sentence_indices)
         self.words += int(sum(num_words))
         if len(pairs) == 0:
             return
-        relation = pairs.relation
-        target = pairs.target.to(predictions.device)
+        device = predictions.device
+        row, query, target = (pairs.row.to(device), pairs.query.to(device), pairs.target.to(device))
         # [pair, direction, layer, head]: advanced indices on axes 0 and 4 move to the front
-        predicted = predictions[pairs.row.to(predictions.device), :, :, :, pairs.query.to(predictions.device)]
-        reachable = self._reachable(pairs)  # [pair, direction]
-        head_correct = (predicted == target[:, None, None, None]).cpu().long() * reachable[:, :, None, None]
-        offsets = torch.tensor(self.offsets, dtype=torch.long)
+        predicted = predictions[row, :, :, :, query]
+        reachable = self._reachable(pairs).to(device)  # [pair, direction]
+        head_correct = (predicted == target[:, None, None, None]) & reachable[:, :, None, None].bool()
+        offsets = torch.tensor(self.offsets, dtype=torch.long, device=device)
         # [pair, offset]; a ROOT target (-1) is never right, even where query + offset == -1
-        baseline_correct = ((pairs.query[:, None] + offsets[None, :]) == pairs.target[:, None]) & (
-            pairs.target[:, None] >= 0
-        )
-        baseline_correct = baseline_correct.long()
-        ones = torch.ones(len(pairs), dtype=torch.long)
-
-        self.total.index_add_(0, relation, ones)
-        self.heads.index_add_(0, relation, head_correct)
-        self.baselines.index_add_(0, relation, baseline_correct)
-        self.reachable.index_add_(0, relation, reachable)
+        baseline_correct = ((query[:, None] + offsets[None, :]) == target[:, None]) & (target[:, None] >= 0)
+        # Every count of a pair side by side: [pair, 1 + direction * layer * head + offset]. One product
+        # with a one-hot [relation, pair] matrix adds them up per relation (whole numbers far below 2**24,
+        # exact in float32).
+        counted = torch.cat([torch.ones(len(pairs), 1, device=device), head_correct.flatten(1).float(),
+                             baseline_correct.float()], dim=1)
+        by_relation = torch.nn.functional.one_hot(pairs.relation.to(device), len(self.relations)).T.float()
+        sums = (by_relation @ counted).round().long().cpu()  # [relation, 1 + heads + offsets]
+        heads = self.heads[0].numel()
+        self.total += sums[:, 0]
+        self.heads += sums[:, 1 : 1 + heads].view(self.heads.shape)
+        self.baselines += sums[:, 1 + heads :]
+        self.reachable += (by_relation @ reachable.float()).round().long().cpu()
         if self.bootstrap is not None:
-            self._update_bootstrap(pairs, sentence_indices, ones, head_correct, baseline_correct)
+            self._update_bootstrap(pairs, sentence_indices, counted)
 
     def _reachable(self, pairs: PairBatch) -> torch.Tensor:
         """long [pair, direction]: 1 where a head of that direction can predict the pair's head."""
@@ -131,27 +135,27 @@ class ProbeCounts:
         # on the dependent's right, attends to it
         return torch.stack([is_word & (pairs.target < pairs.query), pairs.target > pairs.query], dim=1).long()
 
-    def _update_bootstrap(self, pairs, sentence_indices, ones, head_correct, baseline_correct) -> None:
-        """Replicate counts: per-sentence counts weighted by each sentence's Poisson weights."""
-        batch, relations = len(sentence_indices), len(self.relations)
+    def _update_bootstrap(self, pairs: PairBatch, sentence_indices, counted: torch.Tensor) -> None:
+        """Replicate counts: per-sentence counts weighted by each sentence's Poisson weights.
+
+        counted: float [pair, 1 + heads + offsets] (see update), on the predictions' device.
+        """
+        device, batch, relations = counted.device, len(sentence_indices), len(self.relations)
         weights = poisson_weights(sentence_indices, replicates=self.bootstrap.replicates, seed=self.bootstrap.seed)
-        key = pairs.row * relations + pairs.relation  # one bucket per (sentence, relation)
         # Every product and partial sum below is a whole number no larger than the largest
         # weight times the batch's pairs; float32 holds such numbers exactly up to 2**24 and
         # multiplies twice as fast as float64, which is kept for (huge) batches beyond that.
         exact_in_float32 = float(weights.max()) * len(pairs) < 2**24
         dtype = torch.float32 if exact_in_float32 else torch.float64
-        weights = weights.to(dtype)
-
-        def replicate(per_pair: torch.Tensor, into: torch.Tensor) -> None:
-            per_sentence = torch.zeros((batch * relations,) + per_pair.shape[1:], dtype=dtype)
-            per_sentence.index_add_(0, key, per_pair.to(dtype))
-            per_sentence = per_sentence.view(batch, -1)  # [sentence, relation * rest]
-            into += torch.matmul(weights, per_sentence).round().long().view(into.shape)
-
-        replicate(ones, self.boot_total)
-        replicate(head_correct, self.boot_heads)
-        replicate(baseline_correct, self.boot_baselines)
+        key = (pairs.row * relations + pairs.relation).to(device)  # one bucket per (sentence, relation)
+        by_sentence = torch.nn.functional.one_hot(key, batch * relations).T.to(dtype)  # [sentence * relation, pair]
+        per_sentence = (by_sentence @ counted.to(dtype)).view(batch, -1)  # [sentence, relation * counts]
+        replicated = (weights.to(device=device, dtype=dtype) @ per_sentence).round().long().cpu()
+        replicated = replicated.view(weights.shape[0], relations, -1)  # [replicate, relation, counts]
+        heads = self.heads[0].numel()
+        self.boot_total += replicated[:, :, 0]
+        self.boot_heads += replicated[:, :, 1 : 1 + heads].reshape(self.boot_heads.shape)
+        self.boot_baselines += replicated[:, :, 1 + heads :]
 
     def merge(self, other: "ProbeCounts") -> "ProbeCounts":
         """Add another part's counts into this one (same relations, shape and bootstrap)."""

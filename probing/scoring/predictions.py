@@ -1,6 +1,6 @@
 """Each head's predicted syntactic head for every word, in both directions.
 
-spec/scoring.md section 3: zero the diagonal of the word attention ``W``, then
+docs/scoring.md section 3: zero the diagonal of the word attention ``W``, then
 ``dep_to_head`` predicts ``argmax_j W[i, j]`` (the word i attends to most) and
 ``head_to_dep`` predicts ``argmax_j W[j, i]`` (the word that attends to i most).
 ``torch.argmax`` returns the first maximum, so ties go to the lowest index.

@@ -1,0 +1,90 @@
+"""Every command the README shows is run here: the offline ones for real, the hub ones up to their clear error.
+
+Each ``probing ...`` line of the README's bash blocks must be listed in HOW below (a new command in the README
+without a way to test it fails test_every_readme_command_is_tested), and the error examples of the README's
+Errors section must be what the tool prints.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, conllu_rows, real_treebank
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+HOW = {
+    "probing score": "offline",
+    "probing data fetch en_ewt": "real",
+    "probing score --treebank en_ewt --output minilm-ewt.json": "real",
+    "probing score --model bert-base-cased --treebank en_ewt --output bert-ewt.json": "hub",
+    "probing leaderboard minilm-ewt.json --format md": "real",
+    "probing plot minilm-ewt.json --output minilm-ewt.png": "real",
+}
+"""README command -> offline (runs anywhere), real (needs a real treebank; run in order), hub (needs the network:
+run offline, it must stop at once with one line naming --model)."""
+
+
+def readme_commands() -> list[str]:
+    blocks = re.findall(r"```bash\n(.*?)```", README, flags=re.DOTALL)
+    commands = []
+    for block in blocks:
+        for line in block.splitlines():
+            line = line.split("  #")[0].strip()
+            if line.startswith("probing "):
+                commands.append(line)
+    return commands
+
+
+def run(command: str, cwd, env=None) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "probing", *shlex.split(command)[1:]]
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})},
+                          timeout=900)
+
+
+def test_every_readme_command_is_tested():
+    assert sorted(readme_commands()) == sorted(HOW)
+
+
+def test_the_offline_commands_run(tmp_path):
+    for command in (c for c, how in HOW.items() if how == "offline"):
+        finished = run(command, tmp_path)
+        assert finished.returncode == 0, finished.stderr[-2000:]
+        assert "best head (layer-head, from 1)" in finished.stdout
+
+
+def test_the_hub_commands_stop_at_once_without_a_network(tmp_path):
+    import os
+
+    for command in (c for c, how in HOW.items() if how == "hub"):
+        finished = run(command, tmp_path, env={"HF_HUB_OFFLINE": "1"})  # never download, even where there is a network
+        assert finished.returncode == 2
+        assert finished.stderr.count("\n") == 1 and "Traceback" not in finished.stderr
+        if os.environ.get("PROBING_TREEBANKS"):  # else the treebank, checked before the model, is what is missing
+            assert "--model" in finished.stderr
+
+
+@pytest.mark.real_data
+def test_the_real_treebank_commands_run_in_order(tmp_path):
+    real_treebank("en_ewt", "dev"), real_treebank("en_ewt", "test")
+    env = {"PROBING_CACHE": str(tmp_path / "cache")}
+    for command in (c for c, how in HOW.items() if how == "real"):
+        finished = run(command, tmp_path, env=env)
+        assert finished.returncode == 0, (command, finished.stderr[-2000:])
+    assert (tmp_path / "minilm-ewt.json").is_file() and (tmp_path / "minilm-ewt.png").is_file()
+
+
+def test_the_error_examples_are_what_the_tool_prints(tmp_path):
+    examples = re.findall(r"^\$ (probing .*)\n(probing .*)$", README, flags=re.MULTILINE)
+    assert len(examples) == 2
+    rows = [f"{n} w{n} w X _ _ {0 if n == 1 else 1} {'root' if n == 1 else 'dep'} _ _" for n in range(1, 14)]
+    (tmp_path / "broken.conllu").write_text(conllu_rows(*rows, "14 w14 w X _ _ x dep _ _"), encoding="utf-8")
+    for command, printed in examples:
+        finished = run(command, tmp_path)
+        assert finished.returncode == 2 and finished.stderr.strip() == printed
