@@ -129,9 +129,11 @@ def _check_same(given: dict, model: dict, source) -> None:
 
 
 def _probe_result(command, stats, probe, relations, args) -> dict:
+    loaded = command.loaded
     return command.result("probe", stats, probe, {
         "relations": list(relations), "offsets": list(OFFSETS), "random_init": args.random_init,
-        "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"}})
+        "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"},
+        "stack": loaded.stack, "prepended_token": loaded.prepended_token})  # as probing score records them
 
 
 def _sentences(source, indices: list[int], relations) -> list[dict]:
