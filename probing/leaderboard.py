@@ -74,6 +74,8 @@ class Table:
     key: str = "probe"
     mean: bool = True
     """Whether rows are ranked by (and show) the mean over the columns."""
+    marks_best: bool = True
+    """Whether the HTML marks each column's highest value as the best (not for shares that are not scores)."""
 
 
 @dataclass
@@ -168,9 +170,7 @@ def _baseline_cell(baseline: dict | None, pairs: int, ties: int = 1) -> Cell:
 def result_rows(result: dict) -> tuple[Row, Row]:
     """The model's row and its treebank's best-offset baseline row."""
     heldout = result.get("heldout")
-    treebank = treebank_label(result["treebank"]["path"])
-    if heldout:
-        treebank = f"{treebank_label(heldout['select_on']['treebank']['path'])} -> {treebank}"
+    treebank = _row_treebank(result)
     selection = "held-out" if heldout else "in-sample"
     model = Row(result_label(result), "model", selection, treebank)
     baseline = Row("best offset baseline", "baseline", selection, treebank)
@@ -509,60 +509,181 @@ def _latex_table(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-_HTML_STYLE = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;font-size:0.9em}
-th,td{padding:0.35em 0.7em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
-th{border-bottom:2px solid #444}
-td.l,th.l{text-align:left}
-tr.baseline td{color:#555;font-style:italic}
-tr.reference td{color:#666;background:#f6f6f6}
-.ci{color:#777;font-size:0.85em}
-.head{font-family:monospace}
-li{margin:0.3em 0}
+HTML_STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5rem auto;max-width:1240px;padding:0 1rem;
+color:#1d1d1f;line-height:1.4}
+h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem}
+.scroll{overflow-x:auto;max-width:100%;position:relative}
+table.board{border-collapse:collapse;font-size:0.9rem;margin:0.5rem 0}
+table.board th,table.board td{padding:0.3rem 0.55rem;border-bottom:1px solid #e3e3e6;text-align:right;vertical-align:top}
+table.board thead th{border-bottom:2px solid #444;white-space:nowrap;vertical-align:bottom}
+table.board .l{text-align:left}
+table.board th button{font:inherit;font-weight:600;background:none;border:0;padding:0.1rem 0.2rem;cursor:pointer;color:inherit}
+table.board th button:focus-visible{outline:2px solid #0a64d8;outline-offset:1px}
+table.board th[aria-sort=ascending] button::after{content:" \\25B2";font-size:0.7em}
+table.board th[aria-sort=descending] button::after{content:" \\25BC";font-size:0.7em}
+table.board tr.group-head th{text-align:left;background:#eef1f6;font-weight:600;padding-top:0.45rem;border-bottom:1px solid #c9d1de}
+table.board tr.group-head .how{font-weight:400;color:#555}
+table.board tr.baseline td{color:#555;font-style:italic}
+table.board tr.reference td{color:#666;background:#f7f7f7}
+table.board td.model{max-width:16rem}
+table.board td.model .links{display:block;font-size:0.78em}
+table.board .acc{display:block;font-variant-numeric:tabular-nums;white-space:nowrap}
+table.board .sub{display:block;font-size:0.76em;color:#666;white-space:nowrap;font-variant-numeric:tabular-nums}
+table.board td.best .acc{font-weight:700;color:#0b5a1e}
+table.board td.best{background:#e9f6ec}
+table.board .head{font-family:ui-monospace,monospace}
+.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+ul.notes{font-size:0.85rem;color:#333;max-width:60rem}
+ul.notes li{margin:0.25em 0}
+a{color:#0a55b8}
 """
+"""The leaderboard's CSS (the explore page reuses it)."""
+
+SORT_SCRIPT = """
+(function(){
+function key(cell){var v=cell?cell.getAttribute('data-sort'):null;if(v===null||v==='')return null;
+ var n=Number(v);return isNaN(n)?v.toLowerCase():n;}
+function sortBy(table,column,th){
+ var dir=th.getAttribute('aria-sort')==='descending'?'ascending':(th.getAttribute('aria-sort')==='ascending'?'descending':th.getAttribute('data-first')||'descending');
+ table.querySelectorAll('thead th').forEach(function(o){o.setAttribute('aria-sort','none');});
+ th.setAttribute('aria-sort',dir);
+ table.querySelectorAll('tbody').forEach(function(body){
+  var rows=Array.prototype.slice.call(body.querySelectorAll('tr')).filter(function(r){return !r.classList.contains('group-head');});
+  rows.sort(function(a,b){var x=key(a.children[column]),y=key(b.children[column]);
+   if(x===null&&y===null)return 0;if(x===null)return 1;if(y===null)return -1;
+   var c=(typeof x==='number'&&typeof y==='number')?x-y:String(x).localeCompare(String(y));
+   return dir==='ascending'?c:-c;});
+  rows.forEach(function(r){body.appendChild(r);});
+ });
+}
+document.querySelectorAll('table.board').forEach(function(table){
+ table.querySelectorAll('thead th').forEach(function(th,column){
+  var b=th.querySelector('button');if(b)b.addEventListener('click',function(){sortBy(table,column,th);});
+ });
+});
+})();
+"""
+"""Sorts every ``table.board`` by a clicked column header, within each group (``tbody``); keyboard users
+reach the headers' buttons with Tab and sort with Enter or Space; ``aria-sort`` says the order."""
 
 
-def _html_cell(cell: Cell | None) -> str:
+def _html_cell(cell: Cell | None, best: bool) -> str:
+    """A ``<td>``: accuracy on one line; interval, head and markers smaller below; ``data-sort`` for sorting."""
     if cell is None or cell.accuracy is None:
-        return html.escape(cell_text(cell))
-    parts = [f"{100 * cell.accuracy:.1f}"]
+        return f'<td data-sort="">{html.escape(cell_text(cell))}</td>'
+    sub = []
     if cell.interval:
-        parts.append(f'<span class="ci">[{100 * cell.interval[0]:.1f}, {100 * cell.interval[1]:.1f}]</span>')
+        sub.append(f"[{100 * cell.interval[0]:.1f}, {100 * cell.interval[1]:.1f}]")
     suffix = cell_suffix(cell)
     if suffix:
-        parts.append(f'<span class="head">{html.escape(suffix)}</span>')
-    return " ".join(parts)
+        sub.append(f'<span class="head">{html.escape(suffix)}</span>')
+    mark, marked = (BEST_MARK, ' class="best"') if best else ("", "")
+    below = f'<span class="sub">{" ".join(sub)}</span>' if sub else ""
+    return f'<td data-sort="{cell.accuracy:.6f}"{marked}><span class="acc">{100 * cell.accuracy:.1f}{mark}</span>{below}</td>'
 
 
-def _html_table(table: Table, heading: str) -> str:
-    header = _header(table)
-    left = {"rank", "model", "selection", "treebank"}
-    head_cells = "".join(
-        ('<th class="l">' if title in left else "<th>") + f"{html.escape(title)}</th>" for title in header
-    )
-    body = []
+BEST_MARK = '<span class="sr"> (best in this group)</span>'
+"""Said to screen readers after a best cell (sighted readers see it highlighted)."""
+
+
+def _groups(table: Table) -> list[tuple[str, str, list[Row]]]:
+    """Rows grouped by treebank and selection, in table order: (treebank, selection, rows)."""
+    groups: dict[tuple[str, str, bool], list[Row]] = {}
     for row in table.rows:
-        cells = [row.rank, row.model, row.selection, row.treebank]
-        tds = "".join(f'<td class="l">{html.escape(value)}</td>' for value in cells)
-        tds += "".join(f"<td>{_html_cell(row.cells.get(name))}</td>" for name in table.relations)
-        if table.mean:
-            tds += f"<td>{html.escape(_mean_text(row))}</td>"
-        body.append(f'<tr class="{html.escape(row.kind)}">{tds}</tr>')
+        groups.setdefault((row.treebank, row.selection, row.kind == "reference"), []).append(row)
+    return [(treebank, selection, rows) for (treebank, selection, _), rows in groups.items()]
+
+
+SELECTION_WORDS = {"held-out": "held-out: chosen on dev, reported on test", "in-sample": "in-sample: chosen and "
+                   "reported on the same sentences"}
+
+
+def _best(rows: list[Row], relations: list[str]) -> dict[str, float | None]:
+    """The best accuracy of each column (and the mean) among a group's rows."""
+    best: dict[str, float | None] = {}
+    for name in relations:
+        values = [row.cells[name].accuracy for row in rows if row.cells.get(name) and row.cells[name].accuracy is not None]
+        best[name] = max(values) if values else None
+    means = [row.mean for row in rows if row.mean is not None]
+    best["(mean)"] = max(means) if means else None
+    return best
+
+
+def _model_cell(row: Row, links: dict | None) -> str:
+    found = (links or {}).get((row.model, row.treebank)) or []
+    extra = ""
+    if found:
+        extra = '<span class="links">' + " · ".join(
+            f'<a href="{html.escape(href)}">{html.escape(text)}</a>' for text, href in found) + "</span>"
+    return f'<td class="l model" data-sort="{html.escape(row.model)}">{html.escape(row.model)}{extra}</td>'
+
+
+def html_table(table: Table, heading: str, links: dict | None = None) -> str:
+    """One sortable table: a group of rows per treebank (and selection) under a header row naming it once,
+    the best cell of each column within a group marked, each model linked to its files when given."""
+    columns = ["rank", "model", *table.relations] + (["mean"] if table.mean else [])
+    text_columns = ("rank", "model")  # sorted ascending on the first click; numbers descending (best first)
+    head_cells = "".join(
+        f'<th scope="col" class="{"l" if title in text_columns else "n"}" aria-sort="none"'
+        + (' data-first="ascending"' if title in text_columns else "")
+        + f'><button type="button">{html.escape(title)}</button></th>'
+        for title in columns)
+    bodies = []
+    for treebank, selection, rows in _groups(table):
+        reference = rows[0].kind == "reference"
+        how = "quoted from the paper, in-sample" if reference else SELECTION_WORDS.get(selection, selection)
+        label = f"{'Reference: ' if reference else ''}{treebank.replace(' -> ', ' → ')}"
+        lines = [f'<tr class="group-head"><th colspan="{len(columns)}" scope="rowgroup">{html.escape(label)} '
+                 f'<span class="how">· {html.escape(how)}</span></th></tr>']
+        best = _best([row for row in rows if row.kind != "reference"] or rows, table.relations) if table.marks_best \
+            else {}
+        for row in rows:
+            rank_key = row.rank.lstrip("=") if row.rank.lstrip("=").isdigit() else ""
+            cells = f'<td class="l" data-sort="{rank_key}">{html.escape(row.rank)}</td>' + _model_cell(row, links)
+            for name in table.relations:
+                cell = row.cells.get(name)
+                is_best = bool(cell and cell.accuracy is not None and cell.accuracy == best.get(name)
+                               and row.kind != "reference")
+                cells += _html_cell(cell, is_best)
+            if table.mean:
+                is_best = row.mean is not None and row.mean == best.get("(mean)") and row.kind != "reference"
+                mark, marked = (BEST_MARK, ' class="best"') if is_best else ("", "")
+                key = "" if row.mean is None else f"{row.mean:.6f}"
+                cells += f'<td data-sort="{key}"{marked}><span class="acc">{html.escape(_mean_text(row))}{mark}</span></td>'
+            lines.append(f'<tr class="{html.escape(row.kind)}">{cells}</tr>')
+        bodies.append('<tbody class="group">\n' + "\n".join(lines) + "\n</tbody>")
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in table.notes)
-    return (f"<{heading}>{html.escape(table.title)}</{heading}>\n<table>\n<thead><tr>{head_cells}</tr></thead>\n"
-            "<tbody>\n" + "\n".join(body) + f"\n</tbody>\n</table>\n<ul>{notes}</ul>\n")
+    return (f"<{heading}>{html.escape(table.title)}</{heading}>\n"
+            f'<div class="scroll"><table class="board">\n<thead><tr>{head_cells}</tr></thead>\n'
+            + "\n".join(bodies) + f'\n</table></div>\n<ul class="notes">{notes}</ul>\n')
 
 
-def render_html(board: Leaderboard) -> str:
+def render_html(board: Leaderboard, links: dict | None = None) -> str:
+    """One page: every table, sortable by any column (click or Enter on a header), grouped by treebank, the
+    best cell of each column marked. ``links``: (model, treebank label) -> [(text, href)], e.g. its plots."""
     title = html.escape(_title(board))
     single = len(board.tables) == 1
-    sections = "".join(_html_table(table, "h1" if single else "h2") for table in board.tables)
+    sections = "".join(html_table(table, "h1" if single else "h2", links) for table in board.tables)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<title>{title}</title>\n<style>{_HTML_STYLE}</style>\n</head>\n<body>\n"
-        + ("" if single else f"<h1>{title}</h1>\n") + sections + "</body>\n</html>\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<title>{title}</title>\n<style>{HTML_STYLE}</style>\n</head>\n<body>\n"
+        + ("" if single else f"<h1>{title}</h1>\n") + sections + f"<script>{SORT_SCRIPT}</script>\n</body>\n</html>\n"
     )
+
+
+def row_key(result: dict) -> tuple[str, str]:
+    """The (model, treebank) labels of a result's row: what ``links`` of :func:`render_html` are keyed by."""
+    return result_label(result), _row_treebank(result)
+
+
+def _row_treebank(result: dict) -> str:
+    treebank = treebank_label(result["treebank"]["path"])
+    heldout = result.get("heldout")
+    if heldout:
+        treebank = f"{treebank_label(heldout['select_on']['treebank']['path'])} -> {treebank}"
+    return treebank
 
 
 TABLES: Registry[Callable[..., Table]] = Registry("leaderboard table")
@@ -586,6 +707,40 @@ def _trees_table(results: list[dict]) -> Table:
 
 
 TABLES.register("trees", _trees_table)
+
+
+def noop_table(results: list[dict]) -> Table:
+    """The no-op test's table: per model, a row for the words each relation's chosen head reads (its dependents,
+    or its head words for a head->dep head) and one for the other words; a cell is that share of attention to
+    special tokens with its interval (probing.analyses.noop)."""
+    from .analyses.noop_tables import ATTENDING, NOTES
+
+    relations: list[str] = []
+    for data in results:
+        relations += [name for name in data["noop"]["relations"] if name not in relations]
+    rows = []
+    for data in results:
+        treebank = treebank_label(data["input"]["path"])
+        for side, label in enumerate(("attending words", "other words")):
+            row = Row(f"{result_label(data)}: {label}", "model", "in-sample", treebank)
+            for name in relations:
+                entry = data["noop"]["relations"].get(name)
+                chosen = entry and entry["chosen"]
+                if entry is None or chosen is None:
+                    row.cells[name] = None if entry is None else Cell(accuracy=None)
+                    continue
+                share = chosen[ATTENDING[chosen["direction"]][side]]["special"]
+                row.cells[name] = Cell(accuracy=share["share"], interval=share["interval"],
+                                       head=f"{chosen['layer'] + 1}-{chosen['head'] + 1}", direction=chosen["direction"])
+                if chosen["selection"] == "chosen on dev":
+                    row.selection = "held-out"
+            rows.append(row)
+    return Table(relations, rows, NOTES(results[0]["noop"]["level"]), level=results[0]["noop"]["level"], key="noop",
+                 mean=False, marks_best=False, title="The no-op test: attention to special tokens from the words a head reads and "
+                                   "from the others")
+
+
+TABLES.register("noop", noop_table)
 
 
 FORMATS: Registry[Callable[[Leaderboard], str]] = Registry("format", option="--format")

@@ -128,3 +128,29 @@ def _max_over_pieces(rows: torch.Tensor, word_of_token: torch.Tensor) -> torch.T
     pooled = rows.new_zeros(batch, layers, heads, num_words + 1, columns)
     pooled = pooled.scatter_reduce(3, index, rows, reduce="amax", include_self=False)
     return pooled[..., :num_words, :]
+
+
+def pool_with_special_keys(attention: torch.Tensor, word_of_token: torch.Tensor, is_special: torch.Tensor,
+                           from_mode: str = "mean") -> tuple[torch.Tensor, torch.Tensor]:
+    """Word attention that keeps what goes to special tokens: ``(words, specials)``.
+
+    Each special token becomes a pseudo-word of its own (as the spec pools
+    them) whose column is kept instead of dropped: ``words`` is float32
+    [batch, layer, head, word, word], exactly :func:`pool_word_attention`'s
+    result, and ``specials`` float32 [batch, layer, head, word, special] holds
+    each word's attention to the unit's special tokens in order (zero columns
+    where a unit has fewer). Under ``max`` the rows are renormalised over both,
+    as the reference code does. ``is_special``: bool [batch, tok], padding False.
+
+    >>> A = torch.tensor([[0.5, 0.25, 0.25], [0.6, 0.2, 0.2], [0.0, 0.5, 0.5]])  # tokens: [CLS] w0 w1
+    >>> words, specials = pool_with_special_keys(A[None, None, None], torch.tensor([[-1, 0, 1]]),
+    ...                                          torch.tensor([[True, False, False]]))
+    >>> words[0, 0, 0].tolist(), specials[0, 0, 0, :, 0].tolist()
+    ([[0.20000000298023224, 0.20000000298023224], [0.5, 0.5]], [0.6000000238418579, 0.0])
+    """
+    num_words = max(int(word_of_token.max().item()) + 1, 1)
+    special_rank = is_special.long().cumsum(dim=1) - 1  # [batch, tok]: 0 for a unit's first special token
+    extended = torch.where(is_special, num_words + special_rank, word_of_token)
+    pooled = pool_word_attention(attention, extended, from_mode)  # [batch, layer, head, word + special, same]
+    rows = pooled[..., :num_words, :]
+    return rows[..., :num_words], rows[..., num_words:]

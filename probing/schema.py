@@ -297,7 +297,7 @@ CONFIG = Obj(
 COMMON = {
     "schema_version": Field(STR, f"'{SCHEMA_VERSION}'; readers refuse newer versions"),
     "analysis": Field(STR, "which analysis made this file (probe, surface, heads, patterns, compare, ablation, "
-                           "gradients, trees, coref)"),
+                           "gradients, trees, coref, noop)"),
     "tool": Field(TOOL, "the program that wrote the file"),
     "model": Field(MODEL, "the checkpoint, identified by its fingerprint"),
     "input": Field(INPUT, "the text the model read, identified by its sha256"),
@@ -373,6 +373,41 @@ COREF = Obj(
         "bootstrap": Field(Nullable(Obj({"replicates": Field(COUNT, "Poisson replicates over windows"),
                                          "seed": Field(INT, "seed of the per-window weights")})),
                            "replicate counts are in state (boot_scored, boot_heads, boot_baselines), or null"),
+    }
+)
+
+SHARE_GRIDS = Obj({"special": Field(Nullable(Grid(SHARE)), "to special tokens, null without such words"),
+                   "punctuation": Field(Nullable(Grid(SHARE)), "to punctuation words")})
+
+INTERVAL = Nullable(ListOf(NUMBER, 2))
+
+NOOP_RELATION = Obj(
+    {
+        "words": Field(MapOf(COUNT, "group"), "words of each group: dependents, non_dependents, heads, non_heads"),
+        "heads": Field(MapOf(SHARE_GRIDS, "group"), "[layer][head] mean shares from 0, per group of words and target"),
+        "layers": Field(Obj({}), "per group and target, each layer's mean over heads {share, interval}"),
+        "chosen": Field(Nullable(Obj({"layer": Field(COUNT, "from 0"), "head": Field(COUNT, "from 0"),
+                                      "direction": Field(STR, "dep_to_head or head_to_dep"),
+                                      "selection": Field(STR, "chosen on dev, or in-sample best"),
+                                      "attending": Field(STR, "the group whose attention the direction reads: "
+                                                              "dependents (dep_to_head) or heads (head_to_dep)"),
+                                      "difference": Field(Obj({}), "the others minus the attending words per target "
+                                                                   "{value, interval}")})),
+                        "the relation's chosen head with {share, interval} per group and target; null when the "
+                        "probe had none or merged parts chose differently"),
+    }
+)
+
+NOOP = Obj(
+    {
+        "num_heads": Field(COUNT, "heads per layer"),
+        "targets": Field(ListOf(STR), "special, punctuation"),
+        "words": Field(COUNT, "words whose attention was measured"),
+        "sentences": Field(COUNT, "sentences measured"),
+        "replicates": Field(COUNT, "Poisson bootstrap replicates over sentences (0: no intervals)"),
+        "seed": Field(INT, "seed of the per-sentence bootstrap weights"),
+        "level": Field(SHARE, "coverage of every interval"),
+        "relations": Field(MapOf(NOOP_RELATION, "relation"), "per relation"),
     }
 )
 
@@ -513,6 +548,8 @@ PAYLOADS: dict[str, dict[str, Field]] = {
         "heldout": Field(Obj({}), "head chosen on a DEV treebank by all-mentions accuracy, reported here by type "
                                   "with intervals", required=False),
     },
+    "noop": {"noop": Field(NOOP, "shares of attention to special tokens and punctuation from each relation's "
+                                 "dependents and from other words (derived from state)"), "state": STATE},
 }
 """Analysis -> its payload fields; every result has :data:`COMMON` besides."""
 
@@ -759,3 +796,14 @@ def _table(fields: Mapping[str, Field]) -> list[str]:
 
 if __name__ == "__main__":
     print(markdown())
+
+
+@consistency_check("noop")
+def _noop_groups_add_up(result: dict) -> None:
+    block = result["noop"]
+    for name, entry in block["relations"].items():
+        for group, rest in (("dependents", "non_dependents"), ("heads", "non_heads")):
+            found, other = entry["words"].get(group, 0), entry["words"].get(rest, 0)
+            if found + other != block["words"]:
+                raise Invalid(f"noop.relations.{name}.words", f"{group} ({found}) and {rest} ({other}) do not add "
+                                                              f"up to the words ({block['words']})")

@@ -26,7 +26,7 @@ from probing.testing import tiny_bert
 REPO = Path(__file__).resolve().parents[1]
 
 ATTENTION_COMMANDS = ("score", "surface", "heads", "patterns", "compare", "ablate", "gradients", "report", "coref",
-                      "trees")
+                      "trees", "explore")
 """The commands that run a model over an input."""
 
 ABSENT = object()
@@ -108,6 +108,7 @@ def _required_arguments(command: str, tmp_path: Path) -> list[str]:
         "compare": ["--second-model", "./no-such-second-model"],
         "ablate": ["--metric", "probe", "--each-layer"],
         "report": ["--output", str(tmp_path / "report")],
+        "explore": ["--output", str(tmp_path / "page.html")],
     }.get(command, [])
 
 

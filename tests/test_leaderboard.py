@@ -113,42 +113,97 @@ def test_json_parses_back(board):
     assert next(r for r in data["rows"] if r["model"] == "lacks_nsubj")["cells"]["nsubj"] is None
 
 
-class TableCells(HTMLParser):
+class BoardHTML(HTMLParser):
+    """The parts of a leaderboard page: column headers, group headers, and each row's cells with their
+    ``data-sort`` key and whether they are marked best."""
+
     def __init__(self):
         super().__init__()
-        self.rows, self.headers, self.cell, self.tags = [], [], None, []
+        self.headers, self.groups, self.rows, self.tags = [], [], [], []
+        self.cell = self.part = None
 
     def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
         self.tags.append(tag)
-        if tag == "tr":
-            self.rows.append([])
+        if tag == "thead":
+            self.part = "head"
+        elif tag == "tbody":
+            self.part = "body"
+        elif tag == "tr" and self.part == "body" and "group-head" not in (attrs.get("class") or ""):
+            self.rows.append({"kind": attrs.get("class"), "cells": []})
         elif tag in ("td", "th"):
-            self.cell = ""
+            self.cell = {"text": "", "sort": attrs.get("data-sort"), "best": "best" in (attrs.get("class") or ""),
+                         "aria-sort": attrs.get("aria-sort")}
 
     def handle_endtag(self, tag):
-        if tag == "td":
-            self.rows[-1].append(self.cell.strip())
+        if tag == "th" and self.part == "head":
+            self.headers.append(self.cell)
         elif tag == "th":
-            self.headers.append(self.cell.strip())
+            self.groups.append(" ".join(self.cell["text"].split()))
+        elif tag == "td":
+            self.cell["text"] = " ".join(self.cell["text"].split())
+            self.rows[-1]["cells"].append(self.cell)
         if tag in ("td", "th"):
             self.cell = None
 
     def handle_data(self, data):
         if self.cell is not None:
-            self.cell += data
+            self.cell["text"] += data
 
 
-def test_html_is_one_page_and_parses_back(board):
+def test_html_is_one_page_grouped_sortable_and_parses_back(board):
     text = render(board, "html")
-    parser = TableCells()
-    parser.feed(text)
-    body = [row for row in parser.rows if row]
-    assert len(body) == len(board.rows)
-    assert parser.headers[:2] == ["rank", "model"] and len(parser.headers) == 5 + len(board.relations)
-    assert "<i>model_b&co" in [row[1] for row in body]  # escaped: text, not markup
-    assert "i" not in parser.tags  # no tag from the model name leaked into the page
+    page = BoardHTML()
+    page.feed(text)
+    assert [header["text"] for header in page.headers] == ["rank", "model", *board.relations, "mean"]
+    assert all(header["aria-sort"] == "none" for header in page.headers)  # sortable, none sorted yet
+    assert "<button" in text and "<script>" in text
+    assert len(page.rows) == len(board.rows)
+    # selection and treebank are said once per group, not on every row
+    treebanks = list(dict.fromkeys(row.treebank for row in board.rows))
+    assert len(page.groups) == len(treebanks)
+    assert all(treebank.replace(" -> ", " → ") in group for treebank, group in zip(treebanks, page.groups))
+    assert "held-out" in page.groups[0] and page.groups[-1].startswith("Reference")
+    models = [row["cells"][1]["text"] for row in page.rows]
+    assert models == [row.model for row in board.rows]
+    assert "<i>model_b&co" in models  # escaped: text, not markup
+    assert "i" not in page.tags  # no tag from the model name leaked into the page
     assert text.startswith("<!DOCTYPE html>") and "<style>" in text
-    assert "<script" not in text and "http" not in text  # self-contained
+    assert "http" not in text  # self-contained: no link, stylesheet or script from elsewhere
+
+
+def test_html_marks_the_best_cell_of_each_column_within_a_group(board):
+    page = BoardHTML()
+    page.feed(render(board, "html"))
+    ranked = [(row, html_row) for row, html_row in zip(board.rows, page.rows) if row.kind != "reference"]
+    for column, name in enumerate(board.relations, start=2):
+        values = [row.cells[name].accuracy for row, _ in ranked if row.cells.get(name) and row.cells[name].accuracy]
+        for row, html_row in ranked:
+            cell = html_row["cells"][column]
+            accuracy = row.cells.get(name) and row.cells[name].accuracy
+            assert cell["best"] == (accuracy == max(values)), (row.model, name)
+            if accuracy is not None:
+                assert float(cell["sort"]) == pytest.approx(accuracy, abs=1e-6)
+                assert cell["text"].startswith(f"{100 * accuracy:.1f}")
+    assert not any(cell["best"] for row in page.rows if row["kind"] == "reference" for cell in row["cells"])
+
+
+def test_html_links_each_model_to_its_files(board_inputs, tmp_path, capsys):
+    result = board_inputs[0][0]
+    path = tmp_path / "results" / "model_a.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(result))
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "model_a.png").write_bytes(b"png")
+    output = tmp_path / "board.html"
+    assert main(["leaderboard", str(path), "--format", "html", "--output", str(output)]) == 0
+    text = output.read_text()
+    assert 'href="plots/model_a.png"' in text and "pages/" not in text  # only files that exist are linked
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "model_a.html").write_text("<!DOCTYPE html>")
+    assert main(["leaderboard", str(path), "--format", "html", "--output", str(output)]) == 0
+    assert 'href="pages/model_a.html"' in output.read_text()
+    capsys.readouterr()
 
 
 def test_latex_structure_without_compiling(board):

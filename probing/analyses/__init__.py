@@ -25,6 +25,7 @@ for _name, _where in {
     "gradients": "gradients:GradientAccumulator",
     "trees": "trees:TreesAccumulator",
     "coref": "coref:CorefAccumulator",
+    "noop": "noop:NoopAccumulator",
 }.items():
     ACCUMULATORS.register(_name, _where)
 

@@ -24,16 +24,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="FILE", help="write here, atomically, instead of standard output")
     parser.add_argument("--follow-symlinks", action="store_true",
                         help="when --output is a symbolic link, replace the file it points to (default: refuse)")
+    parser.add_argument("--plots", default="plots", metavar="FOLDER",
+                        help="html: link each model to FOLDER/RESULT.png (RESULT: its result file's name without "
+                             ".json), relative to --output, where that file exists (default: plots)")
+    parser.add_argument("--pages", default="pages", metavar="FOLDER",
+                        help="html: link each model to its page FOLDER/RESULT.html (probing explore), relative to "
+                             "--output, where that file exists (default: pages)")
+
+
+def file_links(results: list[str], output: str | None, plots: str, pages: str) -> dict:
+    """(model, treebank) -> [(text, relative href)] for the plots and pages that exist beside ``output``."""
+    from pathlib import Path
+
+    from ..leaderboard import read_json, row_key
+
+    if not output:
+        return {}
+    folder = Path(output).parent
+    links = {}
+    for path in results:
+        data = read_json(path)
+        if "reference" in data or data.get("analysis", "probe") != "probe":
+            continue
+        stem = Path(path).name.removesuffix(".json")
+        found = [(text, f"{where}/{stem}{suffix}") for text, where, suffix in (("plots", plots, ".png"),
+                                                                               ("page", pages, ".html"))
+                 if (folder / where / f"{stem}{suffix}").is_file()]
+        if found:
+            links[row_key(data)] = found
+    return links
 
 
 def run(args: argparse.Namespace) -> int:
     from ..atomic import check_output_path, write_text_atomic
-    from ..leaderboard import leaderboard_from_files, render
+    from ..leaderboard import leaderboard_from_files, render, render_html
 
     if args.output:
         check_output_path(args.output, inputs=list(args.results) + list(args.reference),
                           follow_symlinks=args.follow_symlinks)
-    text = render(leaderboard_from_files(args.results, args.reference), args.format)
+    board = leaderboard_from_files(args.results, args.reference)
+    if args.format == "html":
+        text = render_html(board, file_links(args.results, args.output, args.plots, args.pages))
+    else:
+        text = render(board, args.format)
     if args.output:
         print(f"wrote {write_text_atomic(text, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)
     else:
