@@ -731,7 +731,7 @@ def noop_table(results: list[dict]) -> Table:
                     continue
                 share = chosen[ATTENDING[chosen["direction"]][side]]["special"]
                 row.cells[name] = Cell(accuracy=share["share"], interval=share["interval"],
-                                       head=f"{chosen['layer'] + 1}-{chosen['head'] + 1}", direction=chosen["direction"])
+                                       head=head_name(chosen['layer'], chosen['head']), direction=chosen["direction"])
                 if chosen["selection"] == "chosen on dev":
                     row.selection = "held-out"
             rows.append(row)

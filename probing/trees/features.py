@@ -213,19 +213,22 @@ class ProbeBatch:
         return cls(word_attention.float(), special, vectors.float(), torch.as_tensor(num_words))
 
     @classmethod
-    def of(cls, examples: Sequence[ProbeExample]) -> "ProbeBatch":
+    def of(cls, examples: Sequence[ProbeExample], *, attention: bool = True) -> "ProbeBatch":
+        """Padded to the longest example; ``attention=False`` leaves the attention maps empty (a probe that
+        reads only the word vectors need not have them copied)."""
         words = max(len(e) for e in examples)
         layers, heads = examples[0].attention.shape[:2]
         dim = examples[0].vectors.shape[-1]
-        attention = torch.zeros((len(examples), layers, heads, words, words))
-        special = torch.zeros((len(examples), 2, layers, heads, words))
+        maps = torch.zeros((len(examples), layers, heads, words, words) if attention else (len(examples), 0, 0, 0, 0))
+        special = torch.zeros((len(examples), 2, layers, heads, words) if attention else (len(examples), 2, 0, 0, 0))
         vectors = torch.zeros((len(examples), words, dim))
         for row, e in enumerate(examples):
             n = len(e)
-            attention[row, :, :, :n, :n] = e.attention.float()
-            special[row, ..., :n] = e.special.float()
+            if attention:
+                maps[row, :, :, :n, :n] = e.attention.float()
+                special[row, ..., :n] = e.special.float()
             vectors[row, :n] = e.vectors.float()
-        return cls(attention, special, vectors, torch.tensor([len(e) for e in examples]))
+        return cls(maps, special, vectors, torch.tensor([len(e) for e in examples]))
 
 
 def gold_targets(examples: Sequence[ProbeExample], words: int) -> torch.Tensor:
