@@ -88,3 +88,23 @@ def test_surface_results_of_several_readings_are_drawn_side_by_side(tmp_path, ca
                  "--output", str(probe)]) == 0
     assert main(["plot", str(probe), paths[0], "--output", str(tmp_path / "x.png")]) == 2
     assert "only for probing surface results" in capsys.readouterr().err
+
+
+def test_a_token_kind_no_reading_saw_gets_no_panel(tmp_path, capsys):
+    """A decoder's input has no separator: its readings figure shows the sink and punctuation only, and a
+    deep stack's layer axis is labelled sparsely rather than with every number run together."""
+    from helpers import tiny_model
+
+    paths = []
+    for reading in ("weights", "rollout"):
+        path = tmp_path / f"{reading}.json"
+        assert main(["surface", "--quiet", "--model", tiny_model("gpt2", num_layers=20), "--limit", "4",
+                     "--attention", reading, "--output", str(path)]) == 0
+        paths.append(str(path))
+    figure = tmp_path / "readings.svg"
+    assert main(["plot", *paths, "--output", str(figure)]) == 0
+    capsys.readouterr()
+    svg = figure.read_text(encoding="utf-8")
+    assert "not measured" not in svg
+    assert svg.count("<g id=\"axes_") == 2  # first special token (the sink) and punctuation
+    assert "layer" in svg

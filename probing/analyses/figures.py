@@ -48,7 +48,9 @@ def _dots_and_mean(axis, values, colour: str, label: str | None = None) -> None:
 
 
 def _layer_axis(axis, num_layers: int, ylabel: str | None = None, share: bool = True) -> None:
-    axis.set_xticks(range(1, num_layers + 1))
+    # every layer labelled up to 16 layers; deeper stacks (SmolLM2's 30) get 1 and every 5th, legibly
+    step = 1 if num_layers <= 16 else 5
+    axis.set_xticks([1, *range(step, num_layers + 1, step)] if step > 1 else range(1, num_layers + 1))
     axis.set_xlim(0.5, num_layers + 0.5)
     axis.set_xlabel("layer")
     if share:
@@ -108,8 +110,10 @@ def readings_figure(results: list[dict], path) -> Path:
     names, num_layers = first["token_names"], first["model"]["num_layers"]
     panels = [("first_special", f"to {names['first_special']}"), ("separator", f"to {names['separator']}"),
               ("punctuation", "to . and ,")]
+    # a token kind no result saw (a decoder's input has no separator) gets no empty panel
+    panels = [panel for panel in panels if any(r["surface"]["heads"][panel[0]] is not None for r in results)]
     figure = new_figure(4.2 * len(panels), 3.8)
-    axes = figure.subplots(1, len(panels), sharey=True)
+    axes = np.atleast_1d(figure.subplots(1, len(panels), sharey=True))
     for axis, (statistic, title) in zip(axes, panels):
         for result in results:
             reading = result["config"].get("attention", "weights")
