@@ -439,6 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         missing.append("a GPU: no GPU was used; run with --device cuda on a machine that has one")
     context["load_after"] = os.getloadavg()
     command = "python benchmarks/run.py" + (" --full" if args.full else "") + (
+        f" --repeats {args.repeats}" if args.repeats else "") + (
         f" --device {args.device}" if args.device != "cpu" else "")
     report = render(measured, context, command)
     if args.output:
