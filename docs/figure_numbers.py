@@ -6,6 +6,7 @@ docs/make_figures.sh (which calls this script; run alone it needs those files).
     python3 docs/figure_numbers.py dark-secrets build/docs/dark-secrets
 
 Layers and heads are named layer-head counted from 1, as in the docs; percentages are of attention.
+Its examples run with `python3 -m pytest --doctest-modules docs/figure_numbers.py` (docs/ is not a test path).
 """
 
 from __future__ import annotations
@@ -34,12 +35,21 @@ def sentences(treebank: str, pairs: bool, limit: int | None) -> int:
 
 
 def heads_above(grid: np.ndarray, threshold: float) -> str:
-    """'2-7 (52%), 3-5 (63%)' for every head [layer, head] whose share is above the threshold."""
+    """'2-7 (52%), 3-5 (63%)' for every head [layer, head] whose share is above the threshold.
+
+    >>> heads_above(np.array([[0.1, 0.6], [0.52, 0.2]]), 0.5)
+    '1-2 (60%), 2-1 (52%)'
+    """
     names = [f"{head_name(layer, head)} ({100 * grid[layer, head]:.0f}%)" for layer, head in zip(*np.nonzero(grid > threshold))]
     return ", ".join(names) or "none"
 
 
 def strongest(grid: np.ndarray) -> str:
+    """The head with the largest share: '2-1 (52.0%)'.
+
+    >>> strongest(np.array([[0.1, 0.2], [0.52, np.nan]]))
+    '2-1 (52.0%)'
+    """
     layer, head = np.unravel_index(np.nanargmax(grid), grid.shape)
     return f"{head_name(int(layer), int(head))} ({100 * grid[layer, head]:.1f}%)"
 
