@@ -1,42 +1,146 @@
 #!/usr/bin/env bash
-# Regenerate the explore figures under docs/figures/ and the numbers of docs/explore.md:
+# Regenerate every figure under docs/figures/ that the docs show (except training-tiny-mlm.png, which
+# examples/train_tiny_mlm.py --figure makes, see docs/training.md) and the numbers the docs quote:
 #
-#   bash docs/make_figures.sh                         # all-MiniLM-L6-v2 and all-mpnet-base-v2, en_ewt dev
-#   MODELS=minilm LIMIT=300 bash docs/make_figures.sh # one model, the first 300 sentences
+#   bash docs/make_figures.sh                   # every part, one after the other
+#   ONLY=analyses bash docs/make_figures.sh     # one part: analyses, dark-secrets or explore
+#   LIMIT=300 ONLY=explore bash docs/make_figures.sh   # explore on the first 300 sentences only (a quick look)
 #
-# For each model: `probing explore` on en_ewt dev (the probe, the no-op test and the sentence views in one
-# pass) writes the page, the views and the result files into $BUILD (default: build/explore, not committed);
-# the no-op table it prints is the one docs/explore.md quotes. Then headless Chromium takes a 1280 px wide
-# screenshot of the page (docs/figures/explore-NAME.png), which opens on the chosen det head, and the
-# det head's exported sentence views are copied to docs/figures/views-NAME-det.png.
-# Checkpoints come from ../shared/models/get-model and treebanks from ../shared/treebanks (relative to the
-# repository root), so no network is needed once get-model has run. Needs Debian's chromium.
+# Parts (all on UD English-EWT dev, all-MiniLM-L6-v2 and all-mpnet-base-v2, on CPU):
+#   analyses      docs/analyses.md: `probing report --pairs --limit 500` of each model (figures minilm-*.png and
+#                 mpnet-*.png) and `probing score` on the same sentences, for the probe's best heads;
+#                 numbers in build/docs/analyses-NAME.md
+#   dark-secrets  docs/dark-secrets.md: `probing patterns --pairs --limit 200` of each model, `probing compare`
+#                 of MiniLM with its random init and with a copy whose layer-4 queries got noise, and the
+#                 `probing ablate` runs (probe metric); numbers in build/docs/dark-secrets.md
+#   explore       docs/explore.md: `probing explore` of each model (the no-op tables it prints are in
+#                 build/docs/explore/NAME-noop.txt), a 1280 px screenshot of each page, and the det head's views;
+#                 EXPLORE_MODELS="all-MiniLM-L6-v2 all-mpnet-base-v2 SmolLM2-135M-Instruct" adds SmolLM2's table
+#
+# Checkpoints come from $PROBING_MODELS/<folder> (all-MiniLM-L6-v2, all-mpnet-base-v2), linked into
+# .cache/models/ (ignored by git) and named by that relative path, so no output records a machine's folders;
+# treebanks from $PROBING_TREEBANKS or the cache (probing data fetch en_ewt). Everything is written under
+# build/docs/ (ignored); only the figures are copied into docs/figures/. The explore screenshots need
+# Debian's chromium. Wall time on the project's shared 2-core CPU (load average 5-6 from other jobs), one
+# part at a time: analyses 10 min 34 s, dark-secrets 5 min 59 s, explore 6 min 4 s, 22 min 37 s in all
+# (each run appends its own to build/docs/timing.txt). A rerun gives the same figures: the explore
+# screenshots and views came out byte for byte as committed.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
-shared="${PROBING_SHARED:-../shared}"
-export PROBING_TREEBANKS="${PROBING_TREEBANKS:-$shared/treebanks}"
 python="${PYTHON:-python3}"
-build="${BUILD:-build/explore}"
-models="${MODELS:-minilm mpnet}"
-limit=()
-if [ -n "${LIMIT:-}" ]; then limit=(--limit "$LIMIT"); fi
-mkdir -p "$build" docs/figures
+only="${ONLY:-}"
+build=build/docs
+figures=docs/figures
+probing() { "$python" -m probing "$@"; }
+numbers() { "$python" docs/figure_numbers.py "$@"; }
+wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
-for short in $models; do
-  path="$("$shared/models/get-model" "$short")"
-  name="$(basename "$path")"
-  echo "exploring $name on en_ewt dev" >&2
-  # det first: the page opens on the first relation's chosen head
-  "$python" -m probing explore --model "$path" --treebank en_ewt:dev "${limit[@]}" --seed 0 \
-    --relations det dobj pobj poss all --output "$build/$name.html" --views "$build/$name-views" \
-    --save-results "$build/$name" --quiet | tee "$build/$name-noop.txt"
-  profile="$(mktemp -d)"
-  chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
-    --disable-sync --no-first-run --user-data-dir="$profile" --hide-scrollbars --window-size=1280,2100 \
-    --screenshot="docs/figures/explore-$name.png" "file://$repo/$build/$name.html" 2>/dev/null
-  rm -rf "$profile"
-  cp "$(ls "$build/$name-views"/det-*.png | head -n 1)" "docs/figures/views-$name-det.png"
+link() {  # $PROBING_MODELS/$1 -> .cache/models/$1, so that outputs name the checkpoint by a relative path
+  if [ -z "${PROBING_MODELS:-}" ] || [ ! -f "$PROBING_MODELS/$1/config.json" ]; then
+    echo "make_figures: \$PROBING_MODELS/$1/config.json is missing; set PROBING_MODELS to the folder of checkpoints" >&2
+    exit 1
+  fi
+  ln -sfn "$PROBING_MODELS/$1" ".cache/models/$1"
+}
+
+mkdir -p .cache/models "$build" "$figures"
+link all-MiniLM-L6-v2
+link all-mpnet-base-v2
+minilm=.cache/models/all-MiniLM-L6-v2
+mpnet=.cache/models/all-mpnet-base-v2
+
+timed() {  # run a part and note its wall time: $1 = part
+  local start=$SECONDS
+  "part_${1//-/_}"
+  echo "$1: $(( (SECONDS - start) / 60 )) min $(( (SECONDS - start) % 60 )) s" | tee -a "$build/timing.txt" >&2
+}
+
+part_analyses() {
+  local name short model sentences
+  for short in minilm mpnet; do
+    model="$minilm"; [ "$short" = mpnet ] && model="$mpnet"
+    name="$(basename "$model")"
+    echo "report of $name on en_ewt dev, 500 segment pairs" >&2
+    probing report --model "$model" --treebank en_ewt:dev --pairs --limit 500 --seed 0 --quiet \
+      --output "$build/report-$name" > /dev/null
+    # the report leaves the probe out of paired input, so it runs on the same sentences, one at a time
+    sentences="$(numbers sentences en_ewt:dev --pairs --limit 500)"
+    probing score --model "$model" --treebank en_ewt:dev --limit "$sentences" --bootstrap 0 --quiet \
+      --output "$build/probe-$name.json" > /dev/null
+    numbers analyses "$build/report-$name" "$build/probe-$name.json" | tee "$build/analyses-$name.md"
+    cp "$build/report-$name/surface-surface.png" "$figures/$short-surface.png"
+    cp "$build/report-$name/surface-entropy.png" "$figures/$short-entropy.png"
+    cp "$build/report-$name/heads-heads.png" "$figures/$short-heads.png"
+  done
+}
+
+part_dark_secrets() {
+  local out="$build/dark-secrets" name short model perturbed="$build/models/all-MiniLM-L6-v2-layer4-query-noise"
+  mkdir -p "$out"
+  for short in minilm mpnet; do
+    model="$minilm"; [ "$short" = mpnet ] && model="$mpnet"
+    name="$(basename "$model")"
+    echo "patterns of $name, 200 segment pairs" >&2
+    probing patterns --model "$model" --treebank en_ewt:dev --pairs --limit 200 --quiet \
+      --hand-labels tests/data/pattern_labels.csv --output "$out/patterns-$name.json" > "$out/patterns-$name.txt"
+    cp "$out/patterns-$name-patterns.png" "$figures/dark-secrets-patterns-$short.png"
+  done
+  echo "compare MiniLM with its random init and with a perturbed copy, 200 sentences" >&2
+  probing compare --model "$minilm" --second-model "$minilm" --second-random-init --seed 0 \
+    --treebank en_ewt:dev --limit 200 --quiet --output "$out/compare-random.json" > /dev/null
+  # the copy: Gaussian noise (0.5 x their standard deviation, seed 0) on layer 4's query weights
+  "$python" - "$minilm" "$perturbed" <<'EOF'
+import sys
+
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+source, copy = sys.argv[1:]
+model = AutoModel.from_pretrained(source)
+query = model.encoder.layer[3].attention.self.query.weight
+with torch.no_grad():
+    query.add_(0.5 * query.std() * torch.randn(query.shape, generator=torch.Generator().manual_seed(0)))
+model.save_pretrained(copy)
+AutoTokenizer.from_pretrained(source).save_pretrained(copy)
+EOF
+  probing compare --model "$minilm" --second-model "$perturbed" --treebank en_ewt:dev --limit 200 --quiet \
+    --output "$out/compare-perturbed.json" > /dev/null
+  cp "$out/compare-random-compare.png" "$figures/dark-secrets-compare-random.png"
+  cp "$out/compare-perturbed-compare.png" "$figures/dark-secrets-compare-perturbed.png"
+  echo "ablate MiniLM's heads one at a time (100 sentences) and layer by layer (200 sentences)" >&2
+  probing ablate --model "$minilm" --treebank en_ewt:dev --limit 100 --each-head --metric probe \
+    --relations det nsubj obj --bootstrap 500 --top 0 --quiet --output "$out/ablate-each-head.json" \
+    > "$out/ablate-each-head.txt"
+  probing ablate --model "$minilm" --treebank en_ewt:dev --limit 200 --each-layer --metric probe \
+    --relations det nsubj --top 0 --quiet --output "$out/ablate-each-layer.json" > "$out/ablate-each-layer.txt"
+  numbers dark-secrets "$out" | tee "$build/dark-secrets.md"
+}
+
+part_explore() {
+  local out="$build/explore" name model profile limit=()
+  if [ -n "${LIMIT:-}" ]; then limit=(--limit "$LIMIT"); fi
+  mkdir -p "$out"
+  for name in ${EXPLORE_MODELS:-all-MiniLM-L6-v2 all-mpnet-base-v2}; do
+    model=".cache/models/$name"
+    link "$name"
+    echo "exploring $name on en_ewt dev" >&2
+    # det first: the page opens on the first relation's chosen head
+    probing explore --model "$model" --treebank en_ewt:dev "${limit[@]}" --seed 0 \
+      --relations det dobj pobj poss all --output "$out/$name.html" --views "$out/$name-views" \
+      --save-results "$out/$name" --quiet | tee "$out/$name-noop.txt"
+    case "$name" in all-MiniLM-L6-v2|all-mpnet-base-v2) ;; *) continue ;; esac  # the docs show these two pages
+    profile="$(mktemp -d)"
+    chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+      --disable-sync --no-first-run --user-data-dir="$profile" --hide-scrollbars --window-size=1280,2100 \
+      --screenshot="$figures/explore-$name.png" "file://$repo/$out/$name.html" 2>/dev/null
+    rm -rf "$profile"
+    cp "$(ls "$out/$name-views"/det-*.png | head -n 1)" "$figures/views-$name-det.png"
+  done
+}
+
+for part in analyses dark-secrets explore; do
+  if wanted "$part"; then timed "$part"; fi
 done
-echo "figures: $(ls docs/figures/explore-*.png docs/figures/views-*-det.png | tr '\n' ' ')" >&2
+echo "figures in $figures, numbers and results in $build" >&2

@@ -90,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"unknown command {name!r}; use one of: {', '.join(COMMANDS)} (see probing --help)")
         args = command_parser(name).parse_args(argv[1:])
         module = importlib.import_module(f"probing.commands.{name}")
-        return module.run(args)
+        status = module.run(args)
+        sys.stdout.flush()  # a reader that left shows up here, inside the handlers below, not at exit
+        return status
     except ProbingError as error:
         print(f"probing{' ' + name if name else ''}: error: {error}", file=sys.stderr)
         return 2
@@ -99,12 +101,24 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except SystemExit:
         raise
+    except BrokenPipeError:  # the reader of our output left (`probing ... | head`): not a bug, stop quietly
+        _silence_stdout()
+        return 141  # what a process killed by SIGPIPE reports, as `cat` would
     except BaseException as error:  # a bug: one line here, the traceback in a log file
         log = _write_bug_log(argv, error)
         print(f"probing{' ' + name if name else ''}: internal error ({type(error).__name__}: "
               f"{str(error).splitlines()[0] if str(error) else ''}); this is a bug in probing. The traceback is in "
               f"{log}; please report it", file=sys.stderr)
         return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that flushing it at exit does not raise BrokenPipeError again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (replaced, as under a test runner)
+        pass
 
 
 def _write_bug_log(argv: list[str], error: BaseException) -> Path:

@@ -318,3 +318,18 @@ def test_a_bug_is_exit_1_and_one_line_naming_a_log_with_the_traceback(tmp_path, 
     assert "RuntimeError: an internal inconsistency" in text and "in broken" in text
     assert "probing surface --limit 1" in text
 
+
+
+def test_a_reader_that_leaves_early_is_not_a_bug(tmp_path):
+    # `probing data list | head -1`: the pipe is closed before the command writes, so every write fails
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {**os.environ, "PROBING_CACHE": str(tmp_path)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "probing", "data", "list"], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == ""  # no "internal error", no "Exception ignored" at exit
+    assert not (tmp_path / "logs").exists()

@@ -97,7 +97,11 @@ def test_type_shares_per_layer():
 
 @pytest.fixture(scope="module")
 def labelled_agreement():
-    """Rules vs. hand labels, on the three en_ewt dev sentence pairs the labels were made from."""
+    """Rules vs. hand labels, on the first three paired units of en_ewt dev.
+
+    The labels were drawn when the third pair was sentences 5+6, across a document boundary; pairs no longer
+    cross documents, so the third unit is sentence 5 alone (tests/data/PATTERN_LABELS.md gives both agreements).
+    """
     from conftest import real_model, real_treebank
 
     with LABELS.open(encoding="utf-8", newline="") as stream:

@@ -228,3 +228,13 @@ def test_plain_text_pairs_never_cross_a_document(tmp_path):
     stats = run_pass(loaded, source, [surface])
     assert source.describe()["kind"] == "text" and stats.units_used == 3  # (1, 2), (3,), (4,)
     assert surface.queries["first"] == 3 and surface.queries["separator"] == 4  # one pair has two [SEP]
+
+
+def test_report_of_paired_treebank_says_why_there_is_no_probe(tmp_path):
+    # the probe scores single sentences; a paired treebank is still a treebank, so "plain text" would mislead
+    status = main(["report", "--model", tiny_bert(), "--treebank", str(sample_path()), "--pairs", "--limit", "3",
+                   "--output", str(tmp_path), "--quiet"])
+    assert status == 0
+    summary = (tmp_path / "README.md").read_text()
+    assert not (tmp_path / "probe.json").exists()
+    assert "--pairs joins two sentences" in summary and "plain text" not in summary

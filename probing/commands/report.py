@@ -4,7 +4,8 @@ One pass over the input feeds every analysis at once (the engine runs one
 forward pass per batch and hands it to each); the weights are read once,
 with the model's LM head when the checkpoint has a trained one (then the
 gradients are added), without it otherwise (the reason goes into the
-summary). The probe runs only when the input is a treebank (it needs trees).
+summary). The probe runs only when the input is a treebank read without
+``--pairs`` (it needs trees, and scores one sentence per unit).
 The folder holds each analysis's JSON and figures and a README.md that shows
 the figures with the main numbers.
 """
@@ -28,8 +29,8 @@ FILES = ("probe.json", "surface.json", "surface-surface.png", "surface-entropy.p
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = ("--output names the folder (created if needed). It gets surface.json, heads.json, probe.json "
-                     "(treebank input), gradients.json (checkpoints with a trained LM head), their figures and "
-                     "README.md.")
+                     "(treebank input without --pairs), gradients.json (checkpoints with a trained LM head), their "
+                     "figures and README.md.")
     add_engine_options(parser, pooling=True, figures=False, metavar="FOLDER",
                        help="the report's folder (created if needed); each file in it is written atomically")
     add_bootstrap_options(parser, default=0)
@@ -99,7 +100,11 @@ def run(args: argparse.Namespace) -> int:
             gradient_result = command.result("gradients", stats, gradients, {"loss": loaded.head, "mask_rate": 0.15})
             written += [write_result(gradient_result, target["gradients.json"]),
                         gradient_figure(gradient_result, target["gradients-gradients.png"])]
-        summary = summarise(heads_result, gradient_result, reason, probe_result, command=_command_line())
+        no_probe = ("the input is plain text, and the probe needs dependency trees" if command.source.kind != "treebank"
+                    else "--pairs joins two sentences into one unit, and the probe scores single sentences (run "
+                         "probing score on the same sentences)")
+        summary = summarise(heads_result, gradient_result, reason, probe_result, command=_command_line(),
+                            no_probe=no_probe)
         written.append(write_text_atomic(summary, target["README.md"]))
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
@@ -120,8 +125,9 @@ def _surface_state(heads_result: dict) -> dict:
     return {name.split(".", 1)[1]: value for name, value in heads_result["state"].items() if name.startswith("surface.")}
 
 
-def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: dict | None, *, command: str) -> str:
-    """The report's README.md."""
+def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: dict | None, *, command: str,
+              no_probe: str = "the input is plain text, and the probe needs dependency trees") -> str:
+    """The report's README.md; ``no_probe`` says why there is no probe when ``probe`` is None."""
     from ..tables import score_table
     from .gradients import gradient_table
     from .heads import behaviour_table
@@ -168,7 +174,7 @@ def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: di
                   gradient_table(gradients, tablefmt="github")]
     lines += ["", "## Probe (section 4)", ""]
     if probe is None:
-        lines += ["Not run: the input is plain text, and the probe needs dependency trees."]
+        lines += [f"Not run: {no_probe}."]
     else:
         treebank = probe["treebank"]
         lines += [
