@@ -3,7 +3,8 @@
 #
 #   bash leaderboards/make.sh                 # score every model on every treebank, then tables and plots
 #   SKIP_SCORING=1 bash leaderboards/make.sh  # only tables and plots, from the committed results
-#   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, explore
+#   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, noop
+#   MODELS=all-MiniLM-L6-v2 INITS=pretrained TREEBANKS=en_ewt ONLY=trees bash leaderboards/make.sh  # a subset
 #
 # Checkpoints are read from $PROBING_MODELS/<folder> (all-MiniLM-L6-v2, all-mpnet-base-v2,
 # SmolLM2-135M-Instruct) and treebanks from $PROBING_TREEBANKS or the cache (probing data fetch
@@ -22,8 +23,9 @@ only="${ONLY:-}"
 probing() { "$python" -m probing "$@"; }
 wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
-treebanks=(en_ewt en_gum)
-models=(all-MiniLM-L6-v2 all-mpnet-base-v2 SmolLM2-135M-Instruct)
+treebanks=(${TREEBANKS:-en_ewt en_gum})
+models=(${MODELS:-all-MiniLM-L6-v2 all-mpnet-base-v2 SmolLM2-135M-Instruct})
+inits=(${INITS:-pretrained random-init})
 relations=(dobj det pobj poss all)
 reference=leaderboards/reference/clark2019-bert-base-wsj.json
 
@@ -44,7 +46,7 @@ score_all() {  # a command for every model, treebank and init: $1 = family, $2 =
     for treebank in "${treebanks[@]}"; do
       [ "$family" = coref ] && [ "$treebank" != en_gum ] && continue  # only GUM carries coreference
       mkdir -p "leaderboards/$treebank/results"
-      for init in pretrained random-init; do
+      for init in "${inits[@]}"; do
         flag=(); suffix=""
         if [ "$init" = random-init ]; then flag=(--random-init); suffix="-random-init"; fi
         [ "$family" = norms ] && [ "$init" = random-init ] && continue
@@ -62,7 +64,21 @@ if [ -z "${SKIP_SCORING:-}" ]; then
   wanted probe && score_all probe score
   wanted norms && score_all norms score --attention norms
   wanted trees && score_all trees trees
-  wanted coref && score_all coref coref
+  wanted coref && score_all coref coref --window 512  # one window for every model: the decoder's own is 8k
+  if wanted noop; then  # the [SEP] no-op test on test, for the heads each pretrained probe result chose on dev
+    for name in "${present[@]}"; do
+      for treebank in "${treebanks[@]}"; do
+        probe="leaderboards/$treebank/results/$name.json"
+        [ -f "$probe" ] || { echo "no $probe: no-op test of $name on $treebank left out" >&2; continue; }
+        saved="$(mktemp -d)"
+        echo "explore (no-op test) $name on $treebank -> leaderboards/$treebank/results/$name-noop.json" >&2
+        probing explore --model ".cache/models/$name" --treebank "$treebank:test" --result "$probe" \
+          --bootstrap "$replicates" --seed 0 --quiet --save-results "$saved" --output "$saved/page.html" > /dev/null
+        mv "$saved/noop.json" "leaderboards/$treebank/results/$name-noop.json"
+        rm -rf "$saved"
+      done
+    done
+  fi
 fi
 
 for treebank in "${treebanks[@]}"; do
@@ -77,7 +93,7 @@ for treebank in "${treebanks[@]}"; do
   for result in "$dir"/results/*.json; do
     stem="$(basename "$result" .json)"
     case "$stem" in
-      *-trees|*-coref) continue ;;  # their figures are made by their own commands
+      *-trees|*-coref|*-noop) continue ;;  # their figures are made by their own commands
     esac
     probing plot "$result" --output "$dir/plots/$stem.png"
     case "$stem" in
