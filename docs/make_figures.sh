@@ -3,7 +3,7 @@
 # examples/train_tiny_mlm.py --figure makes, see docs/training.md) and the numbers the docs quote:
 #
 #   bash docs/make_figures.sh                   # every part, one after the other
-#   ONLY=analyses bash docs/make_figures.sh     # one part: analyses, dark-secrets or explore
+#   ONLY=analyses bash docs/make_figures.sh     # one part: analyses, dark-secrets, explore or readings
 #   LIMIT=300 ONLY=explore bash docs/make_figures.sh   # explore on the first 300 sentences only (a quick look)
 #
 # Parts (all on UD English-EWT dev, all-MiniLM-L6-v2 and all-mpnet-base-v2, on CPU):
@@ -16,6 +16,10 @@
 #   explore       docs/explore.md: `probing explore` of each model (the no-op tables it prints are in
 #                 build/docs/explore/NAME-noop.txt), a 1280 px screenshot of each page, and the det head's views;
 #                 EXPLORE_MODELS="all-MiniLM-L6-v2 all-mpnet-base-v2 SmolLM2-135M-Instruct" adds SmolLM2's table
+#   readings      docs/readings.md: `probing surface --pairs --limit 250` of each model (SmolLM2-135M-Instruct too)
+#                 under --attention weights, norms and rollout, drawn side by side (readings-NAME.png); the
+#                 per-layer tables in build/docs/readings/NAME-READING.txt; 11 CPU-minutes (40 min of wall time
+#                 beside other jobs)
 #
 # Checkpoints come from $PROBING_MODELS/<folder> (all-MiniLM-L6-v2, all-mpnet-base-v2), linked into
 # .cache/models/ (ignored by git) and named by that relative path, so no output records a machine's folders;
@@ -140,7 +144,23 @@ part_explore() {
   done
 }
 
-for part in analyses dark-secrets explore; do
+part_readings() {  # each model's surface statistics under the three readings, side by side
+  local out="$build/readings" name reading results
+  mkdir -p "$out"
+  for name in ${READINGS_MODELS:-all-MiniLM-L6-v2 all-mpnet-base-v2 SmolLM2-135M-Instruct}; do
+    link "$name"
+    results=()
+    for reading in weights norms rollout; do
+      echo "surface $name, $reading, en_ewt dev (250 segment pairs)" >&2
+      probing surface --model ".cache/models/$name" --treebank en_ewt:dev --pairs --limit 250 --seed 0 \
+        --attention "$reading" --quiet --output "$out/$name-$reading.json" > "$out/$name-$reading.txt"
+      results+=("$out/$name-$reading.json")
+    done
+    probing plot "${results[@]}" --output "$figures/readings-$name.png"
+  done
+}
+
+for part in analyses dark-secrets explore readings; do
   if wanted "$part"; then timed "$part"; fi
 done
 echo "figures in $figures, numbers and results in $build" >&2

@@ -112,7 +112,7 @@ def readings_figure(results: list[dict], path) -> Path:
               ("punctuation", "to . and ,")]
     # a token kind no result saw (a decoder's input has no separator) gets no empty panel
     panels = [panel for panel in panels if any(r["surface"]["heads"][panel[0]] is not None for r in results)]
-    figure = new_figure(4.2 * len(panels), 3.8)
+    figure = new_figure(max(4.2 * len(panels), 10.0), 3.8)  # wide enough for the title over two panels
     axes = np.atleast_1d(figure.subplots(1, len(panels), sharey=True))
     for axis, (statistic, title) in zip(axes, panels):
         for result in results:
