@@ -374,9 +374,10 @@ def render(measured: dict, context: dict, command: str) -> str:
         lines += ["## Ablation: conditions stacked into shared forward passes", "",
                   f"SmolLM2-135M-Instruct, `--metric lm`, {entry['conditions']} single-head conditions and the intact "
                   f"model on {entry['units']} sentences: {entry['seconds']['stacked']:.1f} s stacked, "
-                  f"{entry['seconds']['one per pass']:.1f} s with one forward pass per condition, "
-                  f"{entry['speedup']:.1f} times faster; the losses agree to {entry['largest_relative_difference']:.1e} "
-                  "(relative).", ""]
+                  f"{entry['seconds']['one per pass']:.1f} s with one forward pass per condition: stacking "
+                  + (f"is {entry['speedup']:.2f} times as fast" if entry["speedup"] >= 1 else
+                     f"gains nothing on this machine ({entry['speedup']:.2f} times as fast)")
+                  + f"; the losses agree to {entry['largest_relative_difference']:.1e} (relative).", ""]
     lines += ["## Not measured here", ""]
     missing = context["missing"] or ["nothing"]
     lines += [f"- {item}" for item in missing] + [""]
