@@ -10,7 +10,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -478,3 +483,20 @@ def _planted_rows(visible: torch.Tensor, rule: str | None) -> torch.Tensor:
         "last": last,
     }[rule]
     return torch.nn.functional.one_hot(torch.minimum(target, last), keys).float()
+
+
+def kill_once_checkpointed(argv: list[str], checkpoint: Path, *, timeout: float = 240) -> None:
+    """Run ``probing ARGV`` in a child process and SIGKILL it as soon as ``checkpoint`` exists: a run
+    killed mid-way, with no chance to clean up, for ``--resume`` to pick up (one thread, so that it is slow
+    enough to be caught between checkpoints)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "probing", *argv], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + timeout
+    while not checkpoint.exists():
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        assert time.monotonic() < deadline, "no checkpoint appeared"
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=60) == -signal.SIGKILL
+    process.stderr.close()

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 import torch
-
 from coref_data import coref_treebank_path
-from helpers import _row_targets
+from helpers import _row_targets, kill_once_checkpointed
+
 from probing import checkpointing
 from probing.analyses.coref import CorefAccumulator
 from probing.batching import encode_units
@@ -217,17 +215,7 @@ def test_a_killed_run_resumes_to_the_same_counts(whole, tmp_path, capsys):
     checkpoint = checkpointing.default_path(output)
     argv = coref(output)
     argv[argv.index("--batch-size") + 1] = "1"  # a checkpoint after every 16 windows
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "probing", *argv[:-2], "--checkpoint-every", "0",
-                                "--output", str(output)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    deadline = time.monotonic() + 300
-    while not checkpoint.exists():
-        assert process.poll() is None, process.stderr.read().decode()[-2000:]
-        assert time.monotonic() < deadline, "no checkpoint appeared"
-        time.sleep(0.005)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait(timeout=60) == -signal.SIGKILL
-    process.stderr.close()
+    kill_once_checkpointed([*argv[:-2], "--checkpoint-every", "0", "--output", str(output)], checkpoint, timeout=300)
     saved = checkpointing.load(checkpoint)["passes"]["0"]
     assert not saved["complete"] and 0 < saved["consumed"] < whole["input"]["units_total"]
     capsys.readouterr()

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
+from helpers import kill_once_checkpointed
 
 from probing import checkpointing
 from probing.cli import main
@@ -127,17 +126,7 @@ def test_each_head_ablation_survives_sigkill_and_resumes_to_the_same_numbers(tmp
     assert main([*options, "--output", str(reference)]) == 0
     output = tmp_path / "killed.json"
     checkpoint = checkpointing.default_path(output)
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "probing", *options, "--output", str(output),
-                                "--checkpoint-every", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    deadline = time.monotonic() + 240
-    while not checkpoint.exists():
-        assert process.poll() is None, process.stderr.read().decode()[-2000:]
-        assert time.monotonic() < deadline, "no checkpoint appeared"
-        time.sleep(0.005)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait(timeout=60) == -signal.SIGKILL
-    process.stderr.close()
+    kill_once_checkpointed([*options, "--output", str(output), "--checkpoint-every", "0"], checkpoint)
     saved = checkpointing.load(checkpoint)["passes"]["0"]
     assert not saved["complete"] and 0 < saved["consumed"] < 75
     capsys.readouterr()

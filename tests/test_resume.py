@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 import torch
+from conftest import counts_of
+from helpers import kill_once_checkpointed
 
 from probing import checkpointing
+from probing.api import run_probe
 from probing.checkpointing import Checkpointer
 from probing.cli import main
 from probing.config import ScoreConfig
 from probing.errors import ProbingError
-from probing.api import run_probe
 from probing.testing import sample_path, tiny_bert
-
-from conftest import counts_of
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -73,18 +68,9 @@ def test_sigkill_mid_way_then_resume_gives_identical_counts(tmp_path, capsys, ew
 
     output = tmp_path / "killed.json"
     checkpoint = checkpointing.default_path(output)
-    command = [sys.executable, "-m", "probing", "score", "--quiet", "--model", tiny_bert(), "--treebank", ewt_dev,
-               *SLOW_OPTIONS, "--output", str(output), "--checkpoint-every", "0"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    deadline = time.monotonic() + 180
-    while not checkpoint.exists():
-        assert process.poll() is None, process.stderr.read().decode()[-2000:]
-        assert time.monotonic() < deadline, "no checkpoint appeared"
-        time.sleep(0.005)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait(timeout=60) == -signal.SIGKILL
-    process.stderr.close()
+    command = ["score", "--quiet", "--model", tiny_bert(), "--treebank", ewt_dev, *SLOW_OPTIONS,
+               "--output", str(output), "--checkpoint-every", "0"]
+    kill_once_checkpointed(command, checkpoint, timeout=180)
     assert not output.exists()
     saved = checkpointing.load(checkpoint)["passes"]["0"]
     assert not saved["complete"] and 0 < saved["consumed"] < 640 and saved["consumed"] % 64 == 0
