@@ -7,6 +7,7 @@ Errors section must be what the tool prints.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -90,3 +91,21 @@ def test_the_error_examples_are_what_the_tool_prints(tmp_path):
     for command, printed in examples:
         finished = run(command, tmp_path)
         assert finished.returncode == 2 and finished.stderr.strip() == printed
+
+
+def test_the_findings_table_quotes_the_committed_leaderboard():
+    """Every cell of the README's findings table is the committed en_ewt leaderboard's, to the decimal and head."""
+    leaderboard = json.loads((REPO / "leaderboards" / "en_ewt" / "leaderboard.json").read_text(encoding="utf-8"))
+    probe = next(table for table in leaderboard["tables"] if table["key"] == "probe")
+    rows = {row["model"]: row for row in probe["rows"]}
+    section = README.split("## What it finds", 1)[1].split("\n## ", 1)[0]
+    header, _, *body = [line for line in section.splitlines() if line.startswith("|")]
+    relations = [cell.strip() for cell in header.strip("|").split("|")][1:]
+    assert relations == probe["relations"]
+    assert len(body) >= 4
+    for line in body:
+        model, *cells = [cell.strip() for cell in line.strip("|").split("|")]
+        row = rows[model.replace("**", "")]
+        for relation, cell in zip(relations, cells):
+            quoted = row["cells"][relation]
+            assert cell == f"{100 * quoted['accuracy']:.1f} ({quoted['head']})", (model, relation)
