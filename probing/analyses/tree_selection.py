@@ -16,8 +16,8 @@ without the model:
 
 The result, a *selection*, is a plain dict stored in the result file: the
 best single heads with their DEV counts, the ensembles, each probe's trained
-parameters (``probing.schema.encode_array``, float64 of the float32 weights:
-exact) and training record, the word-vector source, the options, the DEV
+parameters (``probing.schema.encode_array``, the float32 weights as they
+are) and training record, the word-vector source, the options, the DEV
 treebank and model it was made on, and a ``digest`` of the choices. A TEST
 pass needs nothing else, so ``--select-on DEV.json`` lets shards of TEST skip
 DEV; parts made with different choices (another digest) never merge.
@@ -255,10 +255,10 @@ def ensemble_candidates(relations_accumulator, limit: int) -> dict:
 
 
 def encode_parameters(module: torch.nn.Module) -> dict:
-    """A module's parameters as encoded float64 arrays (exact for float32 weights)."""
+    """A module's parameters as encoded float32 arrays, exactly as trained."""
     from ..schema import encode_array
 
-    return {name: encode_array(tensor.detach().cpu().double().numpy()) for name, tensor in module.state_dict().items()}
+    return {name: encode_array(tensor.detach().cpu().float().numpy()) for name, tensor in module.state_dict().items()}
 
 
 def probe_modules(selection: dict, num_layers: int, num_heads: int) -> dict:
