@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import real_treebank
 from helpers import planted_dependency_attention, planted_head_attention
 
 from probing import checkpointing
@@ -386,3 +387,17 @@ def test_the_leaderboard_table_renders_in_every_format(runs, fmt):
     accuracy = model.cells["MST UAS"].accuracy
     shown = {"json": repr(accuracy), "csv": f"{100 * accuracy:.2f}"}.get(fmt, f"{100 * accuracy:.1f}")
     assert "right-branching" in text and shown in text
+
+
+@pytest.mark.real_data
+def test_the_selection_names_its_treebank_as_given_not_by_a_machine_path(model, tmp_path):
+    """A result names a public treebank by its name (en_ewt:dev), in the selection block too; the folder
+    it was read from on the machine that made it is no part of it."""
+    folder = real_treebank("en_ewt", "dev").parent
+    real_treebank("en_ewt", "test")
+    output = tmp_path / "held.json"
+    assert main(trees(model, "--treebank", "en_ewt", "--limit", "30", "--no-probes", "--output", str(output))) == 0
+    result = read(output)
+    assert result["selection"]["made_on"]["path"] == "en_ewt:dev"
+    assert result["heldout"]["select_on"]["made_on"]["path"] == "en_ewt:dev"
+    assert str(folder) not in json.dumps(result)

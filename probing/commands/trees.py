@@ -178,7 +178,7 @@ def choose_on(command, source, trees, options, vectors, reading: dict, *, shard,
     _pass(command, source, [collector], shard, "trees: ensemble candidates' attention", log)
     selection = None
     if command.is_main:
-        made_on = {"path": str(source.path), "sha256": source.sha256, "given_as": source.given_as,
+        made_on = {"path": source.recorded_path, "sha256": source.sha256, "given_as": source.given_as,
                    "limit": source.limit, "units_total": stats.units_total, "units_used": stats.units_used,
                    "sentences": trees.single.sentences, "words": trees.single.total}
         selection = make_selection(trees, collector, examples, options, loaded=loaded, num_heads=heads,
