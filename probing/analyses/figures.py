@@ -49,8 +49,7 @@ def _dots_and_mean(axis, values, colour: str, label: str | None = None) -> None:
 
 def _layer_axis(axis, num_layers: int, ylabel: str | None = None, share: bool = True) -> None:
     # every layer labelled up to 16 layers; deeper stacks (SmolLM2's 30) get 1 and every 5th, legibly
-    step = 1 if num_layers <= 16 else 5
-    axis.set_xticks([1, *range(step, num_layers + 1, step)] if step > 1 else range(1, num_layers + 1))
+    axis.set_xticks(range(1, num_layers + 1) if num_layers <= 16 else [1, *range(5, num_layers + 1, 5)])
     axis.set_xlim(0.5, num_layers + 0.5)
     axis.set_xlabel("layer")
     if share:
