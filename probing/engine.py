@@ -307,9 +307,7 @@ def run_pass(
     run.stats.max_length = loaded.max_length(options.max_length)
     needs_attention = any(accumulator.needs_attention for accumulator in accumulators)
     done = hooks.start(run)
-    # The producer gets its own copy of the tokenizer: a fast tokenizer changes its own settings
-    # while encoding, and accumulators may decode tokens meanwhile.
-    tokenizer = copy.deepcopy(loaded.tokenizer) if options.prefetch else loaded.tokenizer
+    tokenizer = loaded.producer_tokenizer if options.prefetch else loaded.tokenizer
     work = _prepared(run, done, tokenizer)
     if options.prefetch:
         work = prefetched(work, depth=PREFETCH_CHUNKS)

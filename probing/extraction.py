@@ -41,6 +41,61 @@ def read_shape_and_causality(loaded: LoadedModel, trust_remote_code: bool) -> No
     loaded.num_layers, loaded.num_heads = stacked.shape[1], stacked.shape[2]
     above_diagonal = torch.ones(stacked.shape[-2:], dtype=torch.bool).triu(diagonal=1)
     loaded.is_causal = bool((stacked[..., above_diagonal.to(stacked.device)] == 0).all())
+    loaded.attention_modules = _stopping_modules(loaded, input_ids, layers)
+
+
+def _stopping_modules(loaded: LoadedModel, input_ids: torch.Tensor, layers) -> tuple:
+    """The self-attention modules a pass can read the weights from and stop after, or ().
+
+    Everything after the last layer's attention (its feed-forward block, a
+    final norm, a pooler) is of no use to an attention reading: about a tenth
+    of all-MiniLM-L6-v2's forward pass. The modules are trusted only when, on
+    the probe sentence, the second item of their outputs is exactly the
+    attention the model itself returns, layer by layer; else passes run the
+    whole model, as before.
+    """
+    from .readings import find_self_attentions
+
+    modules = tuple(module for _, module, _ in find_self_attentions(loaded))
+    if not modules:
+        return ()
+    try:
+        captured = _attention_until_last(loaded, modules, input_ids, torch.ones_like(input_ids))
+    except Exception:  # a module whose output is not (output, weights): run whole models
+        return ()
+    same = len(captured) == len(layers) and all(
+        isinstance(mine, torch.Tensor) and mine.shape == theirs.shape and torch.equal(mine, theirs)
+        for mine, theirs in zip(captured, layers))
+    return modules if same else ()
+
+
+class _LastAttentionDone(Exception):
+    """Raised by the hook on the last self-attention: the rest of the forward pass is not needed."""
+
+
+def _attention_until_last(loaded: LoadedModel, modules: tuple, input_ids: torch.Tensor,
+                          attention_mask: torch.Tensor) -> list:
+    """Run the scored stack up to its last layer's attention; its per-layer weights, in call order.
+
+    A module shared by every layer (ALBERT) is called once per layer, so the
+    pass stops at the ``num_layers``-th call, whatever the number of modules.
+    """
+    captured: list = []
+
+    def keep(module, args, output) -> None:
+        captured.append(output[1])
+        if len(captured) == loaded.num_layers:
+            raise _LastAttentionDone
+
+    handles = [module.register_forward_hook(keep) for module in modules]
+    try:
+        _run_stack(loaded, input_ids, attention_mask)
+    except _LastAttentionDone:
+        pass
+    finally:
+        for handle in handles:
+            handle.remove()
+    return captured
 
 
 def _no_attention_message(loaded: LoadedModel, trust_remote_code: bool) -> str:
@@ -76,7 +131,15 @@ def attention(loaded: LoadedModel, input_ids: torch.Tensor, attention_mask: torc
 
 
 def _stack_attention(loaded: LoadedModel, input_ids: torch.Tensor, attention_mask: torch.Tensor):
-    """The per-layer attention tuple of the scored stack (entries may be None)."""
+    """The per-layer attention of the scored stack (entries may be None); the pass stops after the
+    last layer's attention where the load-time check allowed it."""
+    if loaded.attention_modules:
+        return _attention_until_last(loaded, loaded.attention_modules, input_ids, attention_mask)
+    return _run_stack(loaded, input_ids, attention_mask)
+
+
+def _run_stack(loaded: LoadedModel, input_ids: torch.Tensor, attention_mask: torch.Tensor):
+    """The whole forward pass of the scored stack; its attention tuple (entries may be None)."""
     run = _STACK_RUNNERS[(loaded.is_encoder_decoder, loaded.stack)]
     with torch.inference_mode():
         return run(loaded.base, input_ids.to(loaded.device, non_blocking=True),

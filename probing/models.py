@@ -36,6 +36,7 @@ when two folders share a name.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import importlib.util
 import json
@@ -45,6 +46,7 @@ import socket
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import torch
@@ -138,11 +140,25 @@ class LoadedModel:
     head: str | None = None
     position_limit: int | None = None
     extra: dict = field(default_factory=dict)
+    attention_modules: tuple = ()
+    """The scored stack's self-attention modules, when a pass may stop once the last of them has run
+    (probing.extraction decides at load); empty: every pass runs the whole model."""
 
     @property
     def base(self) -> torch.nn.Module:
         """The transformer without its task head (what attention passes run)."""
         return getattr(self.model, "base_model", self.model)
+
+    @cached_property
+    def producer_tokenizer(self) -> object:
+        """A copy of the tokenizer for the thread that batches ahead of the model.
+
+        A fast tokenizer changes its own padding and truncation settings while
+        it encodes, and accumulators may decode with :attr:`tokenizer`
+        meanwhile. One copy per loaded model serves every pass in turn (a
+        pass's batching thread ends with the pass); copying costs about 0.1 s.
+        """
+        return copy.deepcopy(self.tokenizer)
 
     @property
     def prepended_token(self) -> str | None:
@@ -187,8 +203,6 @@ class LoadedModel:
             raise ProbingError(f"{type(tokenizer).__name__} is not a tokenizer; give the model's tokenizer",
                                source="tokenizer")
         if _lacks_prefix_space(tokenizer):
-            import copy
-
             tokenizer = copy.deepcopy(tokenizer)
             prepend_space_to_words(tokenizer)
         quiet_about_long_inputs(tokenizer)

@@ -346,3 +346,36 @@ def test_an_unknown_reading_lists_the_known_ones():
     with pytest.raises(ProbingError) as error:
         READINGS["flow"]
     assert str(error.value) == "--attention: unknown attention reading 'flow'; use one of: weights, norms, rollout"
+
+
+# ------------------------------------------------------------------------------ stopping after the last attention
+
+
+@pytest.mark.parametrize("family", sorted(TINY_FAMILIES))
+def test_weights_read_up_to_the_last_attention_equal_the_whole_models(family):
+    """A pass that stops once the last layer's attention has run reads exactly the weights the whole
+    model returns; a family whose attention modules do not return (output, weights) runs whole."""
+    from probing.extraction import _run_stack
+
+    loaded = load_model(tiny_model(family))
+    input_ids, attention_mask = padded_batch(loaded)
+    whole = torch.stack([layer.float() for layer in _run_stack(loaded, input_ids, attention_mask)], dim=1)
+    assert torch.equal(attention(loaded, input_ids, attention_mask), whole)
+    if family in ("bert", "mpnet", "llama", "gpt2", "distilbert", "albert"):
+        assert len(loaded.attention_modules) >= 1
+
+
+def test_the_last_layers_feed_forward_block_is_never_run():
+    loaded = load_model(tiny_bert())
+    last = loaded.base.encoder.layer[-1]
+    calls = []
+    handle = last.intermediate.register_forward_hook(lambda *args: calls.append(1))
+    try:
+        input_ids, attention_mask = padded_batch(loaded)
+        attention(loaded, input_ids, attention_mask)
+        assert calls == []
+        loaded.attention_modules = ()  # what a model that failed the load-time check gets
+        attention(loaded, input_ids, attention_mask)
+        assert calls == [1]
+    finally:
+        handle.remove()
