@@ -173,13 +173,15 @@ def test_mlm_masks_are_seeded_and_the_same_for_every_condition(text):
 
 @pytest.mark.parametrize("metric, model, head", [("mlm", "bert", None), ("lm", "llama", None), ("probe", "bert", None)])
 def test_stacked_conditions_give_the_numbers_of_one_pass_per_condition(metric, model, head, text, monkeypatch):
-    """Many conditions in one forward pass (copies of a batch) = each condition's own pass."""
+    """Many conditions in one forward pass (copies of a batch), the layers below their first disabled
+    one reused from the intact model's pass = each condition's own pass through the whole model."""
     path = tiny_bert() if model == "bert" else tiny_model(model)
     source = lambda: InputSource.treebank(str(sample_path()), limit=12)  # noqa: E731
     layers = 2
     conditions = each_head(layers, 4)
     stacked = run_ablation(path, metric, conditions, source=source(), relations=("det", "all"))
     monkeypatch.setattr(ablation, "CONDITION_CELLS", 1)  # one condition per forward pass
+    monkeypatch.setattr(ablation, "SHARE_PREFIX", False)  # ... of the whole model
     single = run_ablation(path, metric, conditions, source=source(), relations=("det", "all"))
     assert stacked.result()["conditions"][1:] and len(stacked.conditions) == 9
     for name, tensor in stacked.state_tensors.items():
@@ -246,3 +248,27 @@ def test_classification_metric_on_a_labelled_csv(tmp_path, capsys):
     assert main(["ablate", "--model", str(folder), "--labels", str(labels), "--heads", "1-1", "--metric",
                  "classification"]) == 2
     assert "label 'maybe'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("family", ["bert", "llama"])
+def test_layers_below_a_conditions_first_disabled_head_are_not_recomputed(family, text):
+    """--each-head: layer 1 runs for the intact model and for the conditions of layer 1 only."""
+    from probing.prefix import SharedPrefix
+
+    loaded = load_model(tiny_bert() if family == "bert" else tiny_model(family),
+                        head="masked_lm" if family == "bert" else "causal_lm")
+    prefix = SharedPrefix.find(loaded)
+    assert prefix is not None and len(prefix.blocks) == 2
+    metric = METRICS["mlm" if family == "bert" else "lm"]()
+    metric.setup(loaded)
+    runs = []
+    first_attention = next(prefix.blocks[0].children())  # a skipped block never calls its submodules
+    handle = first_attention.register_forward_hook(lambda module, args, output: runs.append(output[0].shape[0]))
+    try:
+        accumulator = AblationAccumulator(metric, each_head(2, 4), 2, 4, bootstrap=5, causal=loaded.is_causal)
+        run_pass(loaded, InputSource.treebank(str(sample_path()), limit=3), [accumulator])
+    finally:
+        handle.remove()
+    # one row for the accumulator's own check that reuse is exact, then 3 sentences for the intact model and for
+    # each of the four heads of layer 1; never for the heads of layer 2
+    assert runs == [1, 3, 3 * 4]

@@ -6,7 +6,9 @@ each condition's metric is measured on the batch's units, so ``--each-head``
 on a long input is one pass that shards, runs under torchrun and resumes
 after a kill like every other. Conditions are evaluated many at a time: the
 batch is repeated once per condition, each copy with its own heads
-disabled, in one forward pass (as many copies as fit a memory budget).
+disabled, in one forward pass (as many copies as fit a memory budget), and
+the layers below a group's first disabled layer are not recomputed: they
+return what the intact model's pass recorded (probing.prefix).
 
 Metrics (``--metric``):
 
@@ -48,6 +50,9 @@ CONDITION_CELLS = 1 << 19
 
 LOGIT_CELLS = 1 << 26
 """Budget of (copies x batch x tokens x vocabulary) logits per forward pass (256 MiB of float32)."""
+
+SHARE_PREFIX = True
+"""Reuse the intact model's layers below each condition's first disabled layer (probing.prefix)."""
 
 
 @dataclass(frozen=True)
@@ -323,23 +328,57 @@ class AblationAccumulator(Accumulator):
         loaded, batch = view.loaded, view.batch
         self._vocabulary = getattr(loaded.model.config, "vocab_size", 1) or 1
         copies = self.group_size(batch)
-        for start in range(0, len(self.conditions), copies):
-            group = range(start, min(start + copies, len(self.conditions)))
-            mask = self.masks[group.start : group.stop].repeat_interleave(len(batch), dim=0)  # [copies * batch, L, H]
-            if isinstance(self.metric, ProbeAccuracy):
-                self._probe(view, group, mask)
-            else:
-                numerator, denominator = self.metric.measure(loaded, batch, len(group), mask)
-                self._add(batch, group, numerator, denominator)
+        if isinstance(self.metric, ProbeAccuracy):
+            for start in range(0, len(self.conditions), copies):
+                group = range(start, min(start + copies, len(self.conditions)))
+                self._probe(view, group, self._mask(group, batch))
+            return
+        prefix = self._shared_prefix(loaded)
+        if prefix is None:
+            for start in range(0, len(self.conditions), copies):
+                self._measure(loaded, batch, list(range(start, min(start + copies, len(self.conditions)))))
+            return
+        with prefix.recording():
+            self._measure(loaded, batch, [0])  # the intact model, whose layer outputs the others reuse
+        # Grouped by their lowest disabled layer: each group reruns only the layers from there up.
+        by_layer: dict[int, list[int]] = {}
+        for condition in range(1, len(self.conditions)):
+            by_layer.setdefault(self._first_layer(condition), []).append(condition)
+        for first_layer, conditions in sorted(by_layer.items()):
+            for start in range(0, len(conditions), copies):
+                group = conditions[start : start + copies]
+                with prefix.reusing(first_layer, copies=len(group)):
+                    self._measure(loaded, batch, group)
 
-    def _add(self, batch: Batch, group: range, numerator: torch.Tensor, denominator: torch.Tensor) -> None:
-        """numerator, denominator: [copy, unit, part]."""
+    def _mask(self, group, batch: Batch) -> torch.Tensor:
+        """bool [copies * batch, layer, head]: each condition's heads, one copy of the batch each."""
+        return self.masks[list(group)].repeat_interleave(len(batch), dim=0)
+
+    def _first_layer(self, condition: int) -> int:
+        return int(self.masks[condition].any(dim=1).nonzero()[0])
+
+    def _shared_prefix(self, loaded):
+        """probing.prefix's reusable layers of this model (found once per accumulator), or None."""
+        from ..prefix import SharedPrefix
+
+        if not SHARE_PREFIX:
+            return None
+        if getattr(self, "_prefix_of", None) is not loaded:
+            self._prefix, self._prefix_of = SharedPrefix.find(loaded), loaded
+        return self._prefix
+
+    def _measure(self, loaded, batch: Batch, group: list[int]) -> None:
+        numerator, denominator = self.metric.measure(loaded, batch, len(group), self._mask(group, batch))
+        self._add(batch, group, numerator, denominator)
+
+    def _add(self, batch: Batch, group: list[int], numerator: torch.Tensor, denominator: torch.Tensor) -> None:
+        """numerator, denominator: [copy, unit, part], the copies in the order of ``group`` (condition indices)."""
         weights = poisson_weights(batch.indices, replicates=self.bootstrap, seed=self.seed)  # [replicate, unit]
-        state = self.state_tensors
-        state["numerator"][group.start : group.stop] += numerator.sum(dim=1)
-        state["denominator"][group.start : group.stop] += denominator.sum(dim=1)
-        state["boot_numerator"][:, group.start : group.stop] += torch.einsum("ru,cup->rcp", weights, numerator)
-        state["boot_denominator"][:, group.start : group.stop] += torch.einsum("ru,cup->rcp", weights, denominator)
+        state, rows = self.state_tensors, torch.tensor(group)
+        state["numerator"][rows] += numerator.sum(dim=1)
+        state["denominator"][rows] += denominator.sum(dim=1)
+        state["boot_numerator"][:, rows] += torch.einsum("ru,cup->rcp", weights, numerator)
+        state["boot_denominator"][:, rows] += torch.einsum("ru,cup->rcp", weights, denominator)
 
     def _probe(self, view: BatchView, group: range, mask: torch.Tensor) -> None:
         from ..pooling import pool_word_attention
