@@ -16,6 +16,7 @@ torch.Size([1, 2, 4, 4, 4])
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
@@ -41,39 +42,65 @@ def read_shape_and_causality(loaded: LoadedModel, trust_remote_code: bool) -> No
     loaded.num_layers, loaded.num_heads = stacked.shape[1], stacked.shape[2]
     above_diagonal = torch.ones(stacked.shape[-2:], dtype=torch.bool).triu(diagonal=1)
     loaded.is_causal = bool((stacked[..., above_diagonal.to(stacked.device)] == 0).all())
-    loaded.attention_modules = _stopping_modules(loaded, input_ids, layers)
+    loaded.attention_tap = _attention_tap(loaded, input_ids, layers)
 
 
-def _stopping_modules(loaded: LoadedModel, input_ids: torch.Tensor, layers) -> tuple:
-    """The self-attention modules a pass can read the weights from and stop after, or ().
+@dataclass(frozen=True)
+class AttentionTap:
+    """The modules whose outputs hold each layer's attention weights (at ``index``), in call order."""
 
-    Everything after the last layer's attention (its feed-forward block, a
-    final norm, a pooler) is of no use to an attention reading: about a tenth
-    of all-MiniLM-L6-v2's forward pass. The modules are trusted only when, on
-    the probe sentence, the second item of their outputs is exactly the
-    attention the model itself returns, layer by layer; else passes run the
-    whole model, as before.
+    modules: tuple
+    index: int
+
+
+def _attention_tap(loaded: LoadedModel, input_ids: torch.Tensor, layers) -> AttentionTap | None:
+    """Where a pass can read the weights and stop, or None.
+
+    Everything after the last layer's attention weights (its output
+    projection, its feed-forward block, a final norm, a pooler) is of no use to
+    an attention reading: about an eighth of all-MiniLM-L6-v2's forward pass.
+    Two places are tried, innermost first: the modules transformers itself
+    records attentions from (``_can_record_outputs``), and the self-attention
+    modules :func:`probing.readings.find_self_attentions` finds (second item of
+    their outputs). One is trusted only when, on the probe sentence, it gives
+    exactly the attention the model returns, layer by layer; else passes run
+    the whole model, as before.
     """
-    from .readings import find_self_attentions
+    for tap in _candidate_taps(loaded):
+        try:
+            captured = _attention_until_last(loaded, tap, input_ids, torch.ones_like(input_ids))
+        except Exception:  # a module whose outputs do not hold the weights there
+            continue
+        if len(captured) == len(layers) and all(
+            isinstance(mine, torch.Tensor) and mine.shape == theirs.shape and torch.equal(mine, theirs)
+            for mine, theirs in zip(captured, layers)
+        ):
+            return tap
+    return None
 
-    modules = tuple(module for _, module, _ in find_self_attentions(loaded))
-    if not modules:
-        return ()
-    try:
-        captured = _attention_until_last(loaded, modules, input_ids, torch.ones_like(input_ids))
-    except Exception:  # a module whose output is not (output, weights): run whole models
-        return ()
-    same = len(captured) == len(layers) and all(
-        isinstance(mine, torch.Tensor) and mine.shape == theirs.shape and torch.equal(mine, theirs)
-        for mine, theirs in zip(captured, layers))
-    return modules if same else ()
+
+def _candidate_taps(loaded: LoadedModel) -> list[AttentionTap]:
+    from .readings import CROSS_ATTENTION_NAMES, find_self_attentions, scored_stack
+
+    taps = []
+    recorded = (getattr(loaded.base, "_can_record_outputs", None) or {}).get("attentions")
+    target, index = getattr(recorded, "target_class", recorded), getattr(recorded, "index", 1)
+    if isinstance(target, type):
+        modules = tuple(module for name, module in scored_stack(loaded).named_modules()
+                        if isinstance(module, target) and not CROSS_ATTENTION_NAMES.intersection(name.split(".")))
+        if modules:
+            taps.append(AttentionTap(modules, index))
+    found = tuple(module for _, module, _ in find_self_attentions(loaded))
+    if found:
+        taps.append(AttentionTap(found, 1))
+    return taps
 
 
 class _LastAttentionDone(Exception):
     """Raised by the hook on the last self-attention: the rest of the forward pass is not needed."""
 
 
-def _attention_until_last(loaded: LoadedModel, modules: tuple, input_ids: torch.Tensor,
+def _attention_until_last(loaded: LoadedModel, tap: AttentionTap, input_ids: torch.Tensor,
                           attention_mask: torch.Tensor) -> list:
     """Run the scored stack up to its last layer's attention; its per-layer weights, in call order.
 
@@ -83,11 +110,11 @@ def _attention_until_last(loaded: LoadedModel, modules: tuple, input_ids: torch.
     captured: list = []
 
     def keep(module, args, output) -> None:
-        captured.append(output[1])
+        captured.append(output[tap.index])
         if len(captured) == loaded.num_layers:
             raise _LastAttentionDone
 
-    handles = [module.register_forward_hook(keep) for module in modules]
+    handles = [module.register_forward_hook(keep) for module in tap.modules]
     try:
         _run_stack(loaded, input_ids, attention_mask)
     except _LastAttentionDone:
@@ -133,8 +160,8 @@ def attention(loaded: LoadedModel, input_ids: torch.Tensor, attention_mask: torc
 def _stack_attention(loaded: LoadedModel, input_ids: torch.Tensor, attention_mask: torch.Tensor):
     """The per-layer attention of the scored stack (entries may be None); the pass stops after the
     last layer's attention where the load-time check allowed it."""
-    if loaded.attention_modules:
-        return _attention_until_last(loaded, loaded.attention_modules, input_ids, attention_mask)
+    if loaded.attention_tap is not None:
+        return _attention_until_last(loaded, loaded.attention_tap, input_ids, attention_mask)
     return _run_stack(loaded, input_ids, attention_mask)
 
 

@@ -140,9 +140,9 @@ class LoadedModel:
     head: str | None = None
     position_limit: int | None = None
     extra: dict = field(default_factory=dict)
-    attention_modules: tuple = ()
-    """The scored stack's self-attention modules, when a pass may stop once the last of them has run
-    (probing.extraction decides at load); empty: every pass runs the whole model."""
+    attention_tap: object = None
+    """Where a pass can take each layer's weights and stop once the last layer's are made
+    (probing.extraction.AttentionTap, decided at load); None: every pass runs the whole model."""
 
     @property
     def base(self) -> torch.nn.Module:

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 from helpers import TINY_FAMILIES, tiny_model
 from probing.errors import ProbingError
-from probing.extraction import attention
+from probing.extraction import _run_stack, attention
 from probing.models import load_model
 from probing.readings import READINGS, ValueNorms, norm_weighted, rollout, scored_stack
 from probing.testing import tiny_bert
@@ -178,11 +178,12 @@ def test_the_hand_computed_f_h_add_up_to_the_attention_output(family):
         module.register_forward_hook(lambda module, args, output: outputs.append((module, output)))
         for module in {id(module): module for module in projections}.values()
     ]
-    try:
-        weights = attention(loaded, input_ids, attention_mask)  # [batch, layer, head, query, key]
+    try:  # the whole model: a probing pass stops before the last layer's output projection
+        layers = _run_stack(loaded, input_ids, attention_mask)
     finally:
         for handle in handles:
             handle.remove()
+    weights = torch.stack([layer.float() for layer in layers], dim=1)  # [batch, layer, head, query, key]
     assert len(outputs) == loaded.num_layers
     transformed = transformed_values(family, loaded, input_ids, attention_mask)  # [batch, layer, head, key, hidden]
     mixed = torch.einsum("blhqk,blhkd->blqd", weights.double(), transformed)  # [batch, layer, query, hidden]
@@ -355,14 +356,12 @@ def test_an_unknown_reading_lists_the_known_ones():
 def test_weights_read_up_to_the_last_attention_equal_the_whole_models(family):
     """A pass that stops once the last layer's attention has run reads exactly the weights the whole
     model returns; a family whose attention modules do not return (output, weights) runs whole."""
-    from probing.extraction import _run_stack
-
     loaded = load_model(tiny_model(family))
     input_ids, attention_mask = padded_batch(loaded)
     whole = torch.stack([layer.float() for layer in _run_stack(loaded, input_ids, attention_mask)], dim=1)
     assert torch.equal(attention(loaded, input_ids, attention_mask), whole)
     if family in ("bert", "mpnet", "llama", "gpt2", "distilbert", "albert"):
-        assert len(loaded.attention_modules) >= 1
+        assert loaded.attention_tap is not None
 
 
 def test_the_last_layers_feed_forward_block_is_never_run():
@@ -374,7 +373,7 @@ def test_the_last_layers_feed_forward_block_is_never_run():
         input_ids, attention_mask = padded_batch(loaded)
         attention(loaded, input_ids, attention_mask)
         assert calls == []
-        loaded.attention_modules = ()  # what a model that failed the load-time check gets
+        loaded.attention_tap = None  # what a model that failed the load-time check gets
         attention(loaded, input_ids, attention_mask)
         assert calls == [1]
     finally:
