@@ -25,8 +25,8 @@ import torch
 from .registry import Registry
 
 # (attention [batch, layer, head, tok, tok], attention_to_words [batch, layer, head, tok, word],
-#  word_of_token [batch, tok]) -> [batch, layer, head, word, word]
-FromPooling = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+#  word_of_token [batch, tok], pieces [batch, tok, word] (piece_matrix)) -> [batch, layer, head, word, word]
+FromPooling = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 FROM_POOLINGS: Registry[FromPooling] = Registry("pooling", option="--pool-from")
 """Ways to pool the rows of a word's pieces (attention *from* a word); a new one is one registered function."""
 
@@ -67,22 +67,22 @@ def pool_word_attention(attention: torch.Tensor, word_of_token: torch.Tensor, fr
     rows = attention.float().reshape(batch, layers * heads * queries, keys)
     attention_to_words = torch.bmm(rows, to_words).view(batch, layers, heads, queries, num_words)
     pool_rows = FROM_POOLINGS[from_mode]
-    return pool_rows(attention, attention_to_words, word_of_token.to(attention.device))
+    return pool_rows(attention, attention_to_words, word_of_token.to(attention.device), to_words)
 
 
 @FROM_POOLINGS.register("mean")
-def _mean_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor) -> torch.Tensor:
+def _mean_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor,
+                    pieces: torch.Tensor) -> torch.Tensor:
     """The paper's rule: average the rows of a word's pieces."""
-    pieces = piece_matrix(word_of_token, attention_to_words.shape[-1])  # [batch, tok, word]
     counts = pieces.sum(dim=1).clamp(min=1)  # [batch, word]
     averaging = (pieces / counts[:, None, :]).transpose(1, 2)  # [batch, word, tok]
     return _combine_rows(averaging, attention_to_words)
 
 
 @FROM_POOLINGS.register("first")
-def _first_piece(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor) -> torch.Tensor:
+def _first_piece(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor,
+                 pieces: torch.Tensor) -> torch.Tensor:
     """The released reference code's default: the row of a word's first piece."""
-    pieces = piece_matrix(word_of_token, attention_to_words.shape[-1])  # [batch, tok, word]
     is_first = (pieces.cumsum(dim=1) == 1) & (pieces > 0)  # the first token of each word
     selecting = is_first.to(torch.float32).transpose(1, 2)  # [batch, word, tok]
     return _combine_rows(selecting, attention_to_words)
@@ -104,7 +104,8 @@ def _combine_rows(weights: torch.Tensor, attention_to_words: torch.Tensor) -> to
 
 
 @FROM_POOLINGS.register("max")
-def _max_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor) -> torch.Tensor:
+def _max_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor,
+                   pieces: torch.Tensor) -> torch.Tensor:
     """Element-wise max of a word's piece rows, renormalised, as the reference code's ``max``.
 
     Each row is divided by its sum over all pseudo-words, special tokens
