@@ -4,6 +4,7 @@ docs/make_figures.sh (which calls this script; run alone it needs those files).
     python3 docs/figure_numbers.py sentences en_ewt:dev --pairs --limit 500
     python3 docs/figure_numbers.py analyses build/docs/report-NAME build/docs/probe-NAME.json
     python3 docs/figure_numbers.py dark-secrets build/docs/dark-secrets
+    python3 docs/figure_numbers.py decoder build/docs/decoder
 
 Layers and heads are named layer-head counted from 1, as in the docs; percentages are of attention.
 Its examples run with `python3 -m pytest --doctest-modules docs/figure_numbers.py` (docs/ is not a test path).
@@ -151,6 +152,54 @@ def ablation(result: dict, name: str) -> None:
                   f"[{100 * low:+.1f}, {100 * high:+.1f}] {entry['verdict']}, {entry['detail'] or ''}")
 
 
+def decoder(folder: Path) -> None:
+    """Heads that hurt a causal LM: the ablations of its own loss, set beside its probe and its gradients."""
+    probe = load(folder / "probe.json")
+    accuracy = {}  # relation -> [layer, head]: the better direction's in-sample accuracy on dev
+    for relation, entry in probe["relations"].items():
+        if entry["total"]:
+            grids = np.array([entry["heads"][direction] for direction in ("dep_to_head", "head_to_dep")], dtype=float)
+            accuracy[relation] = grids.max(axis=0) / entry["total"]
+    for name in ("each-layer", "each-head"):
+        result = load(folder / f"ablate-{name}.json")
+        block = result.get("ablation", result)
+        intact = block["baseline"]["loss"]
+        rows = [(c["label"], c["parts"]["loss"]) for c in block["conditions"][1:]]
+        low, high = intact["interval"] or (float("nan"), float("nan"))
+        print(f"\n# ablate SmolLM2 {name} (--metric lm, {result['input']['limit']} sentences): intact loss "
+              f"{intact['value']:.4f} [{low:.4f}, {high:.4f}] nats per token, {len(rows)} conditions")
+        for verdict, order in (("helps", 1), ("hurts", -1)):
+            chosen = sorted(((entry["change"], label, entry["interval"]) for label, entry in rows
+                             if entry["verdict"] == verdict), key=lambda item: order * item[0])
+            shown = chosen if verdict == "helps" else chosen[:12]
+            print(f"  {verdict} (interval clear of 0): {len(chosen)}" + (": " if shown else "") + ", ".join(
+                f"{label} {change:+.4f} [{interval[0]:+.4f}, {interval[1]:+.4f}]" for change, label, interval in shown))
+            if name == "each-head" and verdict == "helps":
+                for change, label, _ in chosen:
+                    layer, head = (int(part) - 1 for part in label.split("-"))
+                    ranks = {relation: int((grid > grid[layer, head]).sum()) + 1 for relation, grid in accuracy.items()}
+                    print(f"    {label}: probe accuracy " + ", ".join(
+                        f"{relation} {100 * accuracy[relation][layer, head]:.1f}% (rank {ranks[relation]})"
+                        for relation in accuracy))
+    heads_block = load(folder / "ablate-each-head.json")
+    changes = {c["label"]: c["parts"]["loss"] for c in heads_block.get("ablation", heads_block)["conditions"][1:]}
+    print("\n# the probe's best heads (in-sample, dev) and what disabling each does to the loss")
+    for relation, entry in probe["relations"].items():
+        best = entry["best"]
+        label = head_name(best["layer"], best["head"])
+        change = changes.get(label)
+        print(f"  {relation}: {label} {best['direction']} {100 * best['accuracy']:.1f}%: "
+              + ("-" if change is None else f"loss {change['change']:+.4f} {change['verdict']}"))
+    block = load(folder / "gradients.json")
+    gradients = block.get("gradients", block)
+    print(f"\n# gradients ({gradients['units']} units, loss {gradients['loss']}); per layer, mean |dL/dA| to the "
+          "first token (the sink) and to other tokens, and the attention the sink gets")
+    for kind in ("first_special", "other"):
+        values = gradients["layer_gradient"][kind]
+        print(f"  gradient to {kind}: " + ", ".join(f"{value:.2e}" for value in values))
+    print("  attention to the sink: " + ", ".join(f"{100 * value:.0f}" for value in gradients["layer_attention"]["first_special"]))
+
+
 def sentences_of(source: dict) -> int:
     return sentences(source["path"], source["pairs"], source["limit"])
 
@@ -171,11 +220,15 @@ def main(argv: list[str]) -> int:
     reporting.add_argument("probe", type=Path)
     secrets = commands.add_parser("dark-secrets")
     secrets.add_argument("folder", type=Path)
+    decoding = commands.add_parser("decoder")
+    decoding.add_argument("folder", type=Path)
     args = parser.parse_args(argv)
     if args.command == "sentences":
         print(sentences(args.treebank, args.pairs, args.limit))
     elif args.command == "analyses":
         analyses(args.report, args.probe)
+    elif args.command == "decoder":
+        decoder(args.folder)
     else:
         dark_secrets(args.folder)
     return 0

@@ -3,7 +3,7 @@
 # examples/train_tiny_mlm.py --figure makes, see docs/training.md) and the numbers the docs quote:
 #
 #   bash docs/make_figures.sh                   # every part, one after the other
-#   ONLY=analyses bash docs/make_figures.sh     # one part: analyses, dark-secrets, explore or readings
+#   ONLY=analyses bash docs/make_figures.sh     # one part: analyses, dark-secrets, decoder, explore or readings
 #   LIMIT=300 ONLY=explore bash docs/make_figures.sh   # explore on the first 300 sentences only (a quick look)
 #
 # Parts (all on UD English-EWT dev, all-MiniLM-L6-v2 and all-mpnet-base-v2, on CPU):
@@ -13,6 +13,10 @@
 #   dark-secrets  docs/dark-secrets.md: `probing patterns --pairs --limit 200` of each model, `probing compare`
 #                 of MiniLM with its random init and with a copy whose layer-4 queries got noise, and the
 #                 `probing ablate` runs (probe metric); numbers in build/docs/dark-secrets.md
+#   decoder       docs/dark-secrets.md, "Heads that hurt a decoder": `probing ablate --metric lm` of
+#                 SmolLM2-135M-Instruct, --each-layer on 200 sentences and --each-head on 64, `probing gradients`
+#                 on 100, and its probe on all of dev (are the heads whose removal matters the syntactic ones?);
+#                 numbers in build/docs/decoder.md
 #   explore       docs/explore.md: `probing explore` of each model (the no-op tables it prints are in
 #                 build/docs/explore/NAME-noop.txt), a 1280 px screenshot of each page, and the det head's views;
 #                 EXPLORE_MODELS="all-MiniLM-L6-v2 all-mpnet-base-v2 SmolLM2-135M-Instruct" adds SmolLM2's table
@@ -122,6 +126,22 @@ EOF
   numbers dark-secrets "$out" | tee "$build/dark-secrets.md"
 }
 
+part_decoder() {  # a causal LM's own loss as the metric of head disabling, and its gradients (SmolLM2)
+  local out="$build/decoder" model=.cache/models/SmolLM2-135M-Instruct
+  link SmolLM2-135M-Instruct
+  mkdir -p "$out"
+  echo "ablate SmolLM2's layers (200 sentences) and heads (64 sentences), --metric lm" >&2
+  probing ablate --model "$model" --treebank en_ewt:dev --limit 200 --each-layer --metric lm --top 0 --quiet \
+    --output "$out/ablate-each-layer.json" > "$out/ablate-each-layer.txt"
+  probing ablate --model "$model" --treebank en_ewt:dev --limit 64 --each-head --metric lm --top 0 --quiet \
+    --output "$out/ablate-each-head.json" > "$out/ablate-each-head.txt"
+  echo "gradients of SmolLM2's loss with respect to its attention (100 sentences)" >&2
+  probing gradients --model "$model" --treebank en_ewt:dev --limit 100 --quiet --output "$out/gradients.json" \
+    > "$out/gradients.txt"
+  probing score --model "$model" --treebank en_ewt:dev --bootstrap 0 --quiet --output "$out/probe.json" > /dev/null
+  numbers decoder "$out" | tee "$build/decoder.md"
+}
+
 part_explore() {
   local out="$build/explore" name model profile limit=()
   if [ -n "${LIMIT:-}" ]; then limit=(--limit "$LIMIT"); fi
@@ -160,7 +180,7 @@ part_readings() {  # each model's surface statistics under the three readings, s
   done
 }
 
-for part in analyses dark-secrets explore readings; do
+for part in analyses dark-secrets decoder explore readings; do
   if wanted "$part"; then timed "$part"; fi
 done
 echo "figures in $figures, numbers and results in $build" >&2
