@@ -30,8 +30,9 @@
 # treebanks from $PROBING_TREEBANKS or the cache (probing data fetch en_ewt). Everything is written under
 # build/docs/ (ignored); only the figures are copied into docs/figures/. The explore screenshots need
 # Debian's chromium. Wall time on the project's shared 2-core CPU (load average 5-6 from other jobs), one
-# part at a time: analyses 10 min 34 s, dark-secrets 5 min 59 s, explore 6 min 4 s, 22 min 37 s in all
-# (each run appends its own to build/docs/timing.txt). A rerun gives the same figures: the explore
+# part at a time: analyses 10 min 34 s, dark-secrets 5 min 59 s, explore 6 min 4 s, 22 min 37 s in all;
+# decoder 40 min 11 s (load average 2, from its own two threads) (each run appends its own to
+# build/docs/timing.txt). A rerun gives the same figures: the explore
 # screenshots and views came out byte for byte as committed.
 set -euo pipefail
 
