@@ -59,7 +59,7 @@ def _attention_tap(loaded: LoadedModel, input_ids: torch.Tensor, layers) -> Atte
     Everything after the last layer's attention weights (its output
     projection, its feed-forward block, a final norm, a pooler) is of no use to
     an attention reading: by multiply-adds, an eighth of all-MiniLM-L6-v2's
-    forward pass and a twentieth of all-mpnet-base-v2's.
+    forward pass and a sixteenth of all-mpnet-base-v2's (attention scores aside).
     Two places are tried, innermost first: the modules transformers itself
     records attentions from (``_can_record_outputs``), and the self-attention
     modules :func:`probing.readings.find_self_attentions` finds (second item of
