@@ -104,7 +104,11 @@ class SharedPrefix:
                 whole = loaded.base(input_ids=ids, attention_mask=ones).last_hidden_state
             with self.reusing(len(self.blocks) - 1, copies=2):
                 reused = loaded.base(input_ids=ids.repeat(2, 1), attention_mask=ones.repeat(2, 1)).last_hidden_state
-        return bool(torch.allclose(reused, whole.repeat(2, 1, 1), rtol=1e-5, atol=1e-6))
+        # The same numbers up to float32 rounding: the reused pass multiplies matrices of other shapes
+        # (SmolLM2's 30 layers differ by 4e-6 on hidden states of size 56), so the bound is relative to
+        # the largest value rather than to each one.
+        expected = whole.repeat(2, 1, 1)
+        return float((reused - expected).abs().max()) <= 1e-5 * float(expected.abs().max()) + 1e-6
 
 
 def _blocks(base: torch.nn.Module, num_layers: int) -> list[torch.nn.Module] | None:
