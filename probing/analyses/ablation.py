@@ -277,6 +277,7 @@ class AblationAccumulator(Accumulator):
         self.metric, self.conditions = metric, conditions
         self.shape, self.bootstrap, self.seed, self.causal, self.offsets = (num_layers, num_heads), bootstrap, seed, causal, tuple(offsets)
         self.pool_from = pool_from
+        self._prefix, self._prefix_of = None, None  # probing.prefix's reusable layers, and the model they are of
         masks = torch.zeros(len(conditions), num_layers, num_heads, dtype=torch.bool)
         for index, condition in enumerate(conditions):
             for layer, head in condition.heads:
@@ -363,7 +364,7 @@ class AblationAccumulator(Accumulator):
 
         if not SHARE_PREFIX:
             return None
-        if getattr(self, "_prefix_of", None) is not loaded:
+        if self._prefix_of is not loaded:
             self._prefix, self._prefix_of = SharedPrefix.find(loaded), loaded
         return self._prefix
 
