@@ -493,7 +493,12 @@ SELECTION = Obj({
                                    "single_correct": Field(COUNT, ""), "total": Field(COUNT, "pairs")})),
                        "per relation and direction the greedy ensemble"),
     "probes": Field(MapOf(Obj({"dim": Field(COUNT, "word vector size"),
-                               "parameters": Field(MapOf(Array(dtype="float32"), "parameter"), "trained weights"),
+                               "parameters": Field(MapOf(Array(dtype="float32"), "parameter"), "trained weights "
+                                                   "(absent when written with --drop-probe-weights)", required=False),
+                               "parameters_sha256": Field(STR, "sha256 of the dropped weights' canonical JSON (only "
+                                                          "with --drop-probe-weights)", required=False),
+                               "parameter_shapes": Field(MapOf(ListOf(INT), "parameter"), "the dropped weights' "
+                                                         "shapes (only with --drop-probe-weights)", required=False),
                                "training": Field(Obj({"seed": Field(INT, "seed"), "epochs": Field(COUNT, "")}),
                                                  "the training record: optimiser, settings, loss per epoch")}), "probe"),
                     "trained attention probes (empty with --no-probes)"),

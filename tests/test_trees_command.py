@@ -267,6 +267,30 @@ def test_a_dev_result_made_with_other_options_is_refused_in_one_line(model, part
     assert "--word-vectors" in capsys.readouterr().err
 
 
+def test_a_result_without_the_probe_weights_measures_the_same_and_cannot_be_reused(model, parts, runs, tmp_path,
+                                                                                  capsys):
+    from probing.analyses.tree_selection import parameters_sha256
+
+    slim = tmp_path / "slim.json"
+    assert main(trees(model, "--select-on", str(parts["dev"]), "--treebank", str(parts["test"]),
+                      "--drop-probe-weights", "--output", str(slim))) == 0
+    kept, dropped = read(runs["heldout"]), read(slim)
+    assert measured(dropped) == measured(kept)  # same counts, held-out numbers and digest
+    validate(dropped)
+    assert dropped["selection"]["probes"].keys() == kept["selection"]["probes"].keys()
+    for name, entry in dropped["selection"]["probes"].items():
+        assert "parameters" not in entry
+        assert entry["parameters_sha256"] == parameters_sha256(kept["selection"]["probes"][name]["parameters"])
+        assert entry["training"] == kept["selection"]["probes"][name]["training"]
+    assert slim.stat().st_size < Path(runs["heldout"]).stat().st_size
+    capsys.readouterr()
+    assert main(trees(model, "--select-on", str(slim), "--treebank", str(parts["dev"]))) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "--drop-probe-weights" in error and str(slim) in error
+    assert main(trees(model, "--treebank", str(parts["dev"]), "--no-probes", "--drop-probe-weights")) == 2
+    assert "--drop-probe-weights" in capsys.readouterr().err
+
+
 def test_word_vectors_from_a_file(model, parts, tmp_path, capsys):
     words = sorted({w.lower() for s in read_treebank(parts["dev"]) for w in s.words})
     generator = np.random.default_rng(0)

@@ -20,7 +20,10 @@ parameters (``probing.schema.encode_array``, the float32 weights as they
 are) and training record, the word-vector source, the options, the DEV
 treebank and model it was made on, and a ``digest`` of the choices. A TEST
 pass needs nothing else, so ``--select-on DEV.json`` lets shards of TEST skip
-DEV; parts made with different choices (another digest) never merge.
+DEV; parts made with different choices (another digest) never merge. A result
+written with ``--drop-probe-weights`` keeps each probe's weights as their
+sha256 only (:func:`without_probe_weights`): small enough for a leaderboard
+(SmolLM2's weights are 3.7 MB of float32), but no longer a selection to reuse.
 
 Every accumulator here follows the engine's protocol (state / load_state /
 fresh / merge), so DEV passes run under torchrun and resume from checkpoints
@@ -261,6 +264,36 @@ def encode_parameters(module: torch.nn.Module) -> dict:
     return {name: encode_array(tensor.detach().cpu().float().numpy()) for name, tensor in module.state_dict().items()}
 
 
+def parameters_sha256(parameters: dict) -> str:
+    """sha256 of a probe's encoded parameters (their canonical JSON): what a result without the weights keeps.
+
+    >>> parameters_sha256({}) == parameters_sha256({})
+    True
+    """
+    text = json.dumps(parameters, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def without_probe_weights(selection: dict) -> dict:
+    """The selection with each probe's ``parameters`` replaced by ``parameters_sha256`` (and their shapes).
+
+    The ``digest`` is kept as made (it covers the weights), so parts still merge with parts that keep them.
+
+    >>> kept = {"probes": {"attn": {"dim": 2, "parameters": {"root": {"shape": [3], "dtype": "float32", "data": ""}}}}}
+    >>> without_probe_weights(kept)["probes"]["attn"]["parameter_shapes"]
+    {'root': [3]}
+    """
+    probes = {}
+    for name, entry in (selection.get("probes") or {}).items():
+        entry = dict(entry)
+        parameters = entry.pop("parameters", None)
+        if parameters is not None:
+            entry["parameters_sha256"] = parameters_sha256(parameters)
+            entry["parameter_shapes"] = {key: value["shape"] for key, value in parameters.items()}
+        probes[name] = entry
+    return {**selection, "probes": probes}
+
+
 def probe_modules(selection: dict, num_layers: int, num_heads: int) -> dict:
     """The trained probes of a selection, rebuilt as eval-mode modules."""
     from ..schema import decode_array
@@ -268,6 +301,9 @@ def probe_modules(selection: dict, num_layers: int, num_heads: int) -> dict:
 
     modules = {}
     for name, entry in (selection.get("probes") or {}).items():
+        if "parameters" not in entry:
+            raise ProbingError(f"the selection keeps probe {name!r} as a sha256 only (written with "
+                               "--drop-probe-weights); choose on the DEV treebank itself", source="--select-on")
         module = make_probe(name, num_layers, num_heads, entry["dim"], seed=0)
         state = {key: torch.from_numpy(decode_array(value).copy()).float() for key, value in entry["parameters"].items()}
         try:
@@ -286,7 +322,7 @@ def digest(selection: dict) -> str:
     chosen["word_vectors"] = {key: value for key, value in (selection.get("word_vectors") or {}).items()
                               if key in ("source", "sha256", "dim")}
     chosen["probes"] = {name: {"dim": entry["dim"], "parameters": entry["parameters"]}
-                        for name, entry in (selection.get("probes") or {}).items()}
+                        for name, entry in (selection.get("probes") or {}).items()}  # (before any weights are dropped)
     text = json.dumps(chosen, sort_keys=True, separators=(",", ":"))
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -364,6 +400,11 @@ def read_selection(path: str) -> tuple[dict, dict]:
     if not selection:
         raise ProbingError("holds no selection (made from shards, which choose nothing); run probing trees on the "
                            "whole DEV treebank first", source=f"--select-on {path}")
+    dropped = sorted(name for name, entry in (selection.get("probes") or {}).items() if "parameters" not in entry)
+    if dropped:
+        raise ProbingError(f"keeps the weights of probe {', '.join(dropped)} as a sha256 only (written with "
+                           "--drop-probe-weights), so it cannot report them again; give the DEV treebank itself, or "
+                           "a trees result written without that option", source=f"--select-on {path}")
     return result, selection
 
 

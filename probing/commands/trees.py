@@ -55,6 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--probe-epochs", type=positive_int, default=PROBE_EPOCHS, metavar="N",
                        help=f"passes over DEV when training the probes (Adam, {BATCH_SENTENCES} sentences a step, "
                             f"seeded by --seed; default: {PROBE_EPOCHS})")
+    group.add_argument("--drop-probe-weights", action="store_true",
+                       help="keep each trained probe's weights in the result as their sha256 only: the file stays "
+                            "small (a leaderboard copy; SmolLM2's weights are 3.7 MB) but cannot be given to a later "
+                            "--select-on")
     group.add_argument("--word-vectors", metavar="FILE",
                        help="GloVe-format text file of word vectors for attn+vectors and distances+vectors "
                             "(default: the model's input embeddings, averaged over a word's pieces)")
@@ -78,7 +82,7 @@ def tree_options(args: argparse.Namespace, vectors):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.tree_selection import check_selection, read_selection, vector_source
+    from ..analyses.tree_selection import check_selection, read_selection, vector_source, without_probe_weights
     from ..analyses.trees import TreesAccumulator
     from ..analyses.trees_report import tables, uas_figure
     from ..errors import ProbingError
@@ -88,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
     from ..scoring.counts import BootstrapSpec
     from .common import EngineCommand
 
+    if args.no_probes and args.drop_probe_weights:
+        raise ProbingError("with --no-probes there are no probe weights to drop; give one of the two",
+                           source="--drop-probe-weights")
     if args.no_probes and args.word_vectors:
         raise ProbingError("only the probes read word vectors; drop --no-probes or --word-vectors",
                            source="--word-vectors")
@@ -145,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
         config = {"mode": "heldout" if select_on else "in_sample", **options.as_dict(), "bootstrap": args.bootstrap,
                   "stack": loaded.stack}
         result = command.result("trees", stats, trees, config)
+        if args.drop_probe_weights and result.get("selection"):
+            result["selection"] = without_probe_weights(result["selection"])
         print(tables(result))
         if command.write(result):
             print(f"wrote {uas_figure(result, command.figure_path('uas'))}", file=sys.stderr)
