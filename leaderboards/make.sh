@@ -63,7 +63,9 @@ score_all() {  # a command for every model, treebank and init: $1 = family, $2 =
 if [ -z "${SKIP_SCORING:-}" ]; then
   wanted probe && score_all probe score
   wanted norms && score_all norms score --attention norms
-  wanted trees && score_all trees trees
+  # The trained probes' weights are dropped (kept as their sha256): they are most of a trees result's size
+  # (SmolLM2's 3.7 MB of float32), and a leaderboard copy is read, not reused with --select-on.
+  wanted trees && score_all trees trees --drop-probe-weights
   wanted coref && score_all coref coref --window 512  # one window for every model: the decoder's own is 8k
   # The [SEP] no-op test on test, for the heads each probe result (pretrained or random init) chose on dev. Its
   # result keeps every head's replicate sums (float64, so that parts merge and an in-sample choice can be made
