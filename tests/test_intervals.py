@@ -119,3 +119,27 @@ def test_numpy_decoding_matches_the_result_reader():
     for name, array in arrays.items():
         assert np.array_equal(array, getattr(counts, name).numpy())
     assert bootstrap_arrays(tiny(bootstrap=0, limit=3)) is None
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1000])
+def test_replicate_sums_do_not_depend_on_the_chunking(chunk):
+    """Weighting a chunk of sentences at a time gives the one product of every sentence's weights and counts,
+    in float32 while exact and in float64 beyond (counts near 2**24 below)."""
+    import torch
+
+    from probing.scoring.bootstrap import ReplicateSums
+
+    rng = np.random.default_rng(5)
+    small = rng.integers(0, 9, size=(10, 2, 3))
+    large = rng.integers(2**24, 2**25, size=(10, 1))  # beyond float32's whole numbers: given and kept as float64
+    sums = ReplicateSums(replicates=40, seed=2, shapes={"small": (2, 3), "large": (1,), "none": (0,)}, chunk=chunk)
+    indices = list(range(100, 110))
+    for start in range(0, 10, 4):  # batches of 4, 4 and 2 sentences
+        rows = slice(start, start + 4)
+        sums.add(indices[rows], {"small": torch.tensor(small[rows], dtype=torch.float32),
+                                 "large": torch.tensor(large[rows], dtype=torch.float64),
+                                 "none": torch.zeros(len(indices[rows]), 0)})
+    weights = poisson_weights(indices, replicates=40, seed=2).numpy().astype(np.int64)  # [replicate, sentence]
+    assert np.array_equal(sums["small"].numpy(), np.einsum("bs,sij->bij", weights, small))
+    assert np.array_equal(sums["large"].numpy(), weights @ large)
+    assert sums["none"].shape == (40, 0)

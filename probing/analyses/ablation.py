@@ -400,6 +400,9 @@ class AblationAccumulator(Accumulator):
             rows = slice(offset * len(batch), (offset + 1) * len(batch))
             self.counts[condition].update(predictions[rows], pairs, sentence_indices=batch.indices,
                                           num_words=batch.num_words.tolist())
+            # state_tensors holds the replicate sums themselves, which the engine reads without asking the
+            # counts: weigh this batch's sentences now rather than a chunk at a time
+            self.counts[condition].replicates.flush()
 
     def load_state(self, state: dict) -> "AblationAccumulator":
         super().load_state(state)

@@ -36,7 +36,7 @@ from ..coref.antecedents import BASELINES, SIEVES, scored_mentions
 from ..coref.report import TYPE_AXIS, best_by_type, in_sample_block
 from ..engine import Accumulator, BatchView
 from ..naming import DIRECTIONS
-from ..scoring.bootstrap import poisson_weights
+from ..scoring.bootstrap import poisson_weights, replicate
 
 TYPE_INDEX = {name: index for index, name in enumerate(TYPE_AXIS)}
 
@@ -137,9 +137,9 @@ class CorefAccumulator(Accumulator):
         per_window = lambda values: torch.zeros(  # noqa: E731  [window, type, ...] summed over its mentions
             (len(windows),) + values.shape[1:], dtype=torch.float64).index_add_(0, rows, values.double())
         state = self.state_tensors
-        state["boot_scored"] += _replicate(weights, per_window(one_hot))
-        state["boot_heads"] += _replicate(weights, per_window(torch.einsum("mt,mdlh->mtdlh", one_hot, correct)))
-        state["boot_baselines"] += _replicate(weights, per_window(torch.einsum("mt,mk->mtk", one_hot, baselines)))
+        state["boot_scored"] += replicate(weights, per_window(one_hot))
+        state["boot_heads"] += replicate(weights, per_window(torch.einsum("mt,mdlh->mtdlh", one_hot, correct)))
+        state["boot_baselines"] += replicate(weights, per_window(torch.einsum("mt,mk->mtk", one_hot, baselines)))
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The count arrays of probing.coref.report."""
@@ -181,11 +181,4 @@ class CorefAccumulator(Accumulator):
         from ..coref.report import reattach_heldout
 
         return reattach_heldout(merged, parts)
-
-
-def _replicate(weights: torch.Tensor, per_window: torch.Tensor) -> torch.Tensor:
-    """Replicate counts [replicate, ...] from per-window counts [window, ...] and weights [replicate, window];
-    float64 holds these whole-number sums exactly."""
-    flat = per_window.reshape(per_window.shape[0], -1)
-    return torch.matmul(weights, flat).round().long().view((weights.shape[0],) + per_window.shape[1:])
 

@@ -164,7 +164,7 @@ class TreesAccumulator(Accumulator):
         self.vector_counts = state["vector_counts"].clone().long()
         for prefix, counts, ints in self._parts():
             for name in counts.tensor_names():
-                setattr(counts, name, state[f"{prefix}.{name}"].clone().long())
+                getattr(counts, name).copy_(state[f"{prefix}.{name}"])
             for name in ints:
                 setattr(counts, name, int(state[f"{prefix}.{name}"]))
             counts.skipped = dict(zip(SKIP_REASONS, (int(v) for v in state[f"{prefix}.skipped"])))

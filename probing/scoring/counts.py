@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import torch
 
 from ..errors import ProbingError
-from .bootstrap import poisson_weights
+from .bootstrap import ReplicateSums, replicated
 from .pairs import PairBatch
 
 OFFSETS = (-3, -2, -1, 1, 2, 3)
@@ -58,6 +58,8 @@ class ProbeCounts:
     [B, R, direction, L, H], ``boot_baselines`` [B, R, O].
     """
 
+    boot_total, boot_heads, boot_baselines = replicated(), replicated(), replicated()
+
     def __init__(
         self,
         relations: Sequence[str],
@@ -79,11 +81,9 @@ class ProbeCounts:
         self.reachable = torch.zeros(shape + (2,), dtype=torch.long)
         self.sentences = 0
         self.words = 0
-        if bootstrap is not None:
-            replicates = (bootstrap.replicates,)
-            self.boot_total = torch.zeros(replicates + self.total.shape, dtype=torch.long)
-            self.boot_heads = torch.zeros(replicates + self.heads.shape, dtype=torch.long)
-            self.boot_baselines = torch.zeros(replicates + self.baselines.shape, dtype=torch.long)
+        self.replicates = None if bootstrap is None else ReplicateSums(
+            bootstrap.replicates, bootstrap.seed,
+            {"total": self.total.shape, "heads": self.heads.shape, "baselines": self.baselines.shape})
 
     def update(
         self,
@@ -136,26 +136,19 @@ class ProbeCounts:
         return torch.stack([is_word & (pairs.target < pairs.query), pairs.target > pairs.query], dim=1).long()
 
     def _update_bootstrap(self, pairs: PairBatch, sentence_indices, counted: torch.Tensor) -> None:
-        """Replicate counts: per-sentence counts weighted by each sentence's Poisson weights.
+        """Keep each sentence's counts for the replicate sums (weighted a chunk of sentences at a time).
 
         counted: float [pair, 1 + heads + offsets] (see update), on the predictions' device.
         """
         device, batch, relations = counted.device, len(sentence_indices), len(self.relations)
-        weights = poisson_weights(sentence_indices, replicates=self.bootstrap.replicates, seed=self.bootstrap.seed)
-        # Every product and partial sum below is a whole number no larger than the largest
-        # weight times the batch's pairs; float32 holds such numbers exactly up to 2**24 and
-        # multiplies twice as fast as float64, which is kept for (huge) batches beyond that.
-        exact_in_float32 = float(weights.max()) * len(pairs) < 2**24
-        dtype = torch.float32 if exact_in_float32 else torch.float64
         key = (pairs.row * relations + pairs.relation).to(device)  # one bucket per (sentence, relation)
-        by_sentence = torch.nn.functional.one_hot(key, batch * relations).T.to(dtype)  # [sentence * relation, pair]
-        per_sentence = (by_sentence @ counted.to(dtype)).view(batch, -1)  # [sentence, relation * counts]
-        replicated = (weights.to(device=device, dtype=dtype) @ per_sentence).round().long().cpu()
-        replicated = replicated.view(weights.shape[0], relations, -1)  # [replicate, relation, counts]
+        by_sentence = torch.nn.functional.one_hot(key, batch * relations).T.float()  # [sentence * relation, pair]
+        # whole numbers no larger than a sentence's pairs: exact in float32
+        per_sentence = (by_sentence @ counted).view(batch, relations, -1)  # [sentence, relation, counts]
         heads = self.heads[0].numel()
-        self.boot_total += replicated[:, :, 0]
-        self.boot_heads += replicated[:, :, 1 : 1 + heads].reshape(self.boot_heads.shape)
-        self.boot_baselines += replicated[:, :, 1 + heads :]
+        self.replicates.add(sentence_indices, {"total": per_sentence[:, :, 0],
+                                               "heads": per_sentence[:, :, 1 : 1 + heads],
+                                               "baselines": per_sentence[:, :, 1 + heads :]})
 
     def merge(self, other: "ProbeCounts") -> "ProbeCounts":
         """Add another part's counts into this one (same relations, shape and bootstrap)."""

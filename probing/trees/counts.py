@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ..scoring.bootstrap import poisson_weights
+from ..scoring.bootstrap import ReplicateSums, replicated
 from ..scoring.counts import BootstrapSpec
 from ..scoring.predictions import DIRECTIONS, predict_heads
 from ..selection import select_head
@@ -126,6 +126,8 @@ class TreeCounts:
     metric, decoding, direction, L, H], ``boot_baselines`` [B, metric, baseline].
     """
 
+    boot_total, boot_heads, boot_baselines = replicated(), replicated(), replicated()
+
     def __init__(self, num_layers: int, num_heads: int, bootstrap: BootstrapSpec | None = None):
         self.num_layers, self.num_heads = num_layers, num_heads
         self.bootstrap = bootstrap
@@ -134,11 +136,8 @@ class TreeCounts:
         self.total = 0
         self.sentences = 0
         self.skipped = dict.fromkeys(SKIP_REASONS, 0)
-        if bootstrap is not None:
-            replicates = bootstrap.replicates
-            self.boot_total = torch.zeros((replicates,), dtype=torch.long)
-            self.boot_heads = torch.zeros((replicates,) + self.heads.shape, dtype=torch.long)
-            self.boot_baselines = torch.zeros((replicates,) + self.baselines.shape, dtype=torch.long)
+        self.replicates = None if bootstrap is None else ReplicateSums(
+            bootstrap.replicates, bootstrap.seed, {"total": (), "heads": self.heads.shape, "baselines": self.baselines.shape})
 
     def update(self, word_attention: torch.Tensor, sentences: Sequence[Sentence], num_words,
                predictions: torch.Tensor | None = None) -> None:
@@ -181,11 +180,9 @@ class TreeCounts:
         self.total += int(totals.sum())
         self.heads += per_sentence.sum(0)
         self.baselines += baselines.sum(0)
-        if self.bootstrap is not None:
-            weights = poisson_weights([s.index for s in sentences], replicates=self.bootstrap.replicates, seed=self.bootstrap.seed)
-            self.boot_total += _replicate(weights, totals)
-            self.boot_heads += _replicate(weights, per_sentence)
-            self.boot_baselines += _replicate(weights, baselines)
+        if self.replicates is not None:
+            self.replicates.add([s.index for s in sentences],
+                                {"total": totals, "heads": per_sentence, "baselines": baselines})
 
     def merge(self, other: "TreeCounts") -> "TreeCounts":
         """Add another part's counts (same shape and bootstrap) into this one."""
@@ -225,7 +222,7 @@ class TreeCounts:
         if theirs != self._options():
             raise ValueError(f"checkpoint of tree counts with other options: {theirs} vs {self._options()}")
         for name in self.tensor_names():
-            setattr(self, name, state[name].clone())
+            getattr(self, name).copy_(state[name])
         self.total, self.sentences = int(state["total"]), int(state["sentences"])
         self.skipped = {reason: int(state[f"skipped_{reason}"]) for reason in SKIP_REASONS}
 
@@ -266,9 +263,3 @@ class TreeCounts:
             }
         return result
 
-
-def _replicate(weights: torch.Tensor, per_sentence: torch.Tensor) -> torch.Tensor:
-    """Replicate counts [replicate, ...]: per-sentence counts [sentence, ...] weighted by Poisson weights
-    [replicate, sentence]; float64 holds these whole-number sums exactly."""
-    flat = per_sentence.reshape(per_sentence.shape[0], -1).to(torch.float64)
-    return torch.matmul(weights, flat).round().long().view((weights.shape[0],) + per_sentence.shape[1:])

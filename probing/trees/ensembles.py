@@ -59,11 +59,11 @@ import numpy as np
 import torch
 
 from ..relations import relation_pairs
-from ..scoring.bootstrap import poisson_weights
+from ..scoring.bootstrap import ReplicateSums, replicated
 from ..scoring.counts import BootstrapSpec
 from ..scoring.predictions import DIRECTIONS
 from ..treebank import Sentence
-from .counts import METRICS, SKIP_REASONS, _replicate, edge_counts, gold_tensors, single_root
+from .counts import METRICS, SKIP_REASONS, edge_counts, gold_tensors, single_root
 from .decode import mst_heads
 
 CANDIDATES = 25
@@ -267,6 +267,9 @@ class EnsembleCounts:
     with a bootstrap ``boot_*`` [replicate, ...] of each.
     """
 
+    boot_total, boot_correct, boot_single_correct = replicated(), replicated(), replicated()
+    boot_trees, boot_words = replicated(), replicated()
+
     def __init__(self, ensembles: Sequence[Ensemble], causal: bool = False, bootstrap: BootstrapSpec | None = None):
         self.ensembles = list(ensembles)
         self.causal = causal
@@ -279,11 +282,9 @@ class EnsembleCounts:
         self.words = 0
         self.sentences = 0
         self.skipped = dict.fromkeys(SKIP_REASONS, 0)
-        if bootstrap is not None:
-            b = bootstrap.replicates
-            for name in ("total", "correct", "single_correct", "trees"):
-                setattr(self, f"boot_{name}", torch.zeros((b,) + getattr(self, name).shape, dtype=torch.long))
-            self.boot_words = torch.zeros(b, dtype=torch.long)
+        shapes = {name: getattr(self, name).shape for name in ("total", "correct", "single_correct", "trees")}
+        self.replicates = None if bootstrap is None else ReplicateSums(
+            bootstrap.replicates, bootstrap.seed, {**shapes, "words": ()})
 
     def update(self, word_attention: torch.Tensor, sentences: Sequence[Sentence], num_words) -> None:
         """word_attention [batch, layer, head, word, word] (not modified)."""
@@ -313,12 +314,10 @@ class EnsembleCounts:
         self.single_correct += per_sentence[:, 2].sum(0)
         self.trees += trees.sum(0)
         self.words += int(tree_words.sum())
-        if self.bootstrap is not None:
-            weights = poisson_weights([s.index for s in sentences], replicates=self.bootstrap.replicates, seed=self.bootstrap.seed)
-            for k, name in enumerate(("total", "correct", "single_correct")):
-                getattr(self, f"boot_{name}").add_(_replicate(weights, per_sentence[:, k]))
-            self.boot_trees += _replicate(weights, trees)
-            self.boot_words += _replicate(weights, tree_words)
+        if self.replicates is not None:
+            self.replicates.add([s.index for s in sentences],
+                                {"total": per_sentence[:, 0], "correct": per_sentence[:, 1],
+                                 "single_correct": per_sentence[:, 2], "trees": trees, "words": tree_words})
 
     def _tree_counts(self, combined: torch.Tensor, sentences, num_words) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-sentence UAS/UUAS [batch, metric] and scored words [batch] of the combined trees;

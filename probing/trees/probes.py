@@ -41,10 +41,10 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from ..scoring.bootstrap import poisson_weights
+from ..scoring.bootstrap import ReplicateSums, replicated
 from ..scoring.counts import BootstrapSpec
 from ..treebank import Sentence
-from .counts import METRICS, SKIP_REASONS, _replicate, edge_counts, gold_tensors, single_root
+from .counts import METRICS, SKIP_REASONS, edge_counts, gold_tensors, single_root
 from .decode import mst_heads
 from .features import ProbeBatch, ProbeExample, gold_targets
 
@@ -260,15 +260,16 @@ class ProbeTreeCounts:
     one root are skipped and counted; bootstrap replicates as for the other counts.
     """
 
+    boot_total, boot_heads = replicated(), replicated()
+
     def __init__(self, bootstrap: BootstrapSpec | None = None):
         self.bootstrap = bootstrap
         self.heads = torch.zeros((len(METRICS), len(DECODINGS)), dtype=torch.long)
         self.total = 0
         self.sentences = 0
         self.skipped = dict.fromkeys(SKIP_REASONS, 0)
-        if bootstrap is not None:
-            self.boot_total = torch.zeros(bootstrap.replicates, dtype=torch.long)
-            self.boot_heads = torch.zeros((bootstrap.replicates,) + self.heads.shape, dtype=torch.long)
+        self.replicates = None if bootstrap is None else ReplicateSums(
+            bootstrap.replicates, bootstrap.seed, {"total": (), "heads": self.heads.shape})
 
     @torch.no_grad()
     def update(self, probe: nn.Module, batch: ProbeBatch, sentences: Sequence[Sentence]) -> None:
@@ -289,10 +290,8 @@ class ProbeTreeCounts:
         self.heads += per_sentence.sum(0)
         self.total += int(totals.sum())
         self.sentences += len(sentences)
-        if self.bootstrap is not None:
-            weights = poisson_weights([s.index for s in sentences], replicates=self.bootstrap.replicates, seed=self.bootstrap.seed)
-            self.boot_total += _replicate(weights, totals)
-            self.boot_heads += _replicate(weights, per_sentence)
+        if self.replicates is not None:
+            self.replicates.add([s.index for s in sentences], {"total": totals, "heads": per_sentence})
 
     def tensor_names(self) -> list[str]:
         """The count tensors (the integers ``total`` and ``sentences`` and ``skipped`` besides)."""
@@ -307,8 +306,8 @@ class ProbeTreeCounts:
         for reason in SKIP_REASONS:
             self.skipped[reason] += other.skipped[reason]
         if self.bootstrap is not None:
-            self.boot_total += other.boot_total
-            self.boot_heads += other.boot_heads
+            self.boot_total.add_(other.boot_total)
+            self.boot_heads.add_(other.boot_heads)
         return self
 
     def result(self) -> dict:
