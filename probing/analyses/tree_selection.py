@@ -23,7 +23,7 @@ pass needs nothing else, so ``--select-on DEV.json`` lets shards of TEST skip
 DEV; parts made with different choices (another digest) never merge. A result
 written with ``--drop-probe-weights`` keeps each probe's weights as their
 sha256 only (:func:`without_probe_weights`): small enough for a leaderboard
-(SmolLM2's weights are 3.7 MB of float32), but no longer a selection to reuse.
+(a model's probes grow with its width and heads), but no longer a selection to reuse.
 
 Every accumulator here follows the engine's protocol (state / load_state /
 fresh / merge), so DEV passes run under torchrun and resume from checkpoints

@@ -57,8 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f"seeded by --seed; default: {PROBE_EPOCHS})")
     group.add_argument("--drop-probe-weights", action="store_true",
                        help="keep each trained probe's weights in the result as their sha256 only: the file stays "
-                            "small (a leaderboard copy; SmolLM2's weights are 3.7 MB) but cannot be given to a later "
-                            "--select-on")
+                            "small (the weights grow with the model's width and heads) but cannot be given to a "
+                            "later --select-on")
     group.add_argument("--word-vectors", metavar="FILE",
                        help="GloVe-format text file of word vectors for attn+vectors and distances+vectors "
                             "(default: the model's input embeddings, averaged over a word's pieces)")
