@@ -355,3 +355,22 @@ def test_the_leaderboard_table_holds_the_head_and_the_baselines_by_type(whole, h
     for fmt in ("md", "json", "latex", "html"):
         assert "antecedent" in render(board, fmt).lower()
     assert render(board, "csv").count("\n") == 1 + len(table.rows)
+
+
+def test_baselines_of_other_windows_are_named_after_the_models_that_read_them(heldout):
+    import copy
+
+    from probing.coref.report import leaderboard_table
+
+    first = heldout["test"]
+    other = copy.deepcopy(first)  # another tokenizer: the same treebank cut into other windows
+    other["model"]["name"] = "other-model"
+    for entry in other["heldout"]["types"].values():
+        if entry["baselines"]["nearest"] is not None:
+            entry["baselines"]["nearest"]["accuracy"] += 0.01  # its nearest baseline came out otherwise
+    names = sorted(row.model for row in leaderboard_table([first, other]).rows if row.kind == "baseline")
+    model = first["model"]["name"]
+    assert names == sorted([f"nearest ({model} windows)", "nearest (other-model windows)",
+                            f"head match ({model}, other-model windows)", f"rule-based ({model}, other-model windows)"])
+    alone = sorted(row.model for row in leaderboard_table([first]).rows if row.kind == "baseline")
+    assert alone == ["head match", "nearest", "rule-based"]

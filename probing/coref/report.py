@@ -278,7 +278,7 @@ def leaderboard_table(results: list[dict]):
     """
     from ..leaderboard import Cell, Row, Table, rank_rows, result_label
 
-    rows, levels, seen_baselines = [], set(), set()
+    rows, levels, baseline_rows = [], set(), {}
     ordered = sorted(results, key=lambda result: (_stem(result["input"]["path"]), result["coref"]["window"]))
     groups: dict[str, list[Row]] = {}
     for result in ordered:
@@ -294,12 +294,18 @@ def leaderboard_table(results: list[dict]):
             cells = {name: _cell(Cell, types[name]["baselines"][baseline], types[name]["mentions"], None)
                      for name in TYPE_AXIS}
             key = (group, baseline, tuple((c.accuracy, c.pairs) for c in cells.values()))
-            if key in seen_baselines:
-                continue  # the random-init control reads the same windows as its trained model
-            seen_baselines.add(key)
+            if key in baseline_rows:  # the same windows (a random-init control reads its trained model's)
+                readers = baseline_rows[key][1]
+                if result["model"]["name"] not in readers:
+                    readers.append(result["model"]["name"])
+                continue
             row = Row(BASELINE_NAMES[baseline], "baseline", label, group)
             row.cells = cells
+            baseline_rows[key] = (row, [result["model"]["name"]])
             groups[group].append(row)
+    if len({readers[0] for _, readers in baseline_rows.values()}) > 1:  # several sets of windows: say whose
+        for row, readers in baseline_rows.values():
+            row.model = f"{row.model} ({', '.join(readers)} windows)"
     for group_rows in groups.values():
         rows += rank_rows(group_rows, ["all"])
     level = sorted(levels)[0] if levels else LEVEL
@@ -311,7 +317,7 @@ def leaderboard_table(results: list[dict]):
         "Held-out: head chosen on dev by all-mentions accuracy and reported on test; in-sample: chosen and "
         "reported on the same treebank. Rows are ranked by the all-mentions column.",
         "Baselines depend on the windows, hence on a model's tokenizer and window length; each distinct set is "
-        "shown once, under the first model that read it.",
+        "shown once, named after the models whose windows gave it.",
         "Clark et al. 2019, Table 2 (CoNLL-2012, BERT-base, all/pronoun/proper/nominal): nearest 27/29/29/19, "
         "head match 52/47/67/40, rule-based 69/70/77/60, head 5-4 65/64/73/58.",
     ]
