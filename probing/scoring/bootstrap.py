@@ -45,7 +45,7 @@ def replicate(weights: torch.Tensor, per_sentence: torch.Tensor) -> torch.Tensor
     flat = per_sentence.reshape(per_sentence.shape[0], -1)
     # every partial sum is at most the largest weight times the largest column total
     largest = float(weights.max()) * float(flat.sum(dim=0).max()) if flat.numel() else 0.0
-    dtype = torch.float32 if largest < EXACT_IN_FLOAT32 and flat.dtype != torch.float64 else torch.float64
+    dtype = torch.float32 if largest < EXACT_IN_FLOAT32 else torch.float64
     weighted = weights.to(device=flat.device, dtype=dtype) @ flat.to(dtype)
     return weighted.round().long().view((weights.shape[0],) + per_sentence.shape[1:])
 
