@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import _unavailable
 
 from probing import datasets
 from probing.datasets import KNOWN_TREEBANKS, cache_dir, fetch, resolve_treebank, sha256_of
@@ -36,6 +37,14 @@ def _shared_treebanks() -> Path:
 # Resolved at import, before any test's monkeypatch removes PROBING_TREEBANKS.
 SHARED = _shared_treebanks()
 SHARED_EWT_DEV = SHARED / "en_ewt" / EWT_DEV.filename
+
+
+def _shared(path: Path) -> Path:
+    """A file of the shared treebank folder, or skip (fail under PROBING_REQUIRE_REAL_DATA) when it is absent."""
+    if not path.is_file():
+        _unavailable(f"the shared {path.relative_to(SHARED)}",
+                     "set PROBING_TREEBANKS to the folder holding en_ewt/ and its README.md")
+    return path
 
 
 class _Server:
@@ -95,7 +104,7 @@ def server(env, monkeypatch):
 def ewt_dev_bytes(env) -> bytes:
     # A copy into tmp_path, so nothing a test does can touch the shared file.
     copy = env / "ewt-dev-copy.conllu"
-    shutil.copyfile(SHARED_EWT_DEV, copy)
+    shutil.copyfile(_shared(SHARED_EWT_DEV), copy)
     return copy.read_bytes()
 
 
@@ -104,8 +113,9 @@ def _cache_files() -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
 
 
+@pytest.mark.real_data
 def test_registry_matches_the_shared_readme():
-    readme = (SHARED / "README.md").read_text(encoding="utf-8")
+    readme = _shared(SHARED / "README.md").read_text(encoding="utf-8")
     for name in ("en_ewt", "en_gum"):
         tb = KNOWN_TREEBANKS[name]
         assert tb.commit in readme
@@ -122,6 +132,7 @@ def test_cache_dir_follows_probing_cache(env):
     assert cache_dir() == env / "cache" / "treebanks"
 
 
+@pytest.mark.real_data
 def test_download_verifies_caches_and_is_not_repeated(server, ewt_dev_bytes):
     url = server.put(EWT, EWT_DEV, ewt_dev_bytes)
 
@@ -139,6 +150,7 @@ def test_download_verifies_caches_and_is_not_repeated(server, ewt_dev_bytes):
     assert len(server.requests) == 1
 
 
+@pytest.mark.real_data
 def test_corrupted_download_caches_nothing(server, ewt_dev_bytes):
     bad = ewt_dev_bytes.replace(b"\tobj\t", b"\tiobj\t", 1)
     assert bad != ewt_dev_bytes
@@ -157,6 +169,7 @@ def test_corrupted_download_caches_nothing(server, ewt_dev_bytes):
         resolve_treebank("en_ewt:dev", download=False)
 
 
+@pytest.mark.real_data
 def test_damaged_cache_file_is_downloaded_again(server, ewt_dev_bytes):
     server.put(EWT, EWT_DEV, ewt_dev_bytes)
     path = resolve_treebank("en_ewt:dev")
@@ -192,7 +205,9 @@ def test_unreachable_server_names_the_url(env, monkeypatch):
     assert _cache_files() == []
 
 
+@pytest.mark.real_data
 def test_local_copy_is_used_without_any_request(server, monkeypatch):
+    _shared(SHARED_EWT_DEV)
     monkeypatch.setenv("PROBING_TREEBANKS", str(SHARED))
 
     assert resolve_treebank("en_ewt:dev") == SHARED_EWT_DEV
@@ -201,6 +216,7 @@ def test_local_copy_is_used_without_any_request(server, monkeypatch):
     assert _cache_files() == []
 
 
+@pytest.mark.real_data
 def test_local_copy_with_wrong_checksum_is_an_error(server, env, ewt_dev_bytes, monkeypatch):
     local = env / "local"
     (local / "en_ewt").mkdir(parents=True)
@@ -213,6 +229,7 @@ def test_local_copy_with_wrong_checksum_is_an_error(server, env, ewt_dev_bytes, 
     assert server.requests == []
 
 
+@pytest.mark.real_data
 def test_local_copy_without_the_file_falls_back_to_download(server, env, ewt_dev_bytes, monkeypatch):
     monkeypatch.setenv("PROBING_TREEBANKS", str(env / "empty"))
     server.put(EWT, EWT_DEV, ewt_dev_bytes)
