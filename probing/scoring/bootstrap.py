@@ -21,8 +21,8 @@ import torch
 
 CHUNK_SENTENCES = 512
 """Sentences whose counts :class:`ReplicateSums` holds before weighting them: one [replicate, 512] x [512, N]
-product costs about a seventh of sixteen [replicate, 32] x [32, N] ones on two CPU cores, and the result is
-rounded, converted and added once instead of sixteen times (what made the bootstrap a tenth of a MiniLM run)."""
+product instead of sixteen [replicate, 32] x [32, N] ones, and the result rounded, converted and added once
+instead of sixteen times (benchmarks/RESULTS.md, "The bootstrap's weighting", measures both ways)."""
 
 EXACT_IN_FLOAT32 = 2**24
 """Whole numbers below this are exact in float32, and so is every product and partial sum of such numbers."""
@@ -98,7 +98,7 @@ class ReplicateSums:
         # float32 holds every whole number below 2**24; a float64 count stays float64
         flat = [counts[name].reshape(sentences, prod(shape)) for name, shape in self.shapes.items()]
         flat = [part if part.dtype == torch.float64 else part.float() for part in flat]
-        self._pending.append(torch.cat(flat, dim=1) if len(flat) > 1 else flat[0])
+        self._pending.append(torch.cat(flat, dim=1))
         self._indices.extend(int(index) for index in sentence_indices)
         if len(self._indices) >= self.chunk:
             self.flush()
@@ -107,7 +107,7 @@ class ReplicateSums:
         """Weight the kept sentences' counts and add them into the sums."""
         if not self._indices:
             return
-        per_sentence = torch.cat(self._pending) if len(self._pending) > 1 else self._pending[0]
+        per_sentence = torch.cat(self._pending)
         weights = poisson_weights(self._indices, replicates=self.replicates, seed=self.seed)  # [replicate, sentence]
         self._indices, self._pending = [], []
         weighted = replicate(weights, per_sentence).cpu()
