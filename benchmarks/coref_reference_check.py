@@ -195,9 +195,9 @@ def plain_counts(path: str, length: int, tokenizer) -> dict:
 
 
 def tool_counts_from_modules(path: str, length: int, tokenizer) -> dict:
-    from probing.coref.antecedents import scored_mentions
-    from probing.coref.windows import WindowRule
-    from probing.treebank import read_treebank
+    from probing.analyses.coref.antecedents import scored_mentions
+    from probing.data.windows import WindowRule
+    from probing.data.treebank import read_treebank
 
     rule = WindowRule.for_model(tokenizer, length)
     counts = {"windows": 0, "too_long": 0, "mentions": Counter(), "scored": Counter(),

@@ -16,7 +16,7 @@ SmolLM2-135M-Instruct; the packaged all-MiniLM-L6-v2 when that is unset) and tre
 Measurements (each timing is a median over repeats that alternate between the things compared, so that a
 change in the machine's load hits both alike):
 
-1. ratio: the whole run (``probing.api.run_probe``: reading, validation, tokenisation, batching, forward,
+1. ratio: the whole run (``probing.analyses.probe.api.run_probe``: reading, validation, tokenisation, batching, forward,
    pooling, predictions, counts, 1000 bootstrap replicates, the result object) over the bare forward pass
    with attentions returned, on the same batches; also without the bootstrap, and over the forward pass as
    a run makes it (stopped after the last layer's attention);
@@ -57,17 +57,17 @@ sys.path.insert(0, str(HERE))
 
 from plain_loop import plain_counts  # noqa: E402
 
-from probing.api import run_probe  # noqa: E402
-from probing.batching import BatchStats, batches_of_chunk  # noqa: E402
-from probing.config import ScoreConfig  # noqa: E402
-from probing.extraction import attention  # noqa: E402
-from probing.inputs import InputSource, sample_treebank_path  # noqa: E402
-from probing.models import load_model  # noqa: E402
-from probing.pooling import pool_word_attention  # noqa: E402
-from probing.relations import relation_pairs  # noqa: E402
+from probing.analyses.probe.api import run_probe  # noqa: E402
+from probing.engine.batching import BatchStats, batches_of_chunk  # noqa: E402
+from probing.analyses.probe.config import ScoreConfig  # noqa: E402
+from probing.model.extraction import attention  # noqa: E402
+from probing.data.inputs import InputSource, sample_treebank_path  # noqa: E402
+from probing.model.loading import load_model  # noqa: E402
+from probing.engine.pooling import pool_word_attention  # noqa: E402
+from probing.data.relations import relation_pairs  # noqa: E402
 from probing.scoring.counts import ProbeCounts  # noqa: E402
 from probing.scoring.pairs import collect_pairs  # noqa: E402
-from probing.scoring.predictions import predict_heads  # noqa: E402
+from probing.engine.predictions import predict_heads  # noqa: E402
 
 TARGETS = {
     "all-MiniLM-L6-v2": 1.10,  # whole run at most 1.10 x the bare forward pass
@@ -108,7 +108,7 @@ class Timings:
 
 def the_batches(loaded, source: InputSource, batch_size: int = 32) -> list:
     """The batches of a run: the same chunks, sort and padding the engine makes."""
-    from probing.batching import CHUNK_BATCHES
+    from probing.engine.batching import CHUNK_BATCHES
 
     units = list(source.units())
     batches, stats = [], BatchStats()
@@ -235,7 +235,7 @@ def child_peak(model: str, treebank: Path, output: Path) -> dict:
 
 def tree_decoding(loaded, treebank: str, limit: int | None) -> dict:
     """(4) Every head's max and mst trees over a pass, against that pass's forward time."""
-    from probing.trees.counts import TreeCounts
+    from probing.analyses.trees.counts import TreeCounts
 
     batches = the_batches(loaded, InputSource.treebank(treebank, limit=limit))
     counts = TreeCounts(loaded.num_layers, loaded.num_heads)
@@ -259,9 +259,9 @@ def ablation_sharing(model: str, treebank: str, limit: int, heads_per_layer: int
     """(6) ``--metric lm`` on ``heads_per_layer`` heads of every layer (``--each-head`` in miniature: its
     conditions spread over the layers alike): as ``probing ablate`` runs them (conditions stacked, the layers
     below each one's first disabled layer reused from the intact pass) against one whole forward pass each."""
-    from probing.analyses import ablation
-    from probing.analyses.ablation import METRICS, AblationAccumulator, Condition
-    from probing.engine import run_pass
+    from probing.analyses.ablation import accumulator as ablation
+    from probing.analyses.ablation.accumulator import METRICS, AblationAccumulator, Condition
+    from probing.engine.passes import run_pass
     from probing.naming import head_name
 
     loaded = load_model(model, head="causal_lm")
@@ -325,7 +325,7 @@ def model_folder(short: str) -> str | None:
 
 def ewt_dev() -> str | None:
     try:
-        from probing.datasets import resolve_treebank
+        from probing.data.datasets import resolve_treebank
 
         return str(resolve_treebank("en_ewt:dev", download=False))
     except Exception:  # not available offline: the quick mode falls back to the sample treebank
@@ -466,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
                        "the quick run used the sample treebank")
     models = {short: model_folder(short) for short in FOLDERS}
     if not models["minilm"]:
-        from probing.models import default_model_path
+        from probing.model.loading import default_model_path
 
         models["minilm"] = default_model_path()
     for short, folder in models.items():

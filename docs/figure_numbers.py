@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from probing.inputs import InputSource
+from probing.data.inputs import InputSource
 from probing.naming import head_name
 
 SURFACE_COLUMNS = ("first_special", "separator", "punctuation", "previous", "next", "self",

@@ -47,7 +47,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 def texts() -> tuple[Path, Path, str]:
     """(treebank whose words are trained on, treebank probed, a label): en_ewt when PROBING_TREEBANKS
     holds it, else the packaged sample treebank for both."""
-    from probing.datasets import resolve_treebank
+    from probing.data.datasets import resolve_treebank
     from probing.testing import sample_path
 
     if os.environ.get("PROBING_TREEBANKS"):
@@ -61,11 +61,11 @@ def main(argv=None) -> int:
     from transformers import BertConfig, BertForMaskedLM, DataCollatorForLanguageModeling, Trainer, TrainingArguments
     from transformers.utils import logging as hf_logging
 
-    from probing.callbacks import ProbingCallback
-    from probing.curves import curve, draw_curve
+    from probing.analyses.probe.callbacks import ProbingCallback
+    from probing.analyses.probe.curves import curve, draw_curve
     from probing.atomic import save_figure_atomic
     from probing.testing import wordpiece_tokenizer
-    from probing.treebank import read_treebank
+    from probing.data.treebank import read_treebank
 
     args = parse_args(argv)
     hf_logging.set_verbosity_error()

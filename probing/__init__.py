@@ -8,7 +8,7 @@ __version__ = "0.1.0"
 
 
 def score(*args, **kwargs):
-    """Score every head of a checkpoint on a treebank; see :func:`probing.api.score`."""
-    from .api import score as _score
+    """Score every head of a checkpoint on a treebank; see :func:`probing.analyses.probe.api.score`."""
+    from probing.analyses.probe.api import score as _score
 
     return _score(*args, **kwargs)

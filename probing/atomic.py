@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import ProbingError
+from probing.errors import ProbingError
 
 MIN_FREE_BYTES = 16 << 20
 """An output folder with less free space than this is refused before the run starts."""

@@ -21,8 +21,8 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from . import __version__
-from .errors import ProbingError
+from probing import __version__
+from probing.errors import ProbingError
 
 COMMANDS = {
     "score": "score every attention head on a dependency treebank (Clark et al. 2019, sec. 4)",

@@ -14,7 +14,7 @@ through these functions, so the two countings never mix.
 
 from __future__ import annotations
 
-from .errors import ProbingError
+from probing.errors import ProbingError
 
 DIRECTIONS = ("dep_to_head", "head_to_dep")
 """The two directions a head can predict in, and their order on every direction axis."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
-from .errors import ProbingError
+from probing.errors import ProbingError
 
 T = TypeVar("T")
 

@@ -21,8 +21,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .inputs import sample_treebank_path
-from .treebank import read_treebank
+from probing.data.inputs import sample_treebank_path
+from probing.data.treebank import read_treebank
 
 
 @functools.lru_cache(maxsize=None)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probing.testing import sample_path, scratch_folder
-from probing.treebank import Sentence, read_treebank
+from probing.data.treebank import Sentence, read_treebank
 
 SPAN_LABELS = ("det", "amod", "nummod", "nmod:poss")
 HEAD_UPOS = {"NOUN": "object", "PROPN": "person", "PRON": "abstract"}

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import torch
 
-from probing.interventions import attention_override
+from probing.model.interventions import attention_override
 from probing.testing import scratch_folder, tiny_bert, tiny_wordpiece_tokenizer, training_words
-from probing.treebank import read_treebank
+from probing.data.treebank import read_treebank
 
 __all__ = ["tiny_bert", "tiny_wordpiece_tokenizer"]
 
@@ -357,7 +357,7 @@ def planted_dependency_attention(loaded, treebank: Path) -> Iterator[None]:
     Rows are recognised by their token ids (the model's input embedding records
     each call), so ``treebank`` must be the one that is scored.
     """
-    from probing.alignment import align_words
+    from probing.model.alignment import align_words
 
     sentences = list(read_treebank(treebank))
     aligned = align_words(loaded.tokenizer, [s.words for s in sentences], prepend=loaded.prepend_token_id)

@@ -9,14 +9,14 @@ import torch
 from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer, BertConfig, \
     BertForSequenceClassification
 
-from probing.analyses import ablation
-from probing.analyses.ablation import METRICS, AblationAccumulator, chosen_heads, each_head, each_layer
+from probing.analyses.ablation import accumulator as ablation
+from probing.analyses.ablation.accumulator import METRICS, AblationAccumulator, chosen_heads, each_head, each_layer
 from probing.cli import main
-from probing.engine import run_pass
+from probing.engine.passes import run_pass
 from probing.errors import ProbingError
-from probing.inputs import InputSource
-from probing.interventions import uniform_heads
-from probing.models import load_model
+from probing.data.inputs import InputSource
+from probing.model.interventions import uniform_heads
+from probing.model.loading import load_model
 from probing.testing import sample_path, tiny_bert
 
 from helpers import tiny_model
@@ -253,7 +253,7 @@ def test_classification_metric_on_a_labelled_csv(tmp_path, capsys):
 @pytest.mark.parametrize("family", ["bert", "llama"])
 def test_layers_below_a_conditions_first_disabled_head_are_not_recomputed(family, text):
     """--each-head: layer 1 runs for the intact model and for the conditions of layer 1 only."""
-    from probing.prefix import SharedPrefix
+    from probing.model.prefix import SharedPrefix
 
     loaded = load_model(tiny_bert() if family == "bert" else tiny_model(family),
                         head="masked_lm" if family == "bert" else "causal_lm")

@@ -10,13 +10,13 @@ import pytest
 import torch
 from scipy.spatial.distance import jensenshannon
 
-from probing.analyses.clustering import HeadDivergence, HeadsAccumulator, behaviours, embed, probe_marks
-from probing.analyses.surface import TokenRoles
-from probing.engine import run_pass
-from probing.inputs import InputSource
+from probing.analyses.heads.accumulator import HeadDivergence, HeadsAccumulator, behaviours, embed, probe_marks
+from probing.analyses.surface.accumulator import TokenRoles
+from probing.engine.passes import run_pass
+from probing.data.inputs import InputSource
 from probing.cli import main
 from probing.errors import ProbingError
-from probing.models import load_model
+from probing.model.loading import load_model
 from probing.testing import sample_path, tiny_bert
 
 from helpers import planted_head_attention

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from probing.cli import main
-from probing.schema import decode_array, validate
+from probing.results.schema import decode_array, validate
 
 from conftest import REPO, real_model, real_treebank
 

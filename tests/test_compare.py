@@ -9,12 +9,12 @@ import pytest
 import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-from probing.analyses.compare import CompareAccumulator
+from probing.analyses.compare.accumulator import CompareAccumulator
 from probing.cli import main
-from probing.engine import run_pass
-from probing.inputs import InputSource
-from probing.models import load_model
-from probing.readings import READINGS
+from probing.engine.passes import run_pass
+from probing.data.inputs import InputSource
+from probing.model.loading import load_model
+from probing.engine.readings import READINGS
 from probing.testing import tiny_bert
 
 from helpers import tiny_model

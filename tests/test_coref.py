@@ -14,20 +14,20 @@ import torch
 from coref_data import coref_treebank_path
 from helpers import _row_targets, kill_once_checkpointed
 
-from probing import checkpointing
-from probing.analyses.coref import CorefAccumulator
-from probing.batching import encode_units
+from probing.engine import checkpointing
+from probing.analyses.coref.accumulator import CorefAccumulator
+from probing.engine.batching import encode_units
 from probing.cli import main
-from probing.coref.antecedents import scored_mentions
-from probing.coref.report import TYPE_AXIS
-from probing.coref.windows import Window, WindowMention, WindowRule
-from probing.engine import PassOptions, run_pass
+from probing.analyses.coref.antecedents import scored_mentions
+from probing.analyses.coref.report import TYPE_AXIS
+from probing.data.windows import Window, WindowMention, WindowRule
+from probing.engine.passes import PassOptions, run_pass
 from probing.errors import ProbingError
-from probing.inputs import InputSource
-from probing.interventions import attention_override
-from probing.models import load_model
-from probing.results import read_result
-from probing.schema import encode_array
+from probing.data.inputs import InputSource
+from probing.model.interventions import attention_override
+from probing.model.loading import load_model
+from probing.results.io import read_result
+from probing.results.schema import encode_array
 from probing.scoring.bootstrap import poisson_weights
 from probing.testing import tiny_bert
 
@@ -339,7 +339,7 @@ def test_a_count_above_its_total_is_refused_on_reading(whole, tmp_path):
 
 
 def test_the_leaderboard_table_holds_the_head_and_the_baselines_by_type(whole, heldout, tmp_path, capsys):
-    from probing.leaderboard import build_leaderboard, cell_text, render
+    from probing.report.board import build_leaderboard, cell_text, render
 
     board = build_leaderboard([whole, heldout["test"]])
     table = next(table for table in board.tables if table.key == "coref")
@@ -360,7 +360,7 @@ def test_the_leaderboard_table_holds_the_head_and_the_baselines_by_type(whole, h
 def test_baselines_of_other_windows_are_named_after_the_models_that_read_them(heldout):
     import copy
 
-    from probing.coref.report import leaderboard_table
+    from probing.analyses.coref.report import leaderboard_table
 
     first = heldout["test"]
     other = copy.deepcopy(first)  # another tokenizer: the same treebank cut into other windows

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import io
 
-from probing.coref.antecedents import BASELINES, SIEVES, agree, scored_mentions
-from probing.coref.entities import documents_of
-from probing.coref.windows import WindowRule
-from probing.treebank import read_sentences
+from probing.analyses.coref.antecedents import BASELINES, SIEVES, agree, scored_mentions
+from probing.data.entities import documents_of
+from probing.data.windows import WindowRule
+from probing.data.treebank import read_sentences
 
 ROOMY = WindowRule(length=1000, measure=len)
 

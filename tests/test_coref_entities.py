@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from probing.coref.entities import Bracket, documents_of, parse_brackets, read_documents
+from probing.data.entities import Bracket, documents_of, parse_brackets, read_documents
 from probing.errors import ProbingError
-from probing.treebank import read_sentences
+from probing.data.treebank import read_sentences
 
 
 def row(index, form, head, misc="_", upos="NOUN", feats="_", label="dep"):

@@ -5,7 +5,7 @@ The property: reading gives the mentions that the rules say the text holds,
 or raises a ProbingError whose text is one line starting with ``file:line:``
 at the very line the rules blame; never another exception. What the rules
 say is decided by ``expected_reading`` below: a plain, non-streaming
-restatement of the rules in probing/coref/entities.py's docstring, written
+restatement of the rules in probing/data/entities.py's docstring, written
 from those rules (a character scanner, not the reader's regular expression).
 Undamaged text must also give back exactly the mentions that were written.
 """
@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from probing.coref.entities import documents_of
+from probing.data.entities import documents_of
 from probing.errors import ProbingError
-from probing.treebank import read_sentences
+from probing.data.treebank import read_sentences
 
 SOURCE = "fuzz.conllu"
 Position = tuple[int, int]  # (sentence within its document, word within its sentence)

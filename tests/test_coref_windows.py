@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from coref_data import coref_treebank_path
-from probing.batching import BatchStats, batches_of_chunk, encode_units
-from probing.coref.entities import Document, Mention, read_documents
-from probing.coref.windows import WindowRule
-from probing.inputs import InputSource, Unit
+from probing.engine.batching import BatchStats, batches_of_chunk, encode_units
+from probing.data.entities import Document, Mention, read_documents
+from probing.data.windows import WindowRule
+from probing.data.inputs import InputSource, Unit
 from probing.testing import tiny_wordpiece_tokenizer
-from probing.treebank import Sentence
+from probing.data.treebank import Sentence
 
 
 def sentence(*words: str) -> Sentence:

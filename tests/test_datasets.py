@@ -1,4 +1,4 @@
-"""probing.datasets against a real local HTTP server standing in for GitHub.
+"""probing.data.datasets against a real local HTTP server standing in for GitHub.
 
 The served treebank is a copy, made at test time, of the shared en_ewt dev
 file (never committed to the project), so the pinned sha256 really matches.
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import _unavailable
 
-from probing import datasets
-from probing.datasets import KNOWN_TREEBANKS, cache_dir, fetch, resolve_treebank, sha256_of
+from probing.data import datasets
+from probing.data.datasets import KNOWN_TREEBANKS, cache_dir, fetch, resolve_treebank, sha256_of
 from probing.errors import ProbingError
 
 EWT = KNOWN_TREEBANKS["en_ewt"]

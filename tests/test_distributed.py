@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from probing.cli import main
-from probing.distributed import Ranks, from_environment
+from probing.engine.distributed import Ranks, from_environment
 from probing.errors import ProbingError
 from probing.testing import sample_path, tiny_bert
 
@@ -62,9 +62,9 @@ def test_two_processes_equal_one(tmp_path, capsys):
 
 def test_two_processes_resume_a_one_process_checkpoint(tmp_path, capsys):
     """A checkpoint holds the counts of all processes so far: any number of processes may resume it."""
-    from probing.checkpointing import Checkpointer, load
-    from probing.config import ScoreConfig
-    from probing.api import run_probe
+    from probing.engine.checkpointing import Checkpointer, load
+    from probing.analyses.probe.config import ScoreConfig
+    from probing.analyses.probe.api import run_probe
 
     class Crash(Exception):
         pass

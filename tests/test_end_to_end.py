@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from probing.cli import main
-from probing.relations import DEFAULT_RELATIONS, relation_pairs
+from probing.data.relations import DEFAULT_RELATIONS, relation_pairs
 from probing.testing import sample_path, tiny_bert
-from probing.treebank import read_treebank
+from probing.data.treebank import read_treebank
 
 from conftest import conllu_rows
 

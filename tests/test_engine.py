@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from helpers import kill_once_checkpointed
 
-from probing import checkpointing
+from probing.engine import checkpointing
 from probing.cli import main
 from probing.testing import sample_path, tiny_bert
 
@@ -147,8 +147,8 @@ def test_figures_can_be_vector_graphics(tmp_path):
 
 
 def test_importing_probing_never_switches_the_matplotlib_backend():
-    code = ("import matplotlib; before = matplotlib.get_backend(); import probing.plots, probing.drawing, "
-            "probing.analyses.figures, probing.analyses.patterns, probing.analyses.compare; "
+    code = ("import matplotlib; before = matplotlib.get_backend(); import probing.analyses.probe.plots, probing.report.drawing, "
+            "probing.report.figures, probing.analyses.patterns.accumulator, probing.analyses.compare.accumulator; "
             "assert 'matplotlib.pyplot' not in __import__('sys').modules; assert matplotlib.get_backend() == before")
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "MPLBACKEND": "svg"})
 

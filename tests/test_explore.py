@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from probing.cli import main
-from probing.results import read_result
+from probing.results.io import read_result
 from probing.testing import sample_path, tiny_bert
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -16,7 +16,7 @@ import torch
 
 from probing.cli import main
 from probing.testing import sample_path, tiny_bert
-from probing.treebank import read_treebank
+from probing.data.treebank import read_treebank
 
 from browser import Browser, missing_reason
 

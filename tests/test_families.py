@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from probing.alignment import SPECIAL, align_words, check_alignment
-from probing.config import ScoreConfig
+from probing.model.alignment import SPECIAL, align_words, check_alignment
+from probing.analyses.probe.config import ScoreConfig
 from probing.errors import ProbingError
-from probing.analyses.probe import counts_from_result
-from probing.api import run_probe
-from probing.models import _load_tokenizer, byte_level_states, load_model, prefix_space_rule
-from probing.relations import relation_pairs
+from probing.analyses.probe.accumulator import counts_from_result
+from probing.analyses.probe.api import run_probe
+from probing.model.loading import _load_tokenizer, byte_level_states, load_model, prefix_space_rule
+from probing.data.relations import relation_pairs
 from probing.scoring.counts import ProbeCounts
 from probing.scoring.pairs import PairBatch
 from helpers import (
@@ -34,7 +34,7 @@ from helpers import (
     tiny_model,
     tiny_slow_bert,
 )
-from probing.treebank import read_treebank
+from probing.data.treebank import read_treebank
 
 RELATIONS = ("all", "det", "dobj", "pobj", "poss")
 

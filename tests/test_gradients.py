@@ -10,15 +10,15 @@ import math
 import pytest
 import torch
 
-from probing.analyses.gradients import GradientAccumulator, batch_gradients
-from probing.analyses.surface import TokenRoles
-from probing.batching import BatchStats, batches_of_chunk
+from probing.analyses.gradients.accumulator import GradientAccumulator, batch_gradients
+from probing.analyses.surface.accumulator import TokenRoles
+from probing.engine.batching import BatchStats, batches_of_chunk
 from probing.cli import main
-from probing.engine import BatchView, PassOptions, run_pass
+from probing.engine.passes import BatchView, PassOptions, run_pass
 from probing.errors import ProbingError
-from probing.inputs import InputSource
-from probing.masking import choose_masked
-from probing.models import load_model
+from probing.data.inputs import InputSource
+from probing.model.masking import choose_masked
+from probing.model.loading import load_model
 from probing.testing import sample_path, tiny_bert, tiny_wordpiece_tokenizer
 
 from helpers import planted_head_attention

@@ -5,18 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from probing.api import score
-from probing.heldout import in_sample_reports
-from probing.analyses.probe import counts_from_result
+from probing.analyses.probe.api import score
+from probing.stats.heldout import in_sample_reports
+from probing.analyses.probe.accumulator import counts_from_result
 from probing.scoring.bootstrap import poisson_weights
-from probing.scoring.intervals import (
-    accuracy_interval,
-    bootstrap_arrays,
-    head_vs_baseline,
-    paired_difference,
-    percentile_interval,
-    replicate_accuracies,
-)
+from probing.stats.intervals import accuracy_interval, bootstrap_arrays, head_vs_baseline, paired_difference, percentile_interval, replicate_accuracies
 from probing.testing import sample_path, tiny_bert
 
 SIMULATIONS = 400

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from probing.cli import main
-from probing.leaderboard import FORMATS, build_leaderboard, cell_text, latex_escape, read_json, render
+from probing.report.board import FORMATS, build_leaderboard, cell_text, latex_escape, read_json, render
 
 import heldout_runs
 
@@ -248,8 +248,8 @@ def test_bad_inputs_fail_with_one_line(tmp_path, capsys):
 
 def test_leaderboard_and_plot_never_import_torch():
     code = (
-        "import sys, probing.cli, probing.commands.leaderboard, probing.commands.plot, probing.leaderboard, "
-        "probing.plots, probing.heldout, probing.selection, probing.scoring.intervals; "
+        "import sys, probing.cli, probing.commands.leaderboard, probing.commands.plot, probing.report.board, "
+        "probing.analyses.probe.plots, probing.stats.heldout, probing.stats.selection, probing.stats.intervals; "
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -9,7 +9,7 @@ import pytest
 
 from probing.cli import main
 from probing.errors import ProbingError
-from probing.merging import merge_results
+from probing.results.merging import merge_results
 from probing.testing import sample_path, tiny_bert
 
 VOLATILE = ("timing", "created", "merged_from")

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from probing.analyses.noop import GROUPS, NoopAccumulator, chosen_heads, is_punctuation
-from probing.analyses.views import VALUES, SentenceViews
-from probing.engine import Accumulator, BatchView, PassOptions, run_pass
+from probing.analyses.noop.accumulator import GROUPS, NoopAccumulator, chosen_heads, is_punctuation
+from probing.analyses.views.accumulator import VALUES, SentenceViews
+from probing.engine.passes import Accumulator, BatchView, PassOptions, run_pass
 from probing.errors import ProbingError
-from probing.inputs import InputSource
-from probing.models import load_model
-from probing.relations import relation_pairs
-from probing.schema import validate
+from probing.data.inputs import InputSource
+from probing.model.loading import load_model
+from probing.data.relations import relation_pairs
+from probing.results.schema import validate
 from probing.scoring.bootstrap import poisson_weights
 from probing.testing import sample_path, tiny_bert
 
@@ -104,7 +104,7 @@ def test_special_share_and_word_attention_make_each_row(loaded):
         analysis = "check"
 
         def update(self, view):
-            from probing.analyses.noop import word_shares
+            from probing.analyses.noop.accumulator import word_shares
 
             special = word_shares(view)[:, 0]  # [batch, layer, head, word]
             rows = view.word_attention.sum(dim=-1)

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from probing.analyses.patterns import TYPES, PatternAccumulator, Rules, agreement, classify, type_shares
+from probing.analyses.patterns.accumulator import TYPES, PatternAccumulator, Rules, agreement, classify, type_shares
 from probing.cli import main
-from probing.engine import run_pass
-from probing.inputs import InputSource
-from probing.models import load_model
+from probing.engine.passes import run_pass
+from probing.data.inputs import InputSource
+from probing.model.loading import load_model
 from probing.testing import tiny_bert
 
 LABELS = Path(__file__).parent / "data" / "pattern_labels.csv"

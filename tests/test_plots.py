@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from probing.cli import main
-from probing.plots import accuracy_grid, chosen, plot_overview, plot_relation
+from probing.analyses.probe.plots import accuracy_grid, chosen, plot_overview, plot_relation
 
 import heldout_runs
 

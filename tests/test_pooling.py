@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from probing.pooling import pool_word_attention
-from probing.scoring.predictions import predict_heads
+from probing.engine.pooling import pool_word_attention
+from probing.engine.predictions import predict_heads
 
 
 from conftest import DATA

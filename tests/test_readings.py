@@ -18,9 +18,9 @@ from types import SimpleNamespace
 
 from helpers import TINY_FAMILIES, tiny_model
 from probing.errors import ProbingError
-from probing.extraction import _run_stack, attention
-from probing.models import load_model
-from probing.readings import READINGS, ValueNorms, norm_weighted, rollout, scored_stack
+from probing.model.extraction import _run_stack, attention
+from probing.model.loading import load_model
+from probing.engine.readings import READINGS, ValueNorms, norm_weighted, rollout, scored_stack
 from probing.testing import tiny_bert
 
 pytestmark = pytest.mark.usefixtures("one_thread")

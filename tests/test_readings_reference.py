@@ -4,7 +4,7 @@ The reference computation for BERT-family encoders: hook each layer's value
 projection (the value vectors, bias included) and its attention output dense
 layer (its weight, and its output as a check), run the model as transformers
 runs it, and compute f_h(x_j) = W_O^h v_h(x_j) head by head in float64. No code
-of ``probing.readings`` is used on this route. Three checks on real sentences
+of ``probing.engine.readings`` is used on this route. Three checks on real sentences
 of en_ewt dev:
 
 1. the f_h add up to what the dense layer really outputs (minus its bias):
@@ -20,10 +20,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from probing.batching import BatchStats, batches_of_chunk
-from probing.inputs import open_input
-from probing.models import load_model
-from probing.readings import READINGS
+from probing.engine.batching import BatchStats, batches_of_chunk
+from probing.data.inputs import open_input
+from probing.model.loading import load_model
+from probing.engine.readings import READINGS
 
 SENTENCES = 12
 

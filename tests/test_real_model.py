@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
-from probing.api import score
-from probing.relations import DEFAULT_RELATIONS, relation_pairs
-from probing.treebank import read_treebank
+from probing.analyses.probe.api import score
+from probing.data.relations import DEFAULT_RELATIONS, relation_pairs
+from probing.data.treebank import read_treebank
 
 SENTENCES = 300
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from probing.errors import ProbingError
-from probing.relations import DEFAULT_RELATIONS, check_relation_names, relation_pairs
-from probing.treebank import ROOT, Sentence
+from probing.data.relations import DEFAULT_RELATIONS, check_relation_names, relation_pairs
+from probing.data.treebank import ROOT, Sentence
 
 
 def sentence(rows):

@@ -9,11 +9,11 @@ import torch
 from conftest import counts_of
 from helpers import kill_once_checkpointed
 
-from probing import checkpointing
-from probing.api import run_probe
-from probing.checkpointing import Checkpointer
+from probing.engine import checkpointing
+from probing.analyses.probe.api import run_probe
+from probing.engine.checkpointing import Checkpointer
 from probing.cli import main
-from probing.config import ScoreConfig
+from probing.analyses.probe.config import ScoreConfig
 from probing.errors import ProbingError
 from probing.testing import sample_path, tiny_bert
 
@@ -185,7 +185,7 @@ def test_the_same_weights_with_another_tokenizer_are_another_model(tmp_path):
     """A folder whose tokenizer was replaced reads different tokens: its fingerprint differs too."""
     import shutil
 
-    from probing.models import load_model
+    from probing.model.loading import load_model
 
     folder = tmp_path / "model"
     shutil.copytree(tiny_bert(), folder)

@@ -8,13 +8,13 @@ import random
 import numpy as np
 import torch
 
-from probing.pooling import pool_word_attention
-from probing.relations import DEFAULT_RELATIONS, relation_pairs
+from probing.engine.pooling import pool_word_attention
+from probing.data.relations import DEFAULT_RELATIONS, relation_pairs
 from probing.scoring.counts import OFFSETS, ProbeCounts
 from probing.scoring.pairs import collect_pairs
-from probing.scoring.predictions import predict_heads
+from probing.engine.predictions import predict_heads
 from probing.testing import sample_path
-from probing.treebank import read_treebank
+from probing.data.treebank import read_treebank
 
 LAYERS, HEADS = 3, 4
 

@@ -9,9 +9,9 @@ import pytest
 
 from probing.cli import main
 from probing.errors import ProbingError
-from probing.heldout import attach_heldout, default_splits
-from probing.analyses.probe import best_baseline, best_head
-from probing.selection import DIRECTIONS, choose, select_head, select_offset
+from probing.stats.heldout import attach_heldout, default_splits
+from probing.analyses.probe.accumulator import best_baseline, best_head
+from probing.stats.selection import DIRECTIONS, choose, select_head, select_offset
 from probing.testing import tiny_bert
 
 import heldout_runs
@@ -183,7 +183,7 @@ def test_heldout_shards_merge_into_the_whole_heldout_run(runs, split_sample, cap
 
 
 def test_shards_chosen_on_different_dev_data_do_not_merge(runs):
-    from probing.heldout import reattach_heldout
+    from probing.stats.heldout import reattach_heldout
 
     other = json.loads(json.dumps(runs["heldout"]))
     other["heldout"]["select_on"]["treebank"]["sha256"] = "0" * 64

@@ -8,13 +8,13 @@ import math
 import pytest
 import torch
 
-from probing.analyses.clustering import HeadsAccumulator
-from probing.analyses.surface import STATISTICS, SurfaceAccumulator, TokenRoles, visible_keys
+from probing.analyses.heads.accumulator import HeadsAccumulator
+from probing.analyses.surface.accumulator import STATISTICS, SurfaceAccumulator, TokenRoles, visible_keys
 from probing.cli import main
-from probing.datasets import sha256_of
-from probing.engine import run_pass
-from probing.inputs import InputSource
-from probing.models import load_model
+from probing.data.datasets import sha256_of
+from probing.engine.passes import run_pass
+from probing.data.inputs import InputSource
+from probing.model.loading import load_model
 from probing.testing import sample_path, tiny_bert
 
 from helpers import planted_head_attention

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import torch
 
-from probing.api import run_probe
+from probing.analyses.probe.api import run_probe
 from probing.cli import main
-from probing.config import ScoreConfig
-from probing.curves import find_checkpoints
+from probing.analyses.probe.config import ScoreConfig
+from probing.analyses.probe.curves import find_checkpoints
 from probing.errors import ProbingError
-from probing.models import LoadedModel, load_model, scoring_mode
-from probing.results import read_result
+from probing.model.loading import LoadedModel, load_model, scoring_mode
+from probing.results.io import read_result
 from probing.testing import sample_path, tiny_bert
 from tests.helpers import tiny_model
 
@@ -108,7 +108,7 @@ def test_every_output_of_a_run_folder_is_checked_before_any_model_loads(run_fold
 
 
 def test_heldout_selection_works_per_checkpoint_and_the_control_comes_first(run_folder, tmp_path):
-    from probing.treebank import read_treebank
+    from probing.data.treebank import read_treebank
 
     text = sample_path().read_text(encoding="utf-8").strip().split("\n\n")
     dev, test = tmp_path / "dev.conllu", tmp_path / "test.conllu"
@@ -181,7 +181,7 @@ def tiny_trainer(tmp_path, callbacks, *, max_steps: int = 4, eval_steps: int = 2
     from transformers import (AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLanguageModeling, Trainer,
                               TrainingArguments)
 
-    from probing.treebank import read_treebank
+    from probing.data.treebank import read_treebank
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert())
     model = AutoModelForMaskedLM.from_pretrained(tiny_bert(), attn_implementation="sdpa")
@@ -219,7 +219,7 @@ def recorder():
 
 
 def test_the_callback_scores_each_evaluation_and_logs_through_the_trainer(tmp_path):
-    from probing.callbacks import ProbingCallback
+    from probing.analyses.probe.callbacks import ProbingCallback
 
     probe = ProbingCallback(limit=25, relations=RELATIONS, output_dir=tmp_path / "probing")
     seen = recorder()
@@ -259,7 +259,7 @@ def test_the_callback_scores_each_evaluation_and_logs_through_the_trainer(tmp_pa
 def test_the_callback_runs_nothing_on_ordinary_steps():
     from transformers import TrainerCallback
 
-    from probing.callbacks import ProbingCallback
+    from probing.analyses.probe.callbacks import ProbingCallback
 
     per_step = ("on_step_begin", "on_step_end", "on_substep_end", "on_pre_optimizer_step", "on_optimizer_step",
                 "on_log", "on_prediction_step", "on_save", "on_epoch_begin", "on_epoch_end")
@@ -269,7 +269,7 @@ def test_the_callback_runs_nothing_on_ordinary_steps():
 def test_every_nth_evaluation_once_per_step_and_without_a_handle_on_the_trainer(tmp_path):
     from transformers import AutoModelForMaskedLM, AutoTokenizer, TrainerControl, TrainerState, TrainingArguments
 
-    from probing.callbacks import ProbingCallback
+    from probing.analyses.probe.callbacks import ProbingCallback
 
     probe = ProbingCallback(limit=5, relations=["det"], every=2, name="direct")
     model = AutoModelForMaskedLM.from_pretrained(tiny_bert(), attn_implementation="sdpa").train()
@@ -292,7 +292,7 @@ def test_every_nth_evaluation_once_per_step_and_without_a_handle_on_the_trainer(
 
 
 def test_bad_callback_options_fail_when_it_is_made_not_mid_training(tmp_path):
-    from probing.callbacks import ProbingCallback
+    from probing.analyses.probe.callbacks import ProbingCallback
 
     with pytest.raises(ProbingError, match="every"):
         ProbingCallback(every=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from probing.errors import ProbingError
-from probing.treebank import ROOT, read_treebank
+from probing.data.treebank import ROOT, read_treebank
 
 from conftest import conllu_rows
 

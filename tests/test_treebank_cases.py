@@ -16,9 +16,9 @@ import sys
 
 import pytest
 
-from probing.datasets import resolve_treebank
+from probing.data.datasets import resolve_treebank
 from probing.errors import ProbingError
-from probing.treebank import ROOT, Sentence, read_sentences, read_treebank
+from probing.data.treebank import ROOT, Sentence, read_sentences, read_treebank
 
 
 def row(*columns: str) -> str:

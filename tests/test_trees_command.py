@@ -20,17 +20,17 @@ import torch
 from conftest import real_treebank
 from helpers import planted_dependency_attention, planted_head_attention
 
-from probing import checkpointing
-from probing.analyses.trees import TreesAccumulator
-from probing.analyses.trees_report import leaderboard_table, tables
+from probing.engine import checkpointing
+from probing.analyses.trees.accumulator import TreesAccumulator
+from probing.analyses.trees.report import leaderboard_table, tables
 from probing.cli import main
-from probing.engine import run_pass
+from probing.engine.passes import run_pass
 from probing.errors import ProbingError
-from probing.inputs import InputSource
-from probing.models import load_model
-from probing.schema import validate
+from probing.data.inputs import InputSource
+from probing.model.loading import load_model
+from probing.results.schema import validate
 from probing.testing import sample_path, tiny_bert
-from probing.treebank import ROOT, read_treebank
+from probing.data.treebank import ROOT, read_treebank
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -164,7 +164,7 @@ def test_the_schema_refuses_a_count_above_its_total(runs):
 
 
 def test_leaderboard_rows(runs):
-    from probing.leaderboard import cell_text
+    from probing.report.board import cell_text
 
     table = leaderboard_table([read(runs["heldout"]), read(runs["dev"])])
     models = [row for row in table.rows if row.kind == "model"]
@@ -204,7 +204,7 @@ def test_in_sample_shards_merge_into_the_whole_counts(model, parts, runs, tmp_pa
     assert parts_merged["trees"] == whole["trees"] and parts_merged["state"] == whole["state"]
     capsys.readouterr()
     with pytest.raises(ProbingError, match="holds no selection"):
-        from probing.analyses.tree_selection import read_selection
+        from probing.analyses.trees.selection import read_selection
 
         read_selection(str(merged))
 
@@ -235,13 +235,8 @@ def test_seeded_probes_rerun_identically_and_another_seed_differs(model, parts, 
     assert main(trees(model, "--select-on", str(parts["dev"]), "--treebank", str(parts["test"]), "--seed", "1",
                       "--no-probes", "--output", str(reseeded))) == 0
     assert read(reseeded)["selection"]["probes"] == {}
-    from probing.analyses.tree_selection import (  # noqa: F401
-        EmbeddingVectors,
-        ExamplesAccumulator,
-        TreeOptions,
-        choose,
-    )
-    from probing.schema import decode_array
+    from probing.analyses.trees.selection import EmbeddingVectors, ExamplesAccumulator, TreeOptions, choose
+    from probing.results.schema import decode_array
 
     seeded = {}
     for seed in (0, 1):
@@ -269,7 +264,7 @@ def test_a_dev_result_made_with_other_options_is_refused_in_one_line(model, part
 
 def test_a_result_without_the_probe_weights_measures_the_same_and_cannot_be_reused(model, parts, runs, tmp_path,
                                                                                   capsys):
-    from probing.analyses.tree_selection import parameters_sha256
+    from probing.analyses.trees.selection import parameters_sha256
 
     slim = tmp_path / "slim.json"
     assert main(trees(model, "--select-on", str(parts["dev"]), "--treebank", str(parts["test"]),
@@ -377,7 +372,7 @@ def test_state_round_trips_through_a_checkpoint(model, parts, runs):
 
 
 def test_tables_and_leaderboard_rows_need_no_torch():
-    code = ("import sys; import probing.analyses.trees_report as report; "
+    code = ("import sys; import probing.analyses.trees.report as report; "
             "assert 'torch' not in sys.modules, 'torch was imported'; print(report.leaderboard_table([]).key)")
     finished = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120)
     assert finished.returncode == 0 and finished.stdout.strip() == "trees", finished.stderr[-2000:]
@@ -398,8 +393,8 @@ def test_a_real_model_has_heads_whose_trees_beat_right_branching(minilm, ewt_dev
 
 @pytest.mark.parametrize("fmt", ["md", "csv", "json", "latex", "html"])
 def test_the_leaderboard_table_renders_in_every_format(runs, fmt):
-    from probing.analyses.trees_report import leaderboard_table
-    from probing.leaderboard import Leaderboard, render
+    from probing.analyses.trees.report import leaderboard_table
+    from probing.report.board import Leaderboard, render
 
     heldout = read(runs["heldout"])
     table = leaderboard_table([heldout, read(runs["dev"])])

@@ -7,15 +7,10 @@ import pytest
 import torch
 
 from probing.scoring.counts import BootstrapSpec
-from probing.scoring.predictions import predict_heads
-from probing.selection import select_head
-from probing.treebank import Sentence
-from probing.trees.ensembles import (
-    EnsembleCollector,
-    EnsembleCounts,
-    candidate_heads,
-    rank_heads,
-)
+from probing.engine.predictions import predict_heads
+from probing.stats.selection import select_head
+from probing.data.treebank import Sentence
+from probing.analyses.trees.ensembles import EnsembleCollector, EnsembleCounts, candidate_heads, rank_heads
 
 # Six words: word 0 is a determiner of word 1 (the root); words 2-5 hang from word 1.
 WORDS = 6

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from probing.errors import ProbingError
-from probing.treebank import Sentence
-from probing.trees.features import ProbeBatch, ProbeExamples, read_word_vectors, special_attention, word_vectors
-from probing.trees.probes import ProbeTreeCounts, decode, make_probe, train_probe
+from probing.data.treebank import Sentence
+from probing.analyses.trees.features import ProbeBatch, ProbeExamples, read_word_vectors, special_attention, word_vectors
+from probing.analyses.trees.probes import ProbeTreeCounts, decode, make_probe, train_probe
 
 
 def test_special_attention_pools_rows_like_word_attention():
@@ -30,7 +30,7 @@ def test_examples_from_engine_tensors_match_the_held_out_batch():
     token_attention = torch.softmax(torch.randn(2, 1, 2, 6, 6, generator=generator), dim=-1)
     word_of_token = torch.tensor([[-1, 0, 0, 1, 2, -1], [-1, 0, 1, -1, -1, -1]])
     mask = torch.tensor([[1] * 6, [1, 1, 1, 1, 0, 0]])
-    from probing.pooling import pool_word_attention
+    from probing.engine.pooling import pool_word_attention
 
     word_attention = pool_word_attention(token_attention, word_of_token)
     vectors = torch.randn(2, 3, 4, generator=generator)

@@ -1,7 +1,7 @@
 """Plain reference decoders for the tree tests: a recursive Chu-Liu-Edmonds and brute force.
 
 Written for clarity, not speed, and independently of the vectorised code in
-``probing.trees.decode``: dictionaries of edges, one contraction per call.
+``probing.analyses.trees.decode``: dictionaries of edges, one contraction per call.
 """
 
 from __future__ import annotations

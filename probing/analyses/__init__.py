@@ -1,4 +1,4 @@
-"""Every analysis is an accumulator of the one attention pass (probing.engine).
+"""Every analysis is an accumulator of the one attention pass (probing.engine.passes).
 
 ``ACCUMULATORS`` maps the ``analysis`` name a result file carries to the
 class that made it; ``probing merge`` uses it to rebuild and add up the parts
@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import importlib
 
-from ..registry import Registry
+from probing.registry import Registry
 
 ACCUMULATORS: Registry[str] = Registry("analysis")
 for _name, _where in {
-    "probe": "probe:ProbeAccumulator",
-    "surface": "surface:SurfaceAccumulator",
-    "heads": "clustering:HeadsAccumulator",
-    "patterns": "patterns:PatternAccumulator",
-    "compare": "compare:CompareAccumulator",
-    "ablation": "ablation:AblationAccumulator",
-    "gradients": "gradients:GradientAccumulator",
-    "trees": "trees:TreesAccumulator",
-    "coref": "coref:CorefAccumulator",
-    "noop": "noop:NoopAccumulator",
+    "probe": "probe.accumulator:ProbeAccumulator",
+    "surface": "surface.accumulator:SurfaceAccumulator",
+    "heads": "heads.accumulator:HeadsAccumulator",
+    "patterns": "patterns.accumulator:PatternAccumulator",
+    "compare": "compare.accumulator:CompareAccumulator",
+    "ablation": "ablation.accumulator:AblationAccumulator",
+    "gradients": "gradients.accumulator:GradientAccumulator",
+    "trees": "trees.accumulator:TreesAccumulator",
+    "coref": "coref.accumulator:CorefAccumulator",
+    "noop": "noop.accumulator:NoopAccumulator",
 }.items():
     ACCUMULATORS.register(_name, _where)
 

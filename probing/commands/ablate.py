@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EngineCommand, add_bootstrap_options, add_engine_options, share
+from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, share
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..relations import DEFAULT_RELATIONS
+    from probing.data.relations import DEFAULT_RELATIONS
 
     parser.epilog = (
         "Metrics: mlm (masked-LM loss of a checkpoint with a trained MLM head), lm (next-token loss of a causal "
@@ -38,11 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.ablation import METRICS, AblationAccumulator, ablation_tables, chosen_heads, each_head, each_layer
-    from ..errors import ProbingError
-    from ..inputs import InputSource
-    from ..readings import READINGS
-    from ..relations import check_relation_names
+    from probing.analyses.ablation.accumulator import METRICS, AblationAccumulator, ablation_tables, chosen_heads, each_head, each_layer
+    from probing.errors import ProbingError
+    from probing.data.inputs import InputSource
+    from probing.engine.readings import READINGS
+    from probing.data.relations import check_relation_names
 
     if args.bootstrap < 1:
         raise ProbingError("ablation needs bootstrap replicates for its intervals (1 or more)", source="--bootstrap")

@@ -98,7 +98,7 @@ def _int(text: str) -> int:
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, random_init: bool = True) -> None:
-    from ..models import DTYPES, STACKS
+    from probing.model.loading import DTYPES, STACKS
 
     group = parser.add_argument_group("model")
     group.add_argument("--model", metavar="ID_OR_FOLDER",
@@ -143,8 +143,8 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_reading_options(parser: argparse.ArgumentParser, *, pooling: bool = False) -> None:
-    from ..pooling import from_pooling_modes
-    from ..readings import READINGS
+    from probing.engine.pooling import from_pooling_modes
+    from probing.engine.readings import READINGS
 
     group = parser.add_argument_group("attention")
     group.add_argument("--attention", default="weights", choices=READINGS.names(), metavar="READING",
@@ -220,10 +220,10 @@ class EngineCommand:
 
     def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple[str, ...] = (),
                  source=None, inputs: tuple[str, ...] = (), figures: tuple[str, ...] = ()):
-        from .. import checkpointing
-        from ..atomic import check_output_path
-        from ..distributed import from_environment
-        from ..inputs import open_input
+        from probing.engine import checkpointing
+        from probing.atomic import check_output_path
+        from probing.engine.distributed import from_environment
+        from probing.data.inputs import open_input
 
         self.args = args
         self.source = source or open_input(getattr(args, "treebank", None), getattr(args, "text", None),
@@ -248,7 +248,7 @@ class EngineCommand:
     def figure_path(self, name: str) -> Path:
         """Where figure ``name`` goes (see :func:`figure_path`), checked like ``--output`` (a followed
         symbolic link gives its target)."""
-        from ..atomic import check_output_path
+        from probing.atomic import check_output_path
 
         if name in getattr(self, "figures", {}):
             return self.figures[name]
@@ -265,7 +265,7 @@ class EngineCommand:
     def loaded(self):
         """The model, loaded on first use (after every check of inputs and outputs)."""
         if self._loaded is None:
-            from ..models import load_model
+            from probing.model.loading import load_model
 
             args = self.args
             self._loaded = load_model(
@@ -280,7 +280,7 @@ class EngineCommand:
         return self.ranks.is_main
 
     def options(self, description: str = "reading"):
-        from ..engine import PassOptions
+        from probing.engine.passes import PassOptions
 
         args = self.args
         return PassOptions(batch_size=args.batch_size, max_length=args.max_length, shard=args.shard,
@@ -289,8 +289,8 @@ class EngineCommand:
 
     def run(self, accumulators, description: str = "reading"):
         """One pass over the input into ``accumulators``; returns its statistics."""
-        from ..api import require_units
-        from ..engine import run_pass
+        from probing.analyses.probe.api import require_units
+        from probing.engine.passes import run_pass
 
         options = self.options(description)
         stats = run_pass(self.loaded, self.source, accumulators, options, hooks=self.hooks)
@@ -298,7 +298,7 @@ class EngineCommand:
         return stats
 
     def result(self, analysis: str, stats, accumulator, config: dict) -> dict:
-        from ..results import provenance
+        from probing.results.io import provenance
 
         result = provenance(analysis, self.loaded, self.source, stats, {**self.options().config(), **config})
         result["config"].update({"limit": self.source.limit, "seed": self.args.seed})
@@ -307,7 +307,7 @@ class EngineCommand:
 
     def write(self, result: dict) -> Path | None:
         """Write the result to ``--output`` (rank 0), then drop the checkpoint it no longer needs."""
-        from ..results import write_result
+        from probing.results.io import write_result
 
         if not self.is_main or not self.args.output:
             return None

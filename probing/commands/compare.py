@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EngineCommand, add_engine_options
+from probing.commands.common import EngineCommand, add_engine_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,10 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ..analyses.compare import CompareAccumulator, check_compatible, layer_means, plot_similarity
-    from ..naming import head_name
-    from ..models import load_model
-    from ..readings import READINGS
+    from probing.analyses.compare.accumulator import CompareAccumulator, check_compatible, layer_means, plot_similarity
+    from probing.naming import head_name
+    from probing.model.loading import load_model
+    from probing.engine.readings import READINGS
 
     with EngineCommand(args, figures=("compare",)) as command:
         first = command.loaded

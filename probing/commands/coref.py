@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from .common import add_bootstrap_options, add_engine_options, positive_int
+from probing.commands.common import add_bootstrap_options, add_engine_options, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def window_length(requested: int | None, max_length: int | None, loaded) -> int:
     """The window length: ``--window``, at most the longest unit the model reads (or ``--max-length``)."""
-    from ..errors import ProbingError
+    from probing.errors import ProbingError
 
     limit = loaded.max_length(max_length)
     if requested is None:
@@ -53,7 +53,7 @@ def window_length(requested: int | None, max_length: int | None, loaded) -> int:
 
 def _plan(args: argparse.Namespace) -> tuple[str | None, str | None]:
     """(treebank to report on, DEV to choose on or None)."""
-    from ..heldout import default_splits
+    from probing.stats.heldout import default_splits
 
     splits = default_splits(args.treebank)
     if splits is not None:
@@ -62,18 +62,17 @@ def _plan(args: argparse.Namespace) -> tuple[str | None, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.coref import CorefAccumulator
-    from ..api import require_units
-    from ..coref.report import (arrays_of, check_selectable, choice_summary, choose_head, coref_table,
-                                heldout_block, select_on_block)
-    from ..coref.windows import WindowRule
-    from ..engine import run_pass
-    from ..errors import ProbingError
-    from ..heldout import is_result_file
-    from ..inputs import InputSource, sample_treebank_path
-    from ..readings import READINGS
-    from ..results import provenance, read_result
-    from .common import EngineCommand
+    from probing.analyses.coref.accumulator import CorefAccumulator
+    from probing.analyses.probe.api import require_units
+    from probing.analyses.coref.report import arrays_of, check_selectable, choice_summary, choose_head, coref_table, heldout_block, select_on_block
+    from probing.data.windows import WindowRule
+    from probing.engine.passes import run_pass
+    from probing.errors import ProbingError
+    from probing.stats.heldout import is_result_file
+    from probing.data.inputs import InputSource, sample_treebank_path
+    from probing.engine.readings import READINGS
+    from probing.results.io import provenance, read_result
+    from probing.commands.common import EngineCommand
 
     treebank, select_on = _plan(args)
     source = InputSource.documents(treebank or str(sample_treebank_path()), limit=args.limit)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..datasets import KNOWN_TREEBANKS, cache_dir, fetch
+from probing.data.datasets import KNOWN_TREEBANKS, cache_dir, fetch
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

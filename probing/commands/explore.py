@@ -2,7 +2,7 @@
 
 One pass over the treebank feeds the probe, the no-op accumulator and the
 sentence views at once (with ``--result`` the probe is read from that file
-instead and only the other two run). The page (probing.page) is written to
+instead and only the other two run). The page (probing.report.page) is written to
 ``--output``; ``--views DIR`` adds each relation's chosen head's sentence
 views as SVG and PNG, ``--save-results DIR`` the probe and no-op result files.
 """
@@ -14,7 +14,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from .common import EngineCommand, add_bootstrap_options, add_engine_options, positive_int
+from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, positive_int
 
 DEFAULT_SENTENCES = 8
 DEFAULT_BOOTSTRAP = 500
@@ -22,7 +22,7 @@ OFFSETS = (-3, -2, -1, 1, 2, 3)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..relations import DEFAULT_RELATIONS
+    from probing.data.relations import DEFAULT_RELATIONS
 
     parser.epilog = (
         "The page needs no network: styles, script and data are inside it. Click a heatmap cell (or press Enter "
@@ -51,17 +51,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.noop import NoopAccumulator, chosen_heads
-    from ..analyses.noop_tables import CHOSEN_HEADERS, chosen_table_rows
-    from ..analyses.probe import ProbeAccumulator, treebank_block
-    from ..analyses.views import SentenceViews
-    from ..atomic import write_text_atomic
-    from ..errors import ProbingError
-    from ..leaderboard import read_json
-    from ..page import render_page
-    from ..readings import READINGS
-    from ..relations import check_relation_names
-    from ..results import model_block, read_result, write_result
+    from probing.analyses.noop.accumulator import NoopAccumulator, chosen_heads
+    from probing.analyses.noop.report import CHOSEN_HEADERS, chosen_table_rows
+    from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
+    from probing.analyses.views.accumulator import SentenceViews
+    from probing.atomic import write_text_atomic
+    from probing.errors import ProbingError
+    from probing.report.board import read_json
+    from probing.report.page import render_page
+    from probing.engine.readings import READINGS
+    from probing.data.relations import check_relation_names
+    from probing.results.io import model_block, read_result, write_result
 
     if not args.output:
         raise ProbingError("give the page's file (PAGE.html)", source="--output")
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_same(given: dict, model: dict, source) -> None:
     """A --result must be of this very model and treebank (its heads are shown beside this pass's views)."""
-    from ..errors import ProbingError
+    from probing.errors import ProbingError
 
     if given["model"].get("fingerprint") != model["fingerprint"]:
         raise ProbingError(f"was made with other weights ({given['model'].get('name_or_path')}) than --model",
@@ -138,7 +138,7 @@ def _probe_result(command, stats, probe, relations, args) -> dict:
 
 def _sentences(source, indices: list[int], relations) -> list[dict]:
     """The kept units' sentences, read again from the treebank by index."""
-    from ..page import sentence_block
+    from probing.report.page import sentence_block
 
     wanted, found = set(indices), {}
     for unit in source.units():
@@ -151,8 +151,8 @@ def _sentences(source, indices: list[int], relations) -> list[dict]:
 
 def _write_views(folder: str, chosen: dict, payload: dict, sentences: list[dict]) -> list[Path]:
     """Each relation's chosen head in the sentences that have a pair of that relation (all kept ones if none)."""
-    from ..naming import WORDS, head_name
-    from ..views_figure import write_views
+    from probing.naming import WORDS, head_name
+    from probing.analyses.views.figure import write_views
 
     written = []
     for relation, choice in chosen.items():

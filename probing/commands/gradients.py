@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EngineCommand, add_batch_options, add_input_options, add_model_options, add_output_options, \
-    add_run_options, share
+from probing.commands.common import EngineCommand, add_batch_options, add_input_options, add_model_options, add_output_options, add_run_options, share
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +41,7 @@ def gradient_table(result: dict, tablefmt: str = "simple") -> str:
     """
     from tabulate import tabulate
 
-    from ..analyses.gradients import KEY_KINDS
+    from probing.analyses.gradients.accumulator import KEY_KINDS
 
     gradients, names = result["gradients"], result["token_names"]
     headers = {"first_special": names["first_special"], "separator": names["separator"], "punctuation": ". ,", "other": "other"}
@@ -61,15 +60,15 @@ def gradient_table(result: dict, tablefmt: str = "simple") -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.figures import gradient_figure
-    from ..analyses.gradients import GradientAccumulator
-    from .surface import token_names
+    from probing.report.figures import gradient_figure
+    from probing.analyses.gradients.accumulator import GradientAccumulator
+    from probing.commands.surface import token_names
 
     args.random_init = False
     with EngineCommand(args, head="lm", figures=("gradients",)) as command:
         loaded = command.loaded
         if loaded.head == "masked_lm" and loaded.tokenizer.mask_token_id is None:
-            from ..errors import ProbingError
+            from probing.errors import ProbingError
 
             raise ProbingError(f"the tokenizer of {loaded.name} has no mask token", source="--model")
         accumulator = GradientAccumulator(loaded.num_layers, loaded.num_heads, loss=loaded.head, seed=args.seed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EngineCommand, add_engine_options
+from probing.commands.common import EngineCommand, add_engine_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,8 +23,8 @@ def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
     """Heads of each behaviour, as layer-head counted from 1."""
     from tabulate import tabulate
 
-    from ..analyses.clustering import LABELS
-    from ..naming import head_name
+    from probing.analyses.heads.accumulator import LABELS
+    from probing.naming import head_name
 
     found: dict[str, list[str]] = {label: [] for label in LABELS}
     for layer, row in enumerate(result["heads"]["behaviour"]):
@@ -39,11 +39,11 @@ def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.clustering import HeadsAccumulator, probe_marks
-    from ..analyses.figures import mds_figure
-    from ..readings import READINGS
-    from ..results import read_result
-    from .surface import token_names
+    from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
+    from probing.report.figures import mds_figure
+    from probing.engine.readings import READINGS
+    from probing.results.io import read_result
+    from probing.commands.surface import token_names
 
     probe = None if args.probe is None else read_result(args.probe, analysis="probe")
     with EngineCommand(args, inputs=(args.probe,), figures=("heads",)) as command:

@@ -7,7 +7,7 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..leaderboard import FORMATS
+    from probing.report.board import FORMATS
 
     parser.epilog = (
         "One row per result file plus the best-offset baseline row, one column per relation; each cell is "
@@ -36,7 +36,7 @@ def file_links(results: list[str], output: str | None, plots: str, pages: str) -
     """(model, treebank) -> [(text, relative href)] for the plots and pages that exist beside ``output``."""
     from pathlib import Path
 
-    from ..leaderboard import read_json, row_key
+    from probing.report.board import read_json, row_key
 
     if not output:
         return {}
@@ -56,8 +56,8 @@ def file_links(results: list[str], output: str | None, plots: str, pages: str) -
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..atomic import check_output_path, write_text_atomic
-    from ..leaderboard import leaderboard_from_files, render, render_html
+    from probing.atomic import check_output_path, write_text_atomic
+    from probing.report.board import leaderboard_from_files, render, render_html
 
     if args.output:
         check_output_path(args.output, inputs=list(args.results) + list(args.reference),

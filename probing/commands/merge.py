@@ -19,10 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..atomic import check_output_path
-    from ..merging import merge_files
-    from ..results import write_result
-    from ..tables import run_header, score_table
+    from probing.atomic import check_output_path
+    from probing.results.merging import merge_files
+    from probing.results.io import write_result
+    from probing.analyses.probe.tables import run_header, score_table
 
     check_output_path(args.output, inputs=args.parts, follow_symlinks=args.follow_symlinks)
     result = merge_files(args.parts)
@@ -30,11 +30,11 @@ def run(args: argparse.Namespace) -> int:
         print(run_header(result))
         print(score_table(result))
     elif result["analysis"] == "trees":
-        from ..analyses.trees_report import tables
+        from probing.analyses.trees.report import tables
 
         print(tables(result))
     elif result["analysis"] == "coref":
-        from ..coref.report import coref_table
+        from probing.analyses.coref.report import coref_table
 
         print(coref_table(result))
     else:

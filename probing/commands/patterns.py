@@ -6,12 +6,12 @@ import argparse
 import csv
 import sys
 
-from .common import EngineCommand, add_engine_options
+from probing.commands.common import EngineCommand, add_engine_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
-        "Types follow the rules documented in probing/analyses/patterns.py and docs/dark-secrets.md; 'block' "
+        "Types follow the rules documented in probing/analyses/patterns/accumulator.py and docs/dark-secrets.md; 'block' "
         "needs --pairs. With --output P.json, P-patterns.png shows every head's type, and --maps N draws the "
         "first N units' maps, one figure per layer (P-maps-layerNN.png). Layers and heads count from 1 in tables "
         "and figures; the JSON counts from 0."
@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_hand_labels(path: str, model: str) -> list[dict]:
     """The labelled heads of ``model`` in a hand-label CSV, read before any model time."""
-    from ..errors import ProbingError
+    from probing.errors import ProbingError
 
     try:
         with open(path, encoding="utf-8", newline="") as stream:
@@ -44,10 +44,10 @@ def read_hand_labels(path: str, model: str) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ..analyses.patterns import PatternAccumulator, agreement, plot_layer_maps, plot_types, type_shares
-    from ..errors import ProbingError
-    from ..models import display_name
-    from ..readings import READINGS
+    from probing.analyses.patterns.accumulator import PatternAccumulator, agreement, plot_layer_maps, plot_types, type_shares
+    from probing.errors import ProbingError
+    from probing.model.loading import display_name
+    from probing.engine.readings import READINGS
 
     if args.maps < 0:
         raise ProbingError(f"must be 0 or more, got {args.maps}", source="--maps")

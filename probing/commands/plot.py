@@ -7,7 +7,7 @@ import sys
 
 
 def dpi(text: str) -> int:
-    from .common import _int
+    from probing.commands.common import _int
 
     value = _int(text)
     if not 20 <= value <= 1200:
@@ -37,22 +37,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..atomic import check_output_path, figure_format
-    from ..plots import plot_overview, plot_relation
-    from ..results import read_result
+    from probing.atomic import check_output_path, figure_format
+    from probing.analyses.probe.plots import plot_overview, plot_relation
+    from probing.results.io import read_result
 
     figure_format(args.output)
     # the checked path: with --follow-symlinks, the link's target (the figure writer never follows links)
     target = check_output_path(args.output, inputs=[args.result, *args.more], follow_symlinks=args.follow_symlinks)
     result = read_result(args.result, analysis=("probe", "surface"))
     if result["analysis"] == "surface":
-        from ..analyses.figures import readings_figure
+        from probing.report.figures import readings_figure
 
         path = readings_figure([result] + [read_result(more, analysis="surface") for more in args.more], target)
         print(f"wrote {path}", file=sys.stderr)
         return 0
     if args.more:
-        from ..errors import ProbingError
+        from probing.errors import ProbingError
 
         raise ProbingError("several results are drawn together only for probing surface results", source=args.more[0])
     options = {} if args.dpi is None else {"dpi": args.dpi}

@@ -17,7 +17,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from .common import EngineCommand, add_bootstrap_options, add_engine_options
+from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options
 
 SHARE = 0.5
 """Heads that give more than this share of attention to one target are listed in the summary."""
@@ -37,16 +37,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.clustering import HeadsAccumulator, probe_marks
-    from ..analyses.figures import entropy_figure, gradient_figure, mds_figure, surface_figure
-    from ..analyses.gradients import GradientAccumulator
-    from ..analyses.probe import ProbeAccumulator, treebank_block
-    from ..atomic import write_text_atomic
-    from ..errors import ProbingError
-    from ..readings import READINGS
-    from ..relations import DEFAULT_RELATIONS
-    from ..results import write_result
-    from .surface import token_names
+    from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
+    from probing.report.figures import entropy_figure, gradient_figure, mds_figure, surface_figure
+    from probing.analyses.gradients.accumulator import GradientAccumulator
+    from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
+    from probing.atomic import write_text_atomic
+    from probing.errors import ProbingError
+    from probing.engine.readings import READINGS
+    from probing.data.relations import DEFAULT_RELATIONS
+    from probing.results.io import write_result
+    from probing.commands.surface import token_names
 
     if not args.output:
         raise ProbingError("give the report's folder", source="--output")
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _load(args):
-    from ..models import load_model
+    from probing.model.loading import load_model
 
     return load_model(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
                       random_init=args.random_init, seed=args.seed, trust_remote_code=args.trust_remote_code,
@@ -128,10 +128,10 @@ def _surface_state(heads_result: dict) -> dict:
 def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: dict | None, *, command: str,
               no_probe: str = "the input is plain text, and the probe needs dependency trees") -> str:
     """The report's README.md; ``no_probe`` says why there is no probe when ``probe`` is None."""
-    from ..tables import score_table
-    from .gradients import gradient_table
-    from .heads import behaviour_table
-    from .surface import layer_table
+    from probing.analyses.probe.tables import score_table
+    from probing.commands.gradients import gradient_table
+    from probing.commands.heads import behaviour_table
+    from probing.commands.surface import layer_table
 
     model, source = heads["model"], heads["input"]
     lines = [
@@ -192,7 +192,7 @@ def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: di
 
 def _strong_heads(result: dict) -> list[str]:
     """Lines naming the heads with more than SHARE of their attention on one target."""
-    from ..naming import head_name
+    from probing.naming import head_name
 
     names = result["token_names"]
     targets = {

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_batch_options, add_bootstrap_options, add_input_options, add_model_options, \
-    add_output_options, add_reading_options, add_run_options
+from probing.commands.common import add_batch_options, add_bootstrap_options, add_input_options, add_model_options, add_output_options, add_reading_options, add_run_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..relations import DEFAULT_RELATIONS
+    from probing.data.relations import DEFAULT_RELATIONS
 
     parser.epilog = (
         "Without options it scores the packaged all-MiniLM-L6-v2 on the project's sample treebank, offline. "
@@ -37,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace):
-    from ..config import ScoreConfig
+    from probing.analyses.probe.config import ScoreConfig
 
     return ScoreConfig(
         model=args.model, treebank=args.treebank, relations=tuple(args.relations), pool_from=args.pool_from,
@@ -49,16 +48,16 @@ def config_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import checkpointing
-    from ..atomic import check_output_path
-    from ..curves import find_checkpoints
-    from ..distributed import from_environment
-    from ..engine import using_hooks
-    from ..heldout import default_splits, score_with_selection
-    from ..inputs import InputSource, open_input
-    from ..results import write_result
-    from ..tables import heldout_table, run_header, score_table
-    from .common import progress_wanted
+    from probing.engine import checkpointing
+    from probing.atomic import check_output_path
+    from probing.analyses.probe.curves import find_checkpoints
+    from probing.engine.distributed import from_environment
+    from probing.engine.passes import using_hooks
+    from probing.stats.heldout import default_splits, score_with_selection
+    from probing.data.inputs import InputSource, open_input
+    from probing.results.io import write_result
+    from probing.analyses.probe.tables import heldout_table, run_header, score_table
+    from probing.commands.common import progress_wanted
 
     config = config_from_args(args).validated()
     checkpoints = find_checkpoints(args.model)
@@ -109,14 +108,14 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
     """
     import os
 
-    from ..atomic import check_output_path
-    from ..curves import curve, curve_table, planned_outputs, run_title, score_checkpoints, step_path, write_curve
-    from ..errors import ProbingError
-    from ..heldout import default_splits
-    from ..inputs import InputSource, open_input
-    from ..results import write_result
-    from ..tables import heldout_table, run_header, score_table
-    from .common import progress_wanted
+    from probing.atomic import check_output_path
+    from probing.analyses.probe.curves import curve, curve_table, planned_outputs, run_title, score_checkpoints, step_path, write_curve
+    from probing.errors import ProbingError
+    from probing.stats.heldout import default_splits
+    from probing.data.inputs import InputSource, open_input
+    from probing.results.io import write_result
+    from probing.analyses.probe.tables import heldout_table, run_header, score_table
+    from probing.commands.common import progress_wanted
 
     for given, option in ((args.shard, "--shard"), (args.checkpoint, "--checkpoint"), (args.resume, "--resume"),
                           (args.revision, "--revision")):

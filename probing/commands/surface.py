@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EngineCommand, add_engine_options
+from probing.commands.common import EngineCommand, add_engine_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,9 +56,9 @@ def token_names(loaded) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.figures import entropy_figure, surface_figure
-    from ..analyses.surface import SurfaceAccumulator
-    from ..readings import READINGS
+    from probing.report.figures import entropy_figure, surface_figure
+    from probing.analyses.surface.accumulator import SurfaceAccumulator
+    from probing.engine.readings import READINGS
 
     with EngineCommand(args, figures=("surface", "entropy")) as command:
         loaded = command.loaded

@@ -8,25 +8,12 @@ import dataclasses
 import sys
 import time
 
-from .common import (
-    add_batch_options,
-    add_bootstrap_options,
-    add_input_options,
-    add_model_options,
-    add_output_options,
-    add_reading_options,
-    add_run_options,
-    positive_int,
-)
+from probing.commands.common import add_batch_options, add_bootstrap_options, add_input_options, add_model_options, add_output_options, add_reading_options, add_run_options, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..analyses.tree_selection import (
-        BATCH_SENTENCES,
-        DEFAULT_TREE_RELATIONS,
-        PROBE_EPOCHS,
-    )
-    from ..trees.ensembles import CANDIDATES, ENSEMBLE_SIZE
+    from probing.analyses.trees.selection import BATCH_SENTENCES, DEFAULT_TREE_RELATIONS, PROBE_EPOCHS
+    from probing.analyses.trees.ensembles import CANDIDATES, ENSEMBLE_SIZE
 
     parser.epilog = (
         "--treebank en_ewt (a public treebank with dev and test splits) chooses on en_ewt:dev and reports on "
@@ -70,9 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def tree_options(args: argparse.Namespace, vectors):
-    from ..analyses.tree_selection import TreeOptions
-    from ..relations import check_relation_names
-    from ..trees.probes import PROBES
+    from probing.analyses.trees.selection import TreeOptions
+    from probing.data.relations import check_relation_names
+    from probing.analyses.trees.probes import PROBES
 
     described = {key: value for key, value in vectors.describe().items() if key != "file"}
     return TreeOptions(relations=check_relation_names(args.relations), ensemble_size=args.ensemble_size,
@@ -82,15 +69,15 @@ def tree_options(args: argparse.Namespace, vectors):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analyses.tree_selection import check_selection, read_selection, vector_source, without_probe_weights
-    from ..analyses.trees import TreesAccumulator
-    from ..analyses.trees_report import tables, uas_figure
-    from ..errors import ProbingError
-    from ..heldout import default_splits, is_result_file
-    from ..inputs import InputSource, sample_treebank_path
-    from ..readings import READINGS
-    from ..scoring.counts import BootstrapSpec
-    from .common import EngineCommand
+    from probing.analyses.trees.selection import check_selection, read_selection, vector_source, without_probe_weights
+    from probing.analyses.trees.accumulator import TreesAccumulator
+    from probing.analyses.trees.report import tables, uas_figure
+    from probing.errors import ProbingError
+    from probing.stats.heldout import default_splits, is_result_file
+    from probing.data.inputs import InputSource, sample_treebank_path
+    from probing.engine.readings import READINGS
+    from probing.scoring.counts import BootstrapSpec
+    from probing.commands.common import EngineCommand
 
     if args.no_probes and args.drop_probe_weights:
         raise ProbingError("with --no-probes there are no probe weights to drop; give one of the two",
@@ -139,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 check_selection(dev_selection, options, reading, source=f"--select-on {select_on}", loaded=loaded)
                 selection = {**dev_selection, "source": {"select_on": select_on, "result": select_on}}
-            from ..analyses.tree_selection import probe_modules
+            from probing.analyses.trees.selection import probe_modules
 
             trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal,
                                      selection=selection, evaluate=True,
@@ -162,17 +149,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def choose_on(command, source, trees, options, vectors, reading: dict, *, shard, choose: bool, log):
-    """The selection passes over ``source`` (see probing.analyses.tree_selection): pass 1 counts every head as a
+    """The selection passes over ``source`` (see probing.analyses.trees.selection): pass 1 counts every head as a
     tree, the relations and the probes' examples; unless ``choose`` is False (a shard chooses nothing), pass 2
     keeps the ensemble candidates' attention, then the search and the probes' training run on rank 0 and every
     process receives the selection. Returns pass 1's statistics and the selection (None when not choosing)."""
-    from ..analyses.probe import ProbeAccumulator
-    from ..analyses.tree_selection import (
-        CollectorAccumulator,
-        ExamplesAccumulator,
-        ensemble_candidates,
-    )
-    from ..analyses.tree_selection import choose as make_selection
+    from probing.analyses.probe.accumulator import ProbeAccumulator
+    from probing.analyses.trees.selection import CollectorAccumulator, ExamplesAccumulator, ensemble_candidates
+    from probing.analyses.trees.selection import choose as make_selection
 
     loaded, heads = command.loaded, trees.shape[1]
     relations = ProbeAccumulator.create(options.relations, loaded.num_layers, heads, offsets=(), bootstrap=0,
@@ -196,8 +179,8 @@ def choose_on(command, source, trees, options, vectors, reading: dict, *, shard,
 
 
 def _pass(command, source, accumulators, shard, description: str, log):
-    from ..api import require_units
-    from ..engine import run_pass
+    from probing.analyses.probe.api import require_units
+    from probing.engine.passes import run_pass
 
     options = dataclasses.replace(command.options(description), shard=shard)
     started = time.perf_counter()

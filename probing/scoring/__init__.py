@@ -1,6 +1,5 @@
-"""Word attention + pairs -> running integer counts (update / merge / result).
+"""Predictions + relation pairs -> running integer counts, shared by every analysis that scores against a treebank.
 
-``predictions`` turns word attention into each head's predicted heads,
-``pairs`` flattens a batch's (query, head) pairs, ``counts`` keeps the running
-counts, ``bootstrap`` derives the per-sentence replicate weights.
+``pairs`` flattens a batch's (query, head) pairs, ``counts`` keeps the running counts, ``bootstrap`` derives the
+per-sentence replicate weights and keeps their sums.
 """

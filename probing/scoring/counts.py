@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ..errors import ProbingError
-from .bootstrap import ReplicateSums, replicated
-from .pairs import PairBatch
+from probing.errors import ProbingError
+from probing.scoring.bootstrap import ReplicateSums, replicated
+from probing.scoring.pairs import PairBatch
 
 OFFSETS = (-3, -2, -1, 1, 2, 3)
 """The positional baselines: word i's head is predicted to be word i + offset."""

@@ -4,7 +4,7 @@ Scoring gathers each pair's prediction with one advanced-indexing operation,
 so the pairs of every relation and sentence of a batch travel together as
 four equally long index tensors.
 
->>> from probing.treebank import Sentence
+>>> from probing.data.treebank import Sentence
 >>> s = Sentence(words=("the", "cat", "sat"), heads=(1, 2, -1),
 ...              labels=("det", "nsubj", "root"), upos=("DET", "NOUN", "VERB"))
 >>> batch = collect_pairs([s], ("det", "all"))
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..relations import relation_pairs
-from ..treebank import Sentence
+from probing.data.relations import relation_pairs
+from probing.data.treebank import Sentence
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,11 @@
+"""Coreference heads (Clark et al. 2019, section 4.3) on CorefUD treebanks such as UD English-GUM.
+
+- :mod:`~probing.data.entities`: documents and mentions from MISC ``Entity=`` brackets (head word, type);
+- :mod:`~probing.data.windows`: documents cut into windows of whole sentences, the engine's units;
+- :mod:`~probing.analyses.coref.antecedents`: scored mentions, their antecedents, the three baselines;
+- :mod:`~probing.analyses.coref.report`: chosen heads, accuracies by type with intervals, tables, leaderboard rows
+  (torch-free).
+
+The accumulator is :class:`probing.analyses.coref.accumulator.CorefAccumulator`; the command is ``probing coref``;
+the rules in words are in docs/coref.md. Nothing here imports torch.
+"""

@@ -1,0 +1,2 @@
+"""The dependency-head probe (Clark et al. 2019, sections 4.1-4.2): counts, tables, plots, the Python API.
+"""

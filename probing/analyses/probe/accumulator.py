@@ -1,0 +1,214 @@
+"""The dependency-head probe (Clark et al. 2019, sections 4.1-4.2) as an accumulator of the engine.
+
+Each batch's word attention gives every head's predicted head for every
+word, in both directions; the pairs of each relation are scored against
+them and against the fixed offsets, and only integer counts are kept
+(probing.scoring.counts). The result is the probe's contract
+(docs/results.md): per relation the pairs, every head's correct count, every
+offset's, the best head and the best offset, and the bootstrap replicate
+counts that give intervals.
+
+>>> from probing.analyses.probe.api import score
+>>> from probing.testing import tiny_bert
+>>> result = score(model=tiny_bert(), limit=3, bootstrap=0)
+>>> result["analysis"], result["treebank"]["sentences_scored"]
+('probe', 3)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from probing.engine.passes import Accumulator, BatchView
+from probing.errors import ProbingError
+from probing.naming import DIRECTIONS
+from probing.results.schema import decode_array, encode_array
+from probing.scoring.counts import BootstrapSpec, ProbeCounts
+from probing.scoring.pairs import collect_pairs
+from probing.stats.selection import best_cell, select_head, select_offset
+
+COUNTERS = ("sentences", "words")
+
+
+class ProbeAccumulator(Accumulator):
+    """Integer counts of every head, direction and offset per relation (update / merge / result)."""
+
+    analysis = "probe"
+
+    def __init__(self, counts: ProbeCounts):
+        super().__init__()
+        self.counts = counts
+
+    @classmethod
+    def create(cls, relations, num_layers: int, num_heads: int, *, offsets, bootstrap: int, seed: int,
+               causal: bool) -> "ProbeAccumulator":
+        spec = BootstrapSpec(bootstrap, seed) if bootstrap else None
+        return cls(ProbeCounts(relations, num_layers, num_heads, offsets=offsets, bootstrap=spec, causal=causal))
+
+    def update(self, view: BatchView) -> None:
+        batch = view.batch
+        pairs = collect_pairs(batch.sentences, self.counts.relations)
+        self.counts.update(view.predictions, pairs, sentence_indices=batch.indices, num_words=batch.num_words.tolist())
+
+    def identity(self) -> dict:
+        counts = self.counts
+        bootstrap = None if counts.bootstrap is None else [counts.bootstrap.replicates, counts.bootstrap.seed]
+        return {"analysis": self.analysis, "relations": list(counts.relations), "offsets": list(counts.offsets),
+                "bootstrap": bootstrap, "causal": counts.causal, "shape": [counts.num_layers, counts.num_heads]}
+
+    def state(self) -> dict:
+        state = {name: getattr(self.counts, name).clone() for name in self.counts.tensor_names()}
+        state.update({name: torch.tensor(getattr(self.counts, name)) for name in COUNTERS})
+        return state
+
+    def load_state(self, state: dict) -> "ProbeAccumulator":
+        for name in self.counts.tensor_names():
+            tensor = getattr(self.counts, name)
+            if name not in state or tuple(state[name].shape) != tuple(tensor.shape):
+                raise ProbingError(f"the saved probe counts lack {name} of shape {tuple(tensor.shape)}", source="--resume")
+            tensor.copy_(state[name])
+        for name in COUNTERS:
+            setattr(self.counts, name, int(state[name]))
+        return self
+
+    def fresh(self) -> "ProbeAccumulator":
+        counts = self.counts
+        return ProbeAccumulator(ProbeCounts(counts.relations, counts.num_layers, counts.num_heads, offsets=counts.offsets,
+                                            bootstrap=counts.bootstrap, causal=counts.causal))
+
+    def merge(self, other: "ProbeAccumulator") -> "ProbeAccumulator":
+        self.counts.merge(other.counts)
+        return self
+
+    def result(self) -> dict:
+        return {"relations": relations_summary(self.counts), "bootstrap": encode_bootstrap(self.counts)}
+
+    @classmethod
+    def from_result(cls, result: dict) -> "ProbeAccumulator":
+        return cls(counts_from_result(result))
+
+    @staticmethod
+    def finish_merge(merged: dict, parts: list[dict]) -> dict:
+        """The merged ``treebank`` block, and held-out numbers recomputed from the merged counts."""
+        from probing.stats.heldout import reattach_heldout
+
+        treebank = dict(parts[0]["treebank"])
+        for name in ("sentences_scored", "words_scored", "unk_substituted_words"):
+            treebank[name] = sum(part["treebank"][name] for part in parts)
+        reasons = {reason for part in parts for reason in part["treebank"]["skipped"]}
+        treebank["skipped"] = {reason: sum(part["treebank"]["skipped"].get(reason, 0) for part in parts)
+                               for reason in reasons}
+        return reattach_heldout({**merged, "treebank": treebank}, parts)
+
+
+def relations_summary(counts: ProbeCounts) -> dict:
+    """The ``relations`` object: counts, the best head and the best offset per relation."""
+    summary = {}
+    for r, name in enumerate(counts.relations):
+        total = int(counts.total[r])
+        heads = {direction: counts.heads[r, d].tolist() for d, direction in enumerate(DIRECTIONS)}
+        baselines = {str(offset): int(counts.baselines[r, o]) for o, offset in enumerate(counts.offsets)}
+        reachable = {direction: int(counts.reachable[r, d]) for d, direction in enumerate(DIRECTIONS)}
+        summary[name] = {
+            "total": total,
+            "heads": heads,
+            "baselines": baselines,
+            "best": best_head(heads, total),
+            "best_baseline": best_baseline(baselines, counts.offsets, total),
+            "reachable": reachable,
+            "best_reachable": best_reachable_head(heads, reachable),
+        }
+    return summary
+
+
+def best_head(heads: dict, total: int) -> dict | None:
+    """The most accurate (layer, head, direction) by :func:`probing.stats.selection.select_head`; None without pairs.
+
+    >>> best_head({"dep_to_head": [[3, 9], [9, 1]], "head_to_dep": [[0, 9], [2, 2]]}, total=10)
+    {'layer': 0, 'head': 1, 'direction': 'dep_to_head', 'accuracy': 0.9}
+    """
+    choice = select_head(np.stack([np.asarray(heads[d]) for d in DIRECTIONS]), total)
+    if choice is None:
+        return None
+    return {"layer": choice.layer, "head": choice.head, "direction": choice.direction, "accuracy": choice.correct / total}
+
+
+def best_reachable_head(heads: dict, reachable: dict) -> dict | None:
+    """The best head by accuracy over the pairs its direction can reach (docs/families.md); the same
+    tie rule. None when no pair is reachable.
+
+    >>> best_reachable_head({"dep_to_head": [[2, 4]], "head_to_dep": [[3, 1]]}, {"dep_to_head": 4, "head_to_dep": 3})
+    {'layer': 0, 'head': 0, 'direction': 'head_to_dep', 'accuracy': 1.0}
+    """
+    denominators = np.array([reachable[d] for d in DIRECTIONS], dtype=float)
+    if not denominators.any():
+        return None
+    correct = np.stack([np.asarray(heads[d], dtype=float) for d in DIRECTIONS])  # [direction, layer, head]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        accuracy = np.where(denominators[:, None, None] > 0, correct / denominators[:, None, None], -1.0)
+    direction, layer, head = best_cell(accuracy)
+    return {"layer": layer, "head": head, "direction": DIRECTIONS[direction], "accuracy": float(accuracy[direction, layer, head])}
+
+
+def best_baseline(baselines: dict[str, int], offsets, total: int) -> dict | None:
+    """The most accurate offset by :func:`probing.stats.selection.select_offset` (ties: the offset listed first)."""
+    choice = select_offset([baselines[str(o)] for o in offsets], list(offsets), total)
+    return None if choice is None else {"offset": choice.offset, "accuracy": choice.correct / total}
+
+
+BOOTSTRAP_ARRAYS = ("boot_total", "boot_heads", "boot_baselines")
+
+
+def encode_bootstrap(counts: ProbeCounts) -> dict | None:
+    if counts.bootstrap is None:
+        return None
+    return {
+        "replicates": counts.bootstrap.replicates,
+        "seed": counts.bootstrap.seed,
+        "method": "poisson",
+        "encoding": "base64(zlib(int64 little-endian, C order))",
+        "arrays": {name: encode_array(getattr(counts, name).numpy()) for name in BOOTSTRAP_ARRAYS},
+    }
+
+
+def counts_from_result(result: dict) -> ProbeCounts:
+    """Rebuild the running counts of a (validated) probe result, for merges and intervals."""
+    model, relations = result["model"], result["relations"]
+    boot = result.get("bootstrap")
+    counts = ProbeCounts(
+        list(relations),
+        model["num_layers"],
+        model["num_heads"],
+        offsets=result["config"]["offsets"],
+        bootstrap=BootstrapSpec(boot["replicates"], boot["seed"]) if boot else None,
+        causal=bool(model.get("is_causal", False)),
+    )
+    for r, name in enumerate(relations):
+        entry = relations[name]
+        counts.total[r] = entry["total"]
+        for d, direction in enumerate(DIRECTIONS):
+            counts.heads[r, d] = torch.tensor(entry["heads"][direction])
+        counts.baselines[r] = torch.tensor([entry["baselines"][str(o)] for o in counts.offsets])
+        if "reachable" not in entry:
+            raise ProbingError(f"relation {name!r} has no reachable counts (written by an older probing); score again")
+        counts.reachable[r] = torch.tensor([entry["reachable"][direction] for direction in DIRECTIONS])
+    if boot:
+        for name in BOOTSTRAP_ARRAYS:
+            getattr(counts, name).copy_(torch.from_numpy(decode_array(boot["arrays"][name]).copy()))
+    counts.sentences = result["treebank"]["sentences_scored"]
+    counts.words = result["treebank"]["words_scored"]
+    return counts
+
+
+def treebank_block(source, stats, counts: ProbeCounts) -> dict:
+    """The probe contract's ``treebank`` object (docs/results.md)."""
+    return {
+        "path": source.recorded_path,
+        "sha256": source.sha256,
+        "sentences_total": stats.units_total,
+        "sentences_scored": counts.sentences,
+        "words_scored": counts.words,
+        "skipped": {"too_long": stats.too_long},
+        "unk_substituted_words": stats.unk_substituted_words,
+    }

@@ -1,0 +1,79 @@
+"""The Python API: one call does what ``probing score`` does.
+
+>>> from probing.testing import tiny_bert
+>>> result = score(model=tiny_bert(), limit=3, bootstrap=0)
+>>> sorted(result["relations"]) == sorted(["dobj", "det", "pobj", "poss", "all"])
+True
+"""
+
+from __future__ import annotations
+
+from probing.analyses.probe.config import ScoreConfig
+from probing.engine.passes import PassHooks, PassOptions, run_pass
+from probing.errors import ProbingError
+from probing.data.inputs import open_input
+from probing.model.loading import LoadedModel, load_model
+from probing.engine.readings import READINGS
+from probing.results.io import provenance
+
+
+def load_for(config: ScoreConfig) -> LoadedModel:
+    """The model a probe config names (its options, validated first)."""
+    return load_model(
+        config.model,
+        revision=config.revision,
+        device=config.device,
+        dtype=config.dtype,
+        random_init=config.random_init,
+        seed=config.seed,
+        trust_remote_code=config.trust_remote_code,
+        stack=config.stack,
+    )
+
+
+def run_probe(config: ScoreConfig, *, loaded: LoadedModel | None = None, progress: bool = False,
+              hooks: PassHooks | None = None, description: str = "scoring") -> dict:
+    """Score every head of a model on a treebank; return the result object (docs/results.md)."""
+    from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
+
+    config = config.validated()
+    source = open_input(config.treebank, limit=config.limit)
+    loaded = loaded or load_for(config)
+    options = PassOptions(batch_size=config.batch_size, max_length=config.max_length, shard=config.shard,
+                          attention=config.attention, pool_from=config.pool_from, progress=progress,
+                          description=description)
+    accumulator = ProbeAccumulator.create(
+        config.relations, loaded.num_layers, READINGS[config.attention].heads(loaded.num_heads),
+        offsets=config.offsets, bootstrap=config.bootstrap, seed=config.seed, causal=loaded.is_causal,
+    )
+    stats = run_pass(loaded, source, [accumulator], options, hooks=hooks)
+    require_units(stats, source, options)
+    result = provenance("probe", loaded, source, stats, {**config.as_result_dict(), **options.config()})
+    result["config"].update({"stack": loaded.stack, "prepended_token": loaded.prepended_token})
+    result["treebank"] = treebank_block(source, stats, accumulator.counts)
+    result.update(accumulator.result())
+    return result
+
+
+def require_units(stats, source, options: PassOptions) -> None:
+    """A pass that scored nothing is an error, not an empty result."""
+    if stats.units_used:
+        return
+    if stats.units_in_part == 0:
+        where = f"shard {options.shard[0]}/{options.shard[1]}" if options.shard else "the input"
+        raise ProbingError(f"{where} holds no unit to score ({stats.units_total} in the file)", source=str(source.path))
+    raise ProbingError(
+        f"all {stats.units_in_part} units are longer than {stats.max_length} tokens (the model's limit, or "
+        "--max-length); nothing was scored",
+        source=str(source.path),
+    )
+
+
+def score(model: str | None = None, treebank: str | None = None, *, progress: bool = False, **options) -> dict:
+    """Score every head of ``model`` on ``treebank``; options are ScoreConfig fields.
+
+    Returns the result object of docs/results.md (write it with ``probing.results.io.write_result``).
+    """
+    if "relations" in options:
+        options["relations"] = tuple(options["relations"])
+    return run_probe(ScoreConfig(model=model, treebank=treebank, **options), progress=progress)

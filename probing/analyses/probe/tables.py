@@ -1,0 +1,143 @@
+"""Plain-text tables made from result files (never imports torch).
+
+Layers and heads are counted from 1 in every table, as in the paper
+("8-10" is layer 8, head 10); the JSON counts from 0.
+
+>>> head_label({"layer": 7, "head": 9, "direction": "dep_to_head"})
+'8-10 dep->head'
+"""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from probing.naming import head_name, offset_name
+
+
+def head_label(best: dict | None) -> str:
+    """``layer-head direction`` counted from 1, or a dash when there is none."""
+    if best is None:
+        return "-"
+    return head_name(best["layer"], best["head"], best["direction"])
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def score_table(result: dict, tablefmt: str = "simple") -> str:
+    """One row per relation: pairs, best head and accuracy, best offset and accuracy."""
+    rows = []
+    for name, entry in result["relations"].items():
+        best, baseline = entry["best"], entry["best_baseline"]
+        rows.append(
+            [
+                name,
+                entry["total"],
+                head_label(best),
+                percent(best and best["accuracy"]),
+                "-" if baseline is None else offset_name(baseline['offset']),
+                percent(baseline and baseline["accuracy"]),
+            ]
+        )
+    headers = ["relation", "pairs", "best head (layer-head, from 1)", "acc %", "best offset", "offset acc %"]
+    return tabulate(
+        rows,
+        headers=headers,
+        tablefmt=tablefmt,
+        colalign=("left", "right", "left", "right", "right", "right"),
+        disable_numparse=True,
+    )
+
+
+def run_header(result: dict) -> str:
+    """One line that says what was scored on what."""
+    model, treebank = result["model"], result["treebank"]
+    skipped = ", ".join(f"{count} {why.replace('_', ' ')}" for why, count in treebank["skipped"].items() if count)
+    return (
+        f"{model['name_or_path']} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
+        f"{', random init' if model.get('random_init') else ''}) on {treebank['path']}: "
+        f"{treebank['sentences_scored']}/{treebank['sentences_total']} sentences, {treebank['words_scored']} words"
+        + (f" (skipped: {skipped})" if skipped else "")
+    )
+
+
+def with_interval(value: float | None, interval: list[float] | None) -> str:
+    """``"86.8 [85.1, 88.4]"`` in percent; the bare value when there is no interval.
+
+    >>> with_interval(0.868, [0.851, 0.884])
+    '86.8 [85.1, 88.4]'
+    """
+    if value is None:
+        return "-"
+    if not interval:
+        return percent(value)
+    return f"{percent(value)} [{percent(interval[0])}, {percent(interval[1])}]"
+
+
+def _points(value: float | None, interval: list[float] | None) -> str:
+    if value is None:
+        return "-"
+    text = f"{100 * value:+.1f}"
+    return text if not interval else f"{text} [{100 * interval[0]:+.1f}, {100 * interval[1]:+.1f}]"
+
+
+def p_value(p: float | None, replicates: int) -> str:
+    """A bootstrap fraction, shown as ``< 1/B`` when no replicate reached it.
+
+    >>> p_value(0.0, 1000), p_value(0.25, 1000), p_value(None, 0)
+    ('<0.001', '0.250', '-')
+    """
+    if p is None:
+        return "-"
+    if p == 0 and replicates:
+        return f"<{1 / replicates:.3g}"
+    return f"{p:.3f}"
+
+
+def heldout_table(result: dict, tablefmt: str = "simple") -> str:
+    """Held-out numbers: head and offset chosen on DEV, accuracy on TEST with 95% intervals.
+
+    One row per relation, with the in-sample choice (chosen on TEST itself, as
+    in the paper) beside it for comparison.
+    """
+    heldout = result["heldout"]
+    rows = []
+    for name, entry in heldout["relations"].items():
+        chosen, in_sample, dev = entry["heldout"], entry["in_sample"], entry["dev"]
+        head, baseline, difference = chosen["head"], chosen["baseline"], chosen["difference"]
+        ties = dev["head"]["ties"] if dev["head"] else 1
+        rows.append(
+            [
+                name,
+                entry["pairs"],
+                head_label(head) + (f" (tie of {ties})" if ties > 1 else ""),
+                with_interval(head and head["accuracy"], head and head["interval"]),
+                "-" if baseline is None else offset_name(baseline['offset']),
+                with_interval(baseline and baseline["accuracy"], baseline and baseline["interval"]),
+                _points(difference and difference["value"], difference and difference["interval"]),
+                p_value(difference and difference["p_not_better"], heldout["replicates"]),
+                head_label(in_sample["head"]),
+                percent(in_sample["head"] and in_sample["head"]["accuracy"]),
+            ]
+        )
+    headers = [
+        "relation",
+        "pairs",
+        "head chosen on dev",
+        "acc % [95% CI]",
+        "offset",
+        "offset acc % [95% CI]",
+        "head - offset, points",
+        "P(not better)",
+        "in-sample head",
+        "in-sample acc %",
+    ]
+    align = ("left", "right", "left", "right", "right", "right", "right", "right", "left", "right")
+    table = tabulate(rows, headers=headers, tablefmt=tablefmt, colalign=align, disable_numparse=True)
+    dev_treebank = heldout["select_on"]["treebank"]
+    return (
+        f"held-out: chosen on {dev_treebank['path']} ({dev_treebank['sentences_scored']} sentences), "
+        f"reported on {heldout['report_on']['path']}; intervals: {heldout['replicates']} bootstrap replicates "
+        f"over sentences; layers and heads from 1\n{table}"
+    )

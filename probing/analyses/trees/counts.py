@@ -1,0 +1,265 @@
+"""Whole trees from single heads: integer UAS and UUAS counts of every layer, head, direction and decoding.
+
+For every layer, head and direction the score of "h is the head of d" is
+``W[d, h]`` (``dep_to_head``) or ``W[h, d]`` (``head_to_dep``), and each word
+gets a head in two ways: ``max`` (its best-scoring word, the probe's rule) and
+``mst`` (the maximum spanning tree rooted at the gold root word). Counted
+over the **scored words**: every word but the gold root and words whose UPOS
+is ``PUNCT``.
+
+- UAS: scored words whose predicted head is the gold head.
+- UUAS: scored words whose gold edge {word, head} is an edge of the prediction
+  in either direction (the prediction's edges are {w, head(w)} for every word
+  w that has a predicted head: all words under ``max``, all but the root under
+  ``mst``).
+- Baselines on the same words: right-branching (each word's head is the next
+  word, the last word's the one before it) and left-branching (the mirror).
+- A sentence with no root word, or with several, is skipped and counted by reason.
+
+Everything is an integer, so parts merge by addition; with a bootstrap every
+count also has Poisson replicate counts, seeded by sentence index (as the probe's).
+
+>>> import torch
+>>> from probing.data.treebank import Sentence
+>>> s = Sentence(words=("the", "cat", "sat"), heads=(1, 2, -1), labels=("det", "nsubj", "root"),
+...              upos=("DET", "NOUN", "VERB"))
+>>> W = torch.tensor([[0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.3, 0.6, 0.1]])  # each word attends to its head
+>>> counts = TreeCounts(num_layers=1, num_heads=1)
+>>> counts.update(W[None, None, None], [s], torch.tensor([3]))
+>>> result = counts.result()
+>>> result["words"], result["decodings"]["mst"]["uas"]["dep_to_head"], result["baselines"]["right_branching"]
+(2, [[2]], {'uas': 2, 'uuas': 2})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from probing.scoring.bootstrap import ReplicateSums, replicated
+from probing.scoring.counts import BootstrapSpec
+from probing.engine.predictions import DIRECTIONS, predict_heads
+from probing.stats.selection import select_head
+from probing.data.treebank import ROOT, Sentence
+from probing.analyses.trees.decode import mst_heads
+
+DECODINGS = ("max", "mst")
+METRICS = ("uas", "uuas")
+BASELINES = ("right_branching", "left_branching")
+SKIP_REASONS = ("no_root", "several_roots")
+PUNCT = "PUNCT"
+
+
+def single_root(sentence: Sentence) -> int | str:
+    """The index of the sentence's only root word, or the reason it is skipped."""
+    roots = [i for i, head in enumerate(sentence.heads) if head == ROOT]
+    if not roots:
+        return "no_root"
+    if len(roots) > 1:
+        return "several_roots"
+    return roots[0]
+
+
+def gold_tensors(sentences: Sequence[Sentence], words: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """gold heads long [batch, word] (-1 for the root and padding) and scored words bool [batch, word].
+
+    >>> from probing.data.treebank import Sentence
+    >>> s = Sentence(words=("Hi", "!"), heads=(-1, 0), labels=("root", "punct"), upos=("INTJ", "PUNCT"))
+    >>> [t.tolist() for t in gold_tensors([s], 3)]
+    [[[-1, 0, -1]], [[False, False, False]]]
+    """
+    gold = torch.full((len(sentences), words), ROOT, dtype=torch.long)
+    scored = torch.zeros((len(sentences), words), dtype=torch.bool)
+    for row, sentence in enumerate(sentences):
+        gold[row, : len(sentence)] = torch.tensor(sentence.heads, dtype=torch.long)
+        scored[row, : len(sentence)] = torch.tensor(
+            [head != ROOT and upos != PUNCT for head, upos in zip(sentence.heads, sentence.upos)]
+        )
+    return gold.to(device), scored.to(device)
+
+
+def edge_counts(predicted: torch.Tensor, gold: torch.Tensor, scored: torch.Tensor) -> torch.Tensor:
+    """Per-sentence correct counts long [batch, metric, ...] of predicted heads ``[batch, ..., word]``.
+
+    gold [batch, word], scored [batch, word]; -1 in ``predicted`` means no head.
+
+    >>> edge_counts(torch.tensor([[1, 0, 1]]), torch.tensor([[1, -1, 1]]), torch.tensor([[True, False, True]]))
+    tensor([[2, 2]])
+    >>> edge_counts(torch.tensor([[2, 0, 0]]), torch.tensor([[1, -1, 1]]), torch.tensor([[True, False, True]]))  # 0->1 found as 1->0
+    tensor([[0, 1]])
+    """
+    extra = predicted.dim() - 2
+    shape = (gold.shape[0],) + (1,) * extra + (gold.shape[1],)
+    gold, scored = gold.view(shape), scored.view(shape)
+    directed = (predicted == gold) & scored
+    # the prediction made for the gold head: is it the word itself (the edge turned round)?
+    of_gold_head = predicted.gather(-1, gold.clamp(min=0).expand_as(predicted))
+    positions = torch.arange(predicted.shape[-1], device=predicted.device)
+    undirected = directed | ((of_gold_head == positions) & scored)
+    return torch.stack([directed.sum(-1), undirected.sum(-1)], dim=1)
+
+
+def branching_heads(num_words: torch.Tensor, words: int) -> torch.Tensor:
+    """long [batch, baseline, word]: right-branching (next word; the last word's is the one before it)
+    and left-branching (previous word; the first word's is the one after it); -1 for padding.
+
+    >>> branching_heads(torch.tensor([4, 1]), 4).tolist()
+    [[[1, 2, 3, 2], [1, 0, 1, 2]], [[-1, -1, -1, -1], [-1, -1, -1, -1]]]
+    """
+    positions = torch.arange(words, device=num_words.device)[None, :]
+    count = num_words[:, None]
+    right = torch.where(positions == count - 1, positions - 1, positions + 1)
+    left = torch.where(positions == 0, positions + 1, positions - 1).expand_as(right)
+    heads = torch.stack([right, left], dim=1)
+    # a one-word sentence has no other word to point at
+    keep = (positions < count)[:, None, :] & (count > 1)[:, None, :]
+    return torch.where(keep, heads, torch.full_like(heads, -1))
+
+
+class TreeCounts:
+    """UAS/UUAS counts of single-head trees; ``update`` per batch, ``merge`` across parts.
+
+    Shapes (L layers, H heads, B bootstrap replicates): ``heads`` [metric,
+    decoding, direction, L, H]; ``baselines`` [metric, baseline]; ``total``
+    the scored words; with a bootstrap ``boot_total`` [B], ``boot_heads`` [B,
+    metric, decoding, direction, L, H], ``boot_baselines`` [B, metric, baseline].
+    """
+
+    boot_total, boot_heads, boot_baselines = replicated(), replicated(), replicated()
+
+    def __init__(self, num_layers: int, num_heads: int, bootstrap: BootstrapSpec | None = None):
+        self.num_layers, self.num_heads = num_layers, num_heads
+        self.bootstrap = bootstrap
+        self.heads = torch.zeros((len(METRICS), len(DECODINGS), len(DIRECTIONS), num_layers, num_heads), dtype=torch.long)
+        self.baselines = torch.zeros((len(METRICS), len(BASELINES)), dtype=torch.long)
+        self.total = 0
+        self.sentences = 0
+        self.skipped = dict.fromkeys(SKIP_REASONS, 0)
+        self.replicates = None if bootstrap is None else ReplicateSums(
+            bootstrap.replicates, bootstrap.seed, {"total": (), "heads": self.heads.shape, "baselines": self.baselines.shape})
+
+    def update(self, word_attention: torch.Tensor, sentences: Sequence[Sentence], num_words,
+               predictions: torch.Tensor | None = None) -> None:
+        """Count one batch: word_attention [batch, layer, head, word, word] (not modified).
+
+        ``predictions``: the batch's ``max`` heads long [batch, direction, layer, head, word] when the
+        caller already has them (the engine's ``BatchView.predictions``), so they are not made twice.
+        """
+        num_words = torch.as_tensor(num_words, dtype=torch.long)
+        if [len(sentence) for sentence in sentences] != num_words.tolist():
+            raise ValueError("num_words must be the sentences' lengths, in batch order")
+        roots = [single_root(sentence) for sentence in sentences]
+        kept = [row for row, root in enumerate(roots) if isinstance(root, int)]
+        for root in roots:
+            if isinstance(root, str):
+                self.skipped[root] += 1
+        if not kept:
+            return
+        device = word_attention.device
+        if len(kept) < len(sentences):
+            index = torch.tensor(kept, device=device)
+            word_attention = word_attention.index_select(0, index)
+            if predictions is not None:
+                predictions = predictions.index_select(0, index.to(predictions.device))
+            num_words = num_words[kept]
+            sentences = [sentences[row] for row in kept]
+        root = torch.tensor([roots[row] for row in kept], device=device)
+        words = word_attention.shape[-1]
+        gold, scored = gold_tensors(sentences, words, device)
+        num_words = num_words.to(device)
+
+        # [batch, decoding, direction, layer, head, word]
+        best = predict_heads(word_attention, num_words) if predictions is None else predictions.to(device)
+        tree = mst_heads(torch.stack([word_attention, word_attention.transpose(-1, -2)], dim=1), root, num_words)
+        per_sentence = edge_counts(torch.stack([best, tree], dim=1), gold, scored).cpu()
+        baselines = edge_counts(branching_heads(num_words, words), gold, scored).cpu()  # [batch, metric, baseline]
+        totals = scored.sum(-1).cpu()  # [batch]
+
+        self.sentences += len(sentences)
+        self.total += int(totals.sum())
+        self.heads += per_sentence.sum(0)
+        self.baselines += baselines.sum(0)
+        if self.replicates is not None:
+            self.replicates.add([s.index for s in sentences],
+                                {"total": totals, "heads": per_sentence, "baselines": baselines})
+
+    def merge(self, other: "TreeCounts") -> "TreeCounts":
+        """Add another part's counts (same shape and bootstrap) into this one."""
+        if self._options() != other._options():
+            raise ValueError(f"cannot merge tree counts of different shape or options: {self._options()} vs {other._options()}")
+        for name in self.tensor_names():
+            getattr(self, name).add_(getattr(other, name))
+        self.total += other.total
+        self.sentences += other.sentences
+        for reason in SKIP_REASONS:
+            self.skipped[reason] += other.skipped[reason]
+        return self
+
+    def tensor_names(self) -> list[str]:
+        names = ["heads", "baselines"]
+        if self.bootstrap is not None:
+            names += ["boot_total", "boot_heads", "boot_baselines"]
+        return names
+
+    def _options(self) -> tuple:
+        return (self.num_layers, self.num_heads, self.bootstrap)
+
+    def state_dict(self) -> dict:
+        """Tensors and ints only, for checkpoints."""
+        state = {name: getattr(self, name).clone() for name in self.tensor_names()}
+        state.update(total=self.total, sentences=self.sentences, num_layers=self.num_layers, num_heads=self.num_heads)
+        state.update({f"skipped_{reason}": count for reason, count in self.skipped.items()})
+        state["bootstrap_replicates"] = -1 if self.bootstrap is None else self.bootstrap.replicates
+        state["bootstrap_seed"] = -1 if self.bootstrap is None else self.bootstrap.seed
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        bootstrap = None
+        if state["bootstrap_replicates"] >= 0:
+            bootstrap = BootstrapSpec(state["bootstrap_replicates"], state["bootstrap_seed"])
+        theirs = (state["num_layers"], state["num_heads"], bootstrap)
+        if theirs != self._options():
+            raise ValueError(f"checkpoint of tree counts with other options: {theirs} vs {self._options()}")
+        for name in self.tensor_names():
+            getattr(self, name).copy_(state[name])
+        self.total, self.sentences = int(state["total"]), int(state["sentences"])
+        self.skipped = {reason: int(state[f"skipped_{reason}"]) for reason in SKIP_REASONS}
+
+    def result(self) -> dict:
+        """Plain ints and lists; layers and heads count from 0."""
+        decodings = {}
+        for d, decoding in enumerate(DECODINGS):
+            entry = {}
+            for m, metric in enumerate(METRICS):
+                counts = self.heads[m, d]  # [direction, layer, head]
+                entry[metric] = {direction: counts[r].tolist() for r, direction in enumerate(DIRECTIONS)}
+                choice = select_head(counts.numpy(), self.total)
+                entry[f"best_{metric}"] = None if choice is None else {
+                    "layer": choice.layer, "head": choice.head, "direction": choice.direction,
+                    "correct": choice.correct, "ties": choice.ties,
+                }
+            decodings[decoding] = entry
+        result = {
+            "layers": self.num_layers,
+            "heads": self.num_heads,
+            "sentences": {"scored": self.sentences, "skipped": dict(self.skipped)},
+            "words": self.total,
+            "decodings": decodings,
+            "baselines": {
+                baseline: {metric: int(self.baselines[m, b]) for m, metric in enumerate(METRICS)}
+                for b, baseline in enumerate(BASELINES)
+            },
+            "bootstrap": None,
+        }
+        if self.bootstrap is not None:
+            result["bootstrap"] = {
+                "replicates": self.bootstrap.replicates,
+                "seed": self.bootstrap.seed,
+                "method": "poisson",
+                "total": self.boot_total.tolist(),
+                "heads": self.boot_heads.tolist(),  # [replicate, metric, decoding, direction, layer, head]
+                "baselines": self.boot_baselines.tolist(),  # [replicate, metric, baseline]
+            }
+        return result
+

@@ -1,0 +1,280 @@
+"""Tables, a figure and leaderboard rows from trees results (no torch: result files only).
+
+Every number here is read from a result's ``trees``, ``selection`` and
+``heldout`` blocks (see :mod:`probing.analyses.trees.accumulator`); nothing is
+recomputed. Percentages with their 95% intervals; layers and heads counted
+from 1 (``3-9`` is layer 3, head 9), as in every table of the project.
+
+>>> cell({"accuracy": 0.5123, "interval": [0.5, 0.52]}, "3-9")
+'51.2 [50.0, 52.0] 3-9'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from probing.naming import ARROWS, head_name
+from probing.analyses.probe.tables import with_interval
+
+METRICS = ("uas", "uuas")
+DECODINGS = ("max", "mst")
+PROBES = ("attn", "attn+vectors", "distances+vectors")
+PROBE_DECODINGS = ("argmax", "mst")
+BASELINES = ("right_branching", "left_branching")
+DIRECTIONS = ("dep_to_head", "head_to_dep")
+SHORT = {"dep_to_head": "d>h", "head_to_dep": "h>d"}
+
+
+def cell(measured: dict | None, label: str = "") -> str:
+    """``accuracy [low, high] label`` in percent, or a dash."""
+    if not measured or measured.get("accuracy") is None:
+        return "-"
+    text = with_interval(measured["accuracy"], measured.get("interval"))
+    return f"{text} {label}".rstrip()
+
+
+def members_text(members: list[dict]) -> str:
+    """Ensemble members as ``3-9 4-1`` (from 1)."""
+    return " ".join(head_name(member["layer"], member["head"]) for member in members)
+
+
+def _tabulate(rows, headers, align) -> str:
+    from tabulate import tabulate
+
+    return tabulate(rows, headers=headers, tablefmt="simple", colalign=align, disable_numparse=True)
+
+
+def header(result: dict) -> str:
+    """One line: model, treebank, what was scored and skipped."""
+    model, trees = result["model"], result["trees"]
+    skipped = {**result["input"].get("skipped", {}), **trees["sentences"]["skipped"]}
+    skipped_text = ", ".join(f"{count} {why.replace('_', ' ')}" for why, count in skipped.items() if count)
+    name = model.get("name") or model["name_or_path"]
+    return (f"{name} ({model['architecture']}, {trees['layers']}x{trees['heads']}"
+            f"{', random init' if model.get('random_init') else ''}) on {Path(result['input']['path']).name}: "
+            f"{trees['sentences']['scored']} sentences, {trees['words']} scored words"
+            + (f" (skipped: {skipped_text})" if skipped_text else ""))
+
+
+def heldout_tables(result: dict) -> str:
+    """Every family of held-out numbers: chosen on the selection treebank, measured on this one."""
+    heldout, selection = result["heldout"], result["selection"]
+    made_on = selection["made_on"]
+    chosen = (f"chosen on {Path(made_on['path']).name} ({made_on['sentences']} sentences, {made_on['words']} scored "
+              f"words); {int(100 * heldout['level'])}% intervals from {heldout['replicates']} bootstrap replicates")
+    parts = [header(result), chosen, ""]
+    rows = []
+    for decoding in DECODINGS:
+        for metric in METRICS:
+            entry = heldout["best_heads"][decoding][metric]
+            if entry is None:
+                continue
+            versus = entry.get("vs_right_branching") or {}
+            rows.append([decoding.upper(), metric.upper(), head_name(entry["layer"], entry["head"], entry["direction"]),
+                         _percent(entry["dev"]["accuracy"]), cell(entry),
+                         _points(versus.get("value"), versus.get("interval"))])
+    parts += ["Best single head as a tree (chosen on DEV)",
+              _tabulate(rows, ["decoding", "metric", "head (from 1)", "DEV %", "TEST % [95%]", "vs right-branching"],
+                        ("left", "left", "left", "right", "right", "right")), ""]
+    rows = [[name.replace("_", "-"), cell(heldout["baselines"][name]["uas"]), cell(heldout["baselines"][name]["uuas"])]
+            for name in BASELINES]
+    parts += ["Baselines (same scored words)", _tabulate(rows, ["baseline", "UAS %", "UUAS %"], ("left", "right", "right")), ""]
+    if heldout.get("ensembles"):
+        rows = []
+        for entry in heldout["ensembles"]:
+            difference = entry["difference"]
+            rows.append([entry["relation"], ARROWS[entry["direction"]], members_text(entry["members"]), entry["total"],
+                         cell(entry), head_name(entry["single"]["layer"], entry["single"]["head"]), cell(entry["single"]),
+                         _points(difference["value"], difference["interval"])])
+        parts += ["Head ensembles per relation and direction (chosen on DEV; relation accuracy)",
+                  _tabulate(rows, ["relation", "direction", "members (from 1)", "pairs", "ensemble % [95%]",
+                                   "best single", "single % [95%]", "difference"],
+                            ("left", "left", "left", "right", "right", "left", "right", "right")), ""]
+        trees = heldout["ensemble_trees"]
+        line = (f"Ensemble trees (mst over all ensembles, weighted by DEV accuracy): UAS {cell(trees['uas'])}, "
+                f"UUAS {cell(trees['uuas'])}")
+        parts += [line, ""]
+    if heldout.get("probes"):
+        rows = []
+        for name, entry in heldout["probes"].items():
+            for decoding in PROBE_DECODINGS:
+                rows.append([name, decoding, cell(entry[decoding]["uas"]), cell(entry[decoding]["uuas"])])
+        vectors = selection.get("word_vectors") or {}
+        source = "the model's input embeddings" if vectors.get("source") == "input_embeddings" else vectors.get("file")
+        parts += [f"Attention probes (trained on DEV; word vectors: {source})",
+                  _tabulate(rows, ["probe", "decoding", "UAS % [95%]", "UUAS % [95%]"], ("left", "left", "right", "right"))]
+        if "distances+vectors" in heldout["probes"]:
+            parts.append("distances+vectors reads no attention (word vectors and distance only): the baseline of "
+                         "attn+vectors.")
+        parts.append("")
+    return "\n".join(parts).rstrip()
+
+
+def in_sample_tables(result: dict) -> str:
+    """Chosen and reported on the same treebank: best heads, baselines, and what was chosen here."""
+    trees = result["trees"]
+    words = trees["words"]
+    parts = [header(result), "in-sample: every number is chosen and measured on this treebank (optimistic)", ""]
+    rows = []
+    for decoding in DECODINGS:
+        for metric in METRICS:
+            best = trees["decodings"][decoding][f"best_{metric}"]
+            if best is not None:
+                rows.append([decoding.upper(), metric.upper(), head_name(best["layer"], best["head"], best["direction"]),
+                             _percent(best["accuracy"]), best["ties"]])
+    parts += ["Best single head as a tree", _tabulate(rows, ["decoding", "metric", "head (from 1)", "%", "ties"],
+                                                       ("left", "left", "left", "right", "right")), ""]
+    rows = [[name.replace("_", "-"), _percent(trees["baselines"][name]["uas"] / words if words else None),
+             _percent(trees["baselines"][name]["uuas"] / words if words else None)] for name in BASELINES]
+    parts += ["Baselines", _tabulate(rows, ["baseline", "UAS %", "UUAS %"], ("left", "right", "right")), ""]
+    selection = result.get("selection")
+    if selection is None:
+        parts.append("No ensembles or probes: a shard chooses nothing (merge the shards, or select on a whole DEV run).")
+        return "\n".join(parts)
+    rows = [[e["relation"], ARROWS[e["direction"]], members_text(e["members"]), e["total"],
+             _percent(e["correct"] / e["total"] if e["total"] else None),
+             _percent(e["single_correct"] / e["total"] if e["total"] else None)] for e in selection["ensembles"]]
+    parts += ["Head ensembles chosen here (relation accuracy on this treebank)",
+              _tabulate(rows, ["relation", "direction", "members (from 1)", "pairs", "ensemble %", "best single %"],
+                        ("left", "left", "left", "right", "right", "right")), ""]
+    if selection.get("probes"):
+        rows = [[name, entry["training"]["epochs"], entry["training"]["parameters"],
+                 f"{entry['training']['mean_loss_per_epoch'][-1]:.3f}"] for name, entry in selection["probes"].items()]
+        parts += ["Attention probes trained here", _tabulate(rows, ["probe", "epochs", "parameters", "final loss"],
+                                                              ("left", "right", "right", "right")), ""]
+    parts.append("Report them on another treebank: probing trees --select-on THIS.json --treebank TEST")
+    return "\n".join(parts)
+
+
+def tables(result: dict) -> str:
+    return heldout_tables(result) if "heldout" in result else in_sample_tables(result)
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _points(value: float | None, interval: list | None) -> str:
+    if value is None:
+        return "-"
+    text = f"{100 * value:+.1f}"
+    return text if not interval else f"{text} [{100 * interval[0]:+.1f}, {100 * interval[1]:+.1f}]"
+
+
+# ---------------------------------------------------------------------------- the figure
+
+
+def uas_grids(result: dict, decoding: str = "mst", metric: str = "uas") -> dict[str, np.ndarray]:
+    """Per direction, the [layer, head] accuracy of every head as a tree on this result's treebank."""
+    trees = result["trees"]
+    words = max(trees["words"], 1)
+    return {direction: np.asarray(trees["decodings"][decoding][metric][direction], dtype=float) / words
+            for direction in DIRECTIONS}
+
+
+def uas_figure(result: dict, path, decoding: str = "mst") -> Path:
+    """UAS of every layer x head as a tree (``mst``), one panel per direction; the selection's ensemble
+    members of that direction are outlined."""
+    from probing.atomic import save_figure_atomic
+    from probing.report.drawing import layer_head_heatmap, new_figure
+
+    grids = uas_grids(result, decoding)
+    selection = result.get("selection") or {}
+    layers, heads = next(iter(grids.values())).shape
+    figure = new_figure(2 * (1.2 + 0.42 * heads), 1.6 + 0.42 * layers, layout="constrained")
+    axes = figure.subplots(1, 2)
+    top = max(float(grid.max()) for grid in grids.values())
+    image = None
+    for axis, (direction, grid) in zip(axes, grids.items()):
+        marks = sorted({(m["layer"], m["head"]) for e in selection.get("ensembles") or []
+                        if e["direction"] == direction for m in e["members"]})
+        image = layer_head_heatmap(axis, grid, vmin=0.0, vmax=max(top, 1e-9), scale=100, marks=marks,
+                                   annotate=heads <= 16)
+        axis.set_title(f"{ARROWS[direction]}", fontsize=9)
+    figure.colorbar(image, ax=list(axes), shrink=0.8, label=f"{decoding.upper()} UAS %")
+    name = result["model"].get("name") or Path(result["model"]["name_or_path"]).name
+    where = Path(result["input"]["path"]).name
+    figure.suptitle(f"{name}: each head as a tree ({decoding.upper()}, gold root) on {where}; "
+                    "outlined: ensemble members", fontsize=9)
+    return save_figure_atomic(figure, path)
+
+
+# ---------------------------------------------------------------------------- leaderboard
+
+
+# ---------------------------------------------------------------------------- the leaderboard's table
+
+TABLE_COLUMNS = ["MAX UAS", "MST UAS", "ensemble trees UAS", "attn UAS", "attn+vectors UAS", "distances+vectors UAS"]
+
+
+def leaderboard_table(results: list[dict]):
+    """The trees table of a leaderboard (torch-free; a ``probing.report.board.Table``): per model the
+    held-out UAS of the best single head (MAX,
+    MST), of the ensemble trees and of the three probes (argmax), with intervals; one right-branching row
+    per treebank. Rows are grouped by treebank and ranked by MST UAS; in-sample results are marked.
+    """
+    from probing.report.board import Cell, Row, Table, rank_rows, result_label
+
+    groups: dict[str, list] = {}
+    seen_baselines = set()
+    levels = set()
+    for result in results:
+        treebank = Path(result["input"]["path"]).stem
+        heldout = result.get("heldout")
+        label = "held-out" if heldout else "in-sample"
+        row = Row(result_label(result), "model", label, treebank)
+        if heldout:
+            levels.add(heldout["level"])
+            for column, decoding in (("MAX UAS", "max"), ("MST UAS", "mst")):
+                entry = heldout["best_heads"][decoding]["uas"]
+                row.cells[column] = _table_cell(Cell, entry, head=entry)
+            row.cells["ensemble trees UAS"] = _table_cell(Cell, (heldout.get("ensemble_trees") or {}).get("uas"))
+            for probe_name in PROBES:
+                entry = (heldout.get("probes") or {}).get(probe_name)
+                row.cells[f"{probe_name} UAS"] = _table_cell(Cell, entry and entry["argmax"]["uas"])
+            baseline = heldout["baselines"]["right_branching"]["uas"]
+        else:
+            trees = result["trees"]
+            for column, decoding in (("MAX UAS", "max"), ("MST UAS", "mst")):
+                best = trees["decodings"][decoding]["best_uas"]
+                row.cells[column] = None if best is None else Cell(
+                    accuracy=best["accuracy"], head=head_name(best["layer"], best["head"]),
+                    direction=best["direction"], pairs=trees["words"], ties=best["ties"])
+            words = trees["words"]
+            correct = trees["baselines"]["right_branching"]["uas"]
+            baseline = {"correct": correct, "total": words, "accuracy": correct / words if words else None,
+                        "interval": None}
+        groups.setdefault(treebank, []).append(row)
+        key = (treebank, baseline["correct"], baseline["total"], label)
+        if key not in seen_baselines:  # every model of one treebank scores the same words
+            seen_baselines.add(key)
+            line = Row("right-branching", "baseline", label, treebank)
+            for column in ("MAX UAS", "MST UAS", "ensemble trees UAS"):
+                line.cells[column] = _table_cell(Cell, baseline)
+            groups[treebank].append(line)
+    rows = []
+    for group in groups.values():
+        rows += rank_rows(group, ["MST UAS"])
+    level = min(levels) if levels else 0.95
+    notes = [
+        (f"UAS % [{100 * level:.0f}% Poisson-bootstrap interval over sentences] on the report treebank; best heads, "
+        "ensembles and probes chosen or trained on its dev split. Heads as layer-head counted from 1 (h>d: the head "
+        "attends to the dependent)."),
+        ("Scored words: all but the gold root and punctuation. MAX: each word's strongest attention; MST: maximum "
+        "spanning tree rooted at the gold root; probes decoded by argmax per word (Clark et al.). "
+        "distances+vectors reads no attention. Rows are ranked by MST UAS."),
+        "Right-branching (each word's head is the next word) is shown under the columns that need no training.",
+        "Clark et al. 2019 (BERT-base, PTB/SD): right-branching 26, distances+GloVe 58, attn 61, attn+GloVe 77 UAS.",
+    ]
+    return Table(list(TABLE_COLUMNS), rows, notes, level=level, key="trees", mean=False,
+                 title="Whole trees from attention: UAS")
+
+
+def _table_cell(cell_class, entry: dict | None, head: dict | None = None):
+    if not entry or entry.get("accuracy") is None:
+        return None
+    return cell_class(accuracy=entry["accuracy"], interval=entry.get("interval"),
+                      head="" if head is None else head_name(head["layer"], head["head"]),
+                      direction=None if head is None else head["direction"], pairs=entry.get("total"))

@@ -1,0 +1,2 @@
+"""Sentence views of one head's attention, for the explore page.
+"""

@@ -1,0 +1,2 @@
+"""The engine: units -> padded batches -> the one attention pass -> accumulators.
+"""

@@ -1,0 +1,195 @@
+"""Units -> padded token batches: the one batcher every analysis uses.
+
+Units are tokenised (words pre-split and aligned to their pieces; raw text as
+it is), the attention-sink token of a causal stack is put in front, units
+longer than the model's limit are counted and skipped (never truncated), and
+the rest are sorted by length within chunks of ``batch_size *
+CHUNK_BATCHES`` units and cut into batches of at most ``batch_size`` units
+and :data:`MAX_ATTENTION_CELLS` attention cells. Chunks start at fixed
+positions of the unit stream, so a resumed run (which skips whole chunks)
+makes exactly the batches of an uninterrupted one.
+
+>>> from probing.data.inputs import Unit
+>>> from probing.testing import tiny_wordpiece_tokenizer
+>>> units = [Unit(0, ("the", "cat", "sat")), Unit(1, ("a", "dog"))]
+>>> stats = BatchStats()
+>>> [batch.num_words.tolist() for batch in batches_of_chunk(units, tiny_wordpiece_tokenizer(), batch_size=8, max_length=64, stats=stats)]
+[[2, 3]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from probing.model.alignment import SPECIAL, AlignedSentence, align_word_pairs, align_words
+from probing.data.inputs import Unit
+from probing.data.treebank import Sentence
+
+CHUNK_BATCHES = 16
+"""Units are length-sorted within chunks of this many batches."""
+
+MAX_ATTENTION_CELLS = 1 << 16
+"""Cap on batch x tokens^2 per batch, so that long units come in small batches (one batch's
+attention is this times layers x heads x 4 bytes: 18 MiB for 6 x 12 heads). Measured on CPU
+(benchmarks/RESULTS.md): smaller attention batches are no slower and keep the peak memory flat."""
+
+
+@dataclass
+class Batch:
+    """One padded model batch and the units it came from.
+
+    input_ids, attention_mask, word_of_token, segment: long [batch, tok];
+    is_special: bool [batch, tok]; num_words: long [batch].
+    ``word_of_token`` is the unit's word of each piece (-1 for special tokens,
+    padding and raw-text units); ``segment`` is 0 for A, 1 for B, -1 for
+    special tokens and padding. ``number`` counts batches from 0 in the pass.
+    """
+
+    units: list[Unit]
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    word_of_token: torch.Tensor
+    is_special: torch.Tensor
+    segment: torch.Tensor
+    num_words: torch.Tensor
+    number: int = 0
+
+    @property
+    def sentences(self) -> list[Sentence]:
+        """The sentence of each unit (probe units hold exactly one)."""
+        return [unit.sentence for unit in self.units]
+
+    @property
+    def indices(self) -> list[int]:
+        """Each unit's index in the input: it seeds the bootstrap and decides shards."""
+        return [unit.index for unit in self.units]
+
+    @property
+    def lengths(self) -> torch.Tensor:
+        return self.attention_mask.sum(dim=1)
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+
+@dataclass
+class BatchStats:
+    """What batching saw: units of this part, units skipped as too long, words replaced by UNK."""
+
+    units_in_part: int = 0
+    too_long: int = 0
+    unk_substituted_words: int = 0
+    words: int = 0
+    batches: int = 0
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One unit's tokens: ids, word of each piece (-1: special), segment of each piece (-1: special)."""
+
+    input_ids: tuple[int, ...]
+    word_of_token: tuple[int, ...]
+    segment: tuple[int, ...]
+    special: tuple[bool, ...]
+    unk_substituted: int = 0
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+
+def encode_units(tokenizer, units: Sequence[Unit], *, prepend: int | None = None) -> list[Encoded]:
+    """Tokenise units of any kind; ``prepend`` is a token id put first as one more special token."""
+    encoded: list[Encoded | None] = [None] * len(units)
+    single = [i for i, unit in enumerate(units) if unit.is_split and unit.second is None]
+    paired = [i for i, unit in enumerate(units) if unit.is_split and unit.second is not None]
+    if single:
+        aligned = align_words(tokenizer, [units[i].first for i in single], prepend=prepend)
+        for i, item in zip(single, aligned):
+            encoded[i] = _from_aligned(item, len(units[i].first))
+    if paired:
+        aligned = align_word_pairs(tokenizer, [(units[i].first, units[i].second) for i in paired], prepend=prepend)
+        for i, item in zip(paired, aligned):
+            encoded[i] = _from_aligned(item, len(units[i].first))
+    for i, unit in enumerate(units):
+        if not unit.is_split:
+            encoded[i] = _encode_text(tokenizer, unit, prepend)
+    return encoded  # type: ignore[return-value]
+
+
+def _from_aligned(item: AlignedSentence, words_in_first: int) -> Encoded:
+    segment = tuple(SPECIAL if w == SPECIAL else int(w >= words_in_first) for w in item.word_of_token)
+    special = tuple(w == SPECIAL for w in item.word_of_token)
+    return Encoded(item.input_ids, item.word_of_token, segment, special, item.unk_substituted)
+
+
+def _encode_text(tokenizer, unit: Unit, prepend: int | None) -> Encoded:
+    encoded = tokenizer(
+        unit.first, unit.second, add_special_tokens=True, return_special_tokens_mask=True, truncation=False
+    )
+    ids = list(encoded["input_ids"])
+    special = [bool(flag) for flag in encoded["special_tokens_mask"]]
+    if hasattr(encoded, "sequence_ids") and getattr(tokenizer, "is_fast", False):
+        sequences = encoded.sequence_ids()
+    else:
+        sequences = [0] * len(ids)
+    segment = [SPECIAL if flag or s is None else s for flag, s in zip(special, sequences)]
+    if prepend is not None:
+        ids, special, segment = [prepend, *ids], [True, *special], [SPECIAL, *segment]
+    return Encoded(tuple(ids), (SPECIAL,) * len(ids), tuple(segment), tuple(special))
+
+
+def batches_of_chunk(
+    chunk: Sequence[Unit],
+    tokenizer,
+    *,
+    batch_size: int,
+    max_length: int,
+    stats: BatchStats,
+    prepend: int | None = None,
+    first_number: int = 0,
+) -> Iterator[Batch]:
+    """The batches of one chunk of units: too-long units counted and dropped, the rest length-sorted."""
+    kept: list[tuple[Unit, Encoded]] = []
+    for unit, item in zip(chunk, encode_units(tokenizer, chunk, prepend=prepend)):
+        stats.units_in_part += 1
+        if len(item) > max_length:
+            stats.too_long += 1  # skipped, never truncated
+            continue
+        stats.unk_substituted_words += item.unk_substituted
+        kept.append((unit, item))
+    kept.sort(key=lambda pair: len(pair[1]))  # stable: equal lengths keep their input order
+    group: list[tuple[Unit, Encoded]] = []
+    number = first_number
+    for pair in kept:
+        longest = len(pair[1])
+        if group and (len(group) == batch_size or (len(group) + 1) * longest**2 > MAX_ATTENTION_CELLS):
+            yield _pad(group, tokenizer, number)
+            number += 1
+            group = []
+        group.append(pair)
+    if group:
+        yield _pad(group, tokenizer, number)
+
+
+def _pad(group: list[tuple[Unit, Encoded]], tokenizer, number: int) -> Batch:
+    longest = max(len(item) for _, item in group)
+    shape = (len(group), longest)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    input_ids = torch.full(shape, pad_id, dtype=torch.long)  # [batch, tok]
+    attention_mask = torch.zeros(shape, dtype=torch.long)  # [batch, tok]
+    word_of_token = torch.full(shape, SPECIAL, dtype=torch.long)  # [batch, tok]
+    segment = torch.full(shape, SPECIAL, dtype=torch.long)  # [batch, tok]
+    is_special = torch.zeros(shape, dtype=torch.bool)  # [batch, tok]
+    for row, (_, item) in enumerate(group):
+        length = len(item)
+        input_ids[row, :length] = torch.tensor(item.input_ids)
+        attention_mask[row, :length] = 1
+        word_of_token[row, :length] = torch.tensor(item.word_of_token)
+        segment[row, :length] = torch.tensor(item.segment)
+        is_special[row, :length] = torch.tensor(item.special)
+    num_words = torch.tensor([len(unit.words) for unit, _ in group])  # [batch]
+    return Batch([unit for unit, _ in group], input_ids, attention_mask, word_of_token, is_special, segment,
+                 num_words, number)

@@ -1,0 +1,461 @@
+"""The one attention pass under every analysis.
+
+A pass streams the units of an input through a loaded model, batch by batch,
+and hands each batch's attention to a list of *accumulators*: the probe's
+counts, the surface statistics, head divergences, pattern shares, tree
+counts, coreference counts, ... Each accumulator implements one protocol:
+
+- ``update(view)``: add one batch (``view`` is a :class:`BatchView`: the
+  batch, its token attention under the chosen reading, and the word
+  attention and head predictions computed once for all accumulators);
+- ``merge(other)``: add another part's accumulator (shards, processes,
+  resumed runs);
+- ``state()`` / ``load_state(state)``: every number it holds, as tensors,
+  for checkpoints;
+- ``result()``: the analysis's payload in a result file.
+
+Because all of them run on this one loop, every analysis gets the same
+batching (length-sorted, the attention-cell cap, the sink token, max
+length), every input form, every attention reading, ``--shard I/N``,
+``torchrun`` and checkpoint/resume, at no cost of its own.
+
+>>> from probing.data.inputs import InputSource, sample_treebank_path
+>>> from probing.model.loading import load_model
+>>> from probing.testing import tiny_bert
+>>> class Rows(Accumulator):
+...     analysis = "rows"
+...     def __init__(self):
+...         super().__init__()
+...         self.state_tensors = {"rows": torch.zeros((), dtype=torch.long)}
+...     def update(self, view):
+...         self.state_tensors["rows"] += int(view.batch.attention_mask.sum())
+>>> rows = Rows()
+>>> stats = run_pass(load_model(tiny_bert()), InputSource.treebank(str(sample_treebank_path()), limit=5), [rows])
+>>> stats.units_used, int(rows.state_tensors["rows"]) > 5
+(5, True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import copy
+import itertools
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+
+import torch
+from tqdm.auto import tqdm
+
+from probing.engine.batching import CHUNK_BATCHES, Batch, BatchStats, batches_of_chunk
+from probing.errors import ProbingError
+from probing.data.inputs import InputSource, Unit
+from probing.model.loading import LoadedModel
+from probing.engine.pooling import check_from_pooling, pool_word_attention
+from probing.engine.predictions import predict_heads
+
+
+class Accumulator:
+    """What an analysis adds up over a pass (see the module docstring for the protocol).
+
+    The default ``merge``, ``state``, ``load_state`` and ``fresh`` work for
+    accumulators that keep every number in ``self.state_tensors`` (a dict of
+    tensors that add up) and everything else in options that never change.
+    ``needs_attention`` False means the accumulator runs the model itself
+    (ablation, gradients): the pass then skips its own forward pass.
+    """
+
+    analysis = ""
+    needs_attention = True
+
+    def __init__(self) -> None:
+        self.state_tensors: dict[str, torch.Tensor] = {}
+
+    def update(self, view: "BatchView") -> None:
+        raise NotImplementedError
+
+    def identity(self) -> dict:
+        """The options that decide this accumulator's numbers (checkpoints refuse others)."""
+        return {"analysis": self.analysis}
+
+    def state(self) -> dict:
+        return {name: tensor.detach().cpu().clone() for name, tensor in self.state_tensors.items()}
+
+    def load_state(self, state: dict) -> "Accumulator":
+        for name, tensor in self.state_tensors.items():
+            if name not in state:
+                raise ProbingError(f"the saved {self.analysis} state lacks {name!r}")
+            if tuple(state[name].shape) != tuple(tensor.shape):
+                raise ProbingError(
+                    f"the saved {self.analysis} state's {name} has shape {tuple(state[name].shape)}, "
+                    f"this run's {tuple(tensor.shape)}"
+                )
+            tensor.copy_(state[name])
+        return self
+
+    def fresh(self) -> "Accumulator":
+        """An empty accumulator with the same options."""
+        empty = copy.copy(self)
+        empty.state_tensors = {name: torch.zeros_like(tensor) for name, tensor in self.state_tensors.items()}
+        return empty
+
+    def merge(self, other: "Accumulator") -> "Accumulator":
+        if type(other) is not type(self) or other.identity() != self.identity():
+            raise ProbingError(f"cannot merge {other.analysis} counts made with other options into {self.analysis}")
+        for name, tensor in self.state_tensors.items():
+            if other.state_tensors[name].shape != tensor.shape:
+                raise ProbingError(f"cannot merge {self.analysis} counts of different shapes ({name})")
+            tensor.add_(other.state_tensors[name].to(tensor.device))
+        return self
+
+    def result(self) -> dict:
+        """The analysis's payload; the default is its encoded state, from which merges rebuild it."""
+        return {"state": self.encoded_state()}
+
+    def encoded_state(self) -> dict:
+        from probing.results.schema import encode_array
+
+        return {name: encode_array(tensor.numpy()) for name, tensor in self.state().items()}
+
+    @classmethod
+    def from_result(cls, result: dict) -> "Accumulator":
+        """The accumulator a (validated) result file was made from, for ``probing merge``."""
+        from probing.results.schema import decode_array
+
+        accumulator = cls.for_result(result)
+        return accumulator.load_state({name: torch.from_numpy(decode_array(encoded).copy())
+                                       for name, encoded in result["state"].items()})
+
+    @classmethod
+    def for_result(cls, result: dict) -> "Accumulator":
+        """An empty accumulator with the options a result file records."""
+        raise NotImplementedError(f"{cls.__name__} cannot be rebuilt from a result file")
+
+
+class BatchView:
+    """One batch as the accumulators see it; derived tensors are computed once, on first use.
+
+    ``attention``: float32 [batch, layer, head, query, key] under the pass's
+    reading (None when no accumulator needs it); ``word_attention``: [batch,
+    layer, head, word, word]; ``predictions``: long [batch, direction, layer,
+    head, word].
+    """
+
+    def __init__(self, batch: Batch, attention: torch.Tensor | None, loaded: LoadedModel, pool_from: str = "mean",
+                 reading: str = "weights"):
+        self.batch, self.attention, self.loaded, self.pool_from = batch, attention, loaded, pool_from
+        self.reading = reading
+
+    @cached_property
+    def word_attention(self) -> torch.Tensor:
+        return pool_word_attention(self.attention, self.batch.word_of_token, self.pool_from)
+
+    @cached_property
+    def predictions(self) -> torch.Tensor:
+        return predict_heads(self.word_attention, self.batch.num_words)
+
+
+@dataclass(frozen=True)
+class PassOptions:
+    """How a pass reads its input: batching, which part, which attention reading. Written into results."""
+
+    batch_size: int = 32
+    max_length: int | None = None
+    shard: tuple[int, int] | None = None
+    attention: str = "weights"
+    pool_from: str = "mean"
+    progress: bool = False
+    description: str = "reading"
+    prefetch: bool = True
+    """Read, validate and batch ahead of the model in a background thread."""
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ProbingError(f"must be a positive integer, got {self.batch_size}", source="--batch-size")
+        check_from_pooling(self.pool_from)
+        if self.pool_from == "max" and self.attention == "norms":
+            raise ProbingError("max pooling renormalises each word's row, which norm-based attention must not be "
+                               "(its rows do not sum to 1 by design); use --pool-from mean or first", source="--pool-from")
+        if self.shard is not None:
+            index, count = self.shard
+            if not (count >= 1 and 0 <= index < count):
+                raise ProbingError(f"must be i/N with 0 <= i < N, got {index}/{count}", source="--shard")
+
+    def config(self) -> dict:
+        """The part of a result's ``config`` block these options decide."""
+        return {
+            "attention": self.attention,
+            "batch_size": self.batch_size,
+            "shard": None if self.shard is None else {"index": self.shard[0], "count": self.shard[1]},
+            "pooling": {"to": "sum", "from": self.pool_from},
+        }
+
+
+@dataclass
+class PassStats:
+    """What a pass saw and how long it took; summed over processes and resumed parts."""
+
+    units_total: int = 0
+    units_in_part: int = 0
+    units_used: int = 0
+    too_long: int = 0
+    unk_substituted_words: int = 0
+    words: int = 0
+    batches: int = 0
+    max_length: int = 0
+    seconds_model: float = 0.0
+    seconds_total: float = 0.0
+
+    SUMMED = ("units_used", "words", "batches", "seconds_model")
+    """Counted only by the process that owns a batch (the others are the same in every process)."""
+
+
+@dataclass
+class Pass:
+    """A pass in progress: what the hooks (processes, checkpoints) need to see of it."""
+
+    loaded: LoadedModel
+    source: InputSource
+    accumulators: Sequence[Accumulator]
+    options: PassOptions
+    stats: PassStats = field(default_factory=PassStats)
+    batching: BatchStats = field(default_factory=BatchStats)
+    """What batching has seen so far (it may run ahead of the model)."""
+    batching_counted: BatchStats = field(default_factory=BatchStats)
+    """What batching had seen at the end of the last chunk the model finished (checkpoints save this)."""
+
+    def identity(self) -> dict:
+        """Everything that decides this pass's numbers (the device only moves floats at near-ties)."""
+        from probing import __version__
+        from probing.results.io import model_identity
+
+        options = {key: value for key, value in asdict(self.options).items()
+                   if key not in ("progress", "description", "prefetch")}
+        return {
+            "tool": __version__,
+            "model": model_identity(self.loaded),
+            "input": {"sha256": self.source.sha256, "kind": self.source.kind, "pairs": self.source.pairs,
+                      "limit": self.source.limit},
+            "options": _plain(options),
+            "accumulators": _plain({f"{index}.{accumulator.analysis}": accumulator.identity()
+                                    for index, accumulator in enumerate(self.accumulators)}),
+        }
+
+
+class PassHooks:
+    """Where a pass is split across processes and saved; the default: one process, nothing saved.
+
+    ``start`` returns how many units of the selected stream are already
+    counted (0 unless resuming); ``owns`` says whether this process counts a
+    batch; ``chunk_done`` runs after each chunk of ``batch_size *
+    CHUNK_BATCHES`` units; ``finish`` merges what the processes counted.
+    """
+
+    def start(self, run: Pass) -> int:
+        return 0
+
+    def owns(self, number: int) -> bool:
+        return True
+
+    def chunk_done(self, run: Pass, chunk: list[Unit]) -> None:
+        pass
+
+    def finish(self, run: Pass) -> None:
+        pass
+
+
+_HOOKS: contextvars.ContextVar[PassHooks | None] = contextvars.ContextVar("probing_pass_hooks", default=None)
+
+
+def current_hooks() -> PassHooks:
+    """The hooks of the enclosing :func:`using_hooks` block, else the single-process default."""
+    return _HOOKS.get() or PassHooks()
+
+
+@contextlib.contextmanager
+def using_hooks(hooks: PassHooks) -> Iterator[PassHooks]:
+    """Every pass inside the block uses ``hooks`` (a command may make several passes)."""
+    token = _HOOKS.set(hooks)
+    try:
+        yield hooks
+    finally:
+        _HOOKS.reset(token)
+
+
+def run_pass(
+    loaded: LoadedModel,
+    source: InputSource,
+    accumulators: Sequence[Accumulator],
+    options: PassOptions = PassOptions(),
+    *,
+    hooks: PassHooks | None = None,
+) -> PassStats:
+    """Stream ``source`` through ``loaded`` into ``accumulators``; return what the pass saw.
+
+    Units are read, validated and batched as the model consumes them; a
+    malformed line anywhere in the input stops the pass with its file:line
+    error before any result exists.
+    """
+    from probing.engine.readings import READINGS
+
+    started = time.perf_counter()
+    hooks = hooks or current_hooks()
+    reading = READINGS[options.attention]
+    run = Pass(loaded, source, accumulators, options)
+    run.stats.max_length = loaded.max_length(options.max_length)
+    needs_attention = any(accumulator.needs_attention for accumulator in accumulators)
+    done = hooks.start(run)
+    tokenizer = loaded.producer_tokenizer if options.prefetch else loaded.tokenizer
+    work = _prepared(run, done, tokenizer)
+    if options.prefetch:
+        work = prefetched(work, depth=PREFETCH_CHUNKS)
+    with reading.attached(loaded), _progress(options, source, done) as bar:
+        for item in work:
+            if isinstance(item, Batch):
+                if hooks.owns(item.number):
+                    _count(run, item, reading if needs_attention else None)
+            else:  # the end of a chunk: its units are all counted
+                run.batching_counted = item.batching
+                bar.update(len(item.units))
+                hooks.chunk_done(run, item.units)
+    run.stats.units_total = source.units_total or 0
+    run.stats.units_in_part += run.batching.units_in_part
+    run.stats.too_long += run.batching.too_long
+    run.stats.unk_substituted_words += run.batching.unk_substituted_words
+    run.stats.seconds_total += time.perf_counter() - started
+    hooks.finish(run)
+    return run.stats
+
+
+PREFETCH_CHUNKS = 2
+"""Chunks read, tokenised and batched ahead of the model (each is batch_size x CHUNK_BATCHES units)."""
+
+
+@dataclass(frozen=True)
+class ChunkEnd:
+    """The end of a chunk: its units, and what batching had seen up to it (checkpoints save that)."""
+
+    units: list[Unit]
+    batching: BatchStats
+
+
+def _prepared(run: Pass, done: int, tokenizer) -> Iterator[Batch | ChunkEnd]:
+    """The pass's batches, each chunk's followed by its :class:`ChunkEnd`. Reading, validation,
+    alignment and padding all happen here, so that this can run ahead of the model in a thread."""
+    options = run.options
+    selected = itertools.islice(_selected(run.source.units(), options.shard), done, None)
+    number = 0
+    for chunk in _chunks(selected, options.batch_size * CHUNK_BATCHES):
+        for batch in batches_of_chunk(
+            chunk, tokenizer, batch_size=options.batch_size, max_length=run.stats.max_length,
+            stats=run.batching, prepend=run.loaded.prepend_token_id, first_number=number,
+        ):
+            number = batch.number + 1
+            yield pinned(batch) if run.loaded.device.startswith("cuda") else batch
+        yield ChunkEnd(chunk, copy.copy(run.batching))
+
+
+def pinned(batch: Batch) -> Batch:
+    """The batch's tensors in page-locked memory, so that their copy to a GPU runs without waiting."""
+    for name in ("input_ids", "attention_mask", "word_of_token", "num_words"):
+        setattr(batch, name, getattr(batch, name).pin_memory())
+    return batch
+
+
+def prefetched(items: Iterator, depth: int) -> Iterator:
+    """``items`` produced by a background thread, at most ``depth`` chunk ends ahead of the consumer.
+
+    The producer's exceptions (a malformed line late in a treebank) are raised in the consumer, in
+    order, after every item made before them; the consumer leaving early stops the producer.
+    """
+    import queue
+    import threading
+
+    slots = threading.BoundedSemaphore(depth)
+    handoff: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    end = object()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not isinstance(item, Batch):
+                    while not slots.acquire(timeout=0.1):
+                        if stop.is_set():
+                            return
+                handoff.put(item)
+                if stop.is_set():
+                    return
+            handoff.put(end)
+        except BaseException as error:  # handed to the consumer, raised there
+            handoff.put(_Failure(error))
+
+    thread = threading.Thread(target=produce, name="probing-batches", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = handoff.get()
+            if item is end:
+                return
+            if isinstance(item, _Failure):
+                raise item.error
+            yield item
+            if not isinstance(item, Batch):
+                slots.release()
+    finally:
+        stop.set()
+        thread.join()
+
+
+@dataclass
+class _Failure:
+    error: BaseException
+
+
+def _count(run: Pass, batch: Batch, reading) -> None:
+    """Forward pass (when needed), then every accumulator's update on the same view."""
+    attention = None
+    if reading is not None:
+        started = time.perf_counter()
+        attention = reading.read(run.loaded, batch)  # [batch, layer, head, query, key]
+        run.stats.seconds_model += time.perf_counter() - started
+    view = BatchView(batch, attention, run.loaded, run.options.pool_from, run.options.attention)
+    for accumulator in run.accumulators:
+        accumulator.update(view)
+    run.stats.units_used += len(batch)
+    run.stats.words += int(batch.num_words.sum())
+    run.stats.batches += 1
+
+
+def _selected(units: Iterable[Unit], shard: tuple[int, int] | None) -> Iterator[Unit]:
+    """The units of this shard: membership depends on the unit's index alone, so shards are
+    disjoint and together cover the input, whatever the batch size."""
+    for unit in units:
+        if shard is None or unit.index % shard[1] == shard[0]:
+            yield unit
+
+
+def _chunks(units: Iterable[Unit], size: int) -> Iterator[list[Unit]]:
+    chunk: list[Unit] = []
+    for unit in units:
+        chunk.append(unit)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _progress(options: PassOptions, source: InputSource, done: int):
+    return tqdm(
+        total=None, initial=done, unit=" units", disable=not options.progress, desc=options.description, leave=False
+    )
+
+
+def _plain(value):
+    """JSON-like copy (tuples become lists), so identities compare equal after a round trip."""
+    import json
+
+    return json.loads(json.dumps(value, default=str))

@@ -1,0 +1,157 @@
+"""Token attention to word attention, for every layer and head of a batch at once.
+
+Attention *to* a word is the sum of its pieces' columns; attention *from* a
+word is the mean of its pieces' rows (docs/scoring.md section 2). With a
+pooling matrix ``T`` [tok, word] of ones and an averaging matrix ``F``
+[word, tok], the word attention is ``W = F . A . T``: two batched matrix
+products, no loop over heads or words. Special tokens and padding belong to
+no word (index -1), so their columns are left out of ``T`` and their rows out
+of ``F``; that is the spec's "pooled as pseudo-words, then dropped", without
+renormalising the rows.
+
+>>> import torch
+>>> A = torch.tensor([[0.5, 0.25, 0.25], [0.0, 0.5, 0.5], [0.5, 0.5, 0.0]])  # tokens: w0 w0 w1
+>>> pool_word_attention(A[None, None, None], torch.tensor([[0, 0, 1]]))[0, 0, 0]
+tensor([[0.6250, 0.3750],
+        [1.0000, 0.0000]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from probing.registry import Registry
+
+# (attention [batch, layer, head, tok, tok], attention_to_words [batch, layer, head, tok, word],
+#  word_of_token [batch, tok], pieces [batch, tok, word] (piece_matrix)) -> [batch, layer, head, word, word]
+FromPooling = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+FROM_POOLINGS: Registry[FromPooling] = Registry("pooling", option="--pool-from")
+"""Ways to pool the rows of a word's pieces (attention *from* a word); a new one is one registered function."""
+
+
+def from_pooling_modes() -> list[str]:
+    return FROM_POOLINGS.names()
+
+
+def check_from_pooling(name: str) -> str:
+    FROM_POOLINGS[name]
+    return name
+
+
+def piece_matrix(word_of_token: torch.Tensor, num_words: int) -> torch.Tensor:
+    """One-hot map from tokens to words; rows of special and padding tokens are 0.
+
+    word_of_token: [batch, tok] with -1 for tokens of no word.
+    Returns float32 [batch, tok, word].
+    """
+    is_word = word_of_token >= 0
+    one_hot = torch.nn.functional.one_hot(word_of_token.clamp(min=0), num_words).to(torch.float32)
+    return one_hot * is_word.unsqueeze(-1)  # [batch, tok, word]
+
+
+def pool_word_attention(attention: torch.Tensor, word_of_token: torch.Tensor, from_mode: str = "mean") -> torch.Tensor:
+    """Word-level attention of every head.
+
+    attention: [batch, layer, head, query, key] token attention (not modified).
+    word_of_token: [batch, tok], -1 for special and padding tokens.
+    Returns float32 [batch, layer, head, word, word]: rows attend, columns are
+    attended to, the diagonal kept, special-token columns dropped.
+    """
+    num_words = max(int(word_of_token.max().item()) + 1, 1)
+    to_words = piece_matrix(word_of_token, num_words).to(attention.device)  # [batch, tok, word]
+    batch, layers, heads, queries, keys = attention.shape
+    # One matrix product per sentence with layers, heads and query rows stacked into
+    # one tall matrix: far faster than one small product per head.
+    rows = attention.float().reshape(batch, layers * heads * queries, keys)
+    attention_to_words = torch.bmm(rows, to_words).view(batch, layers, heads, queries, num_words)
+    pool_rows = FROM_POOLINGS[from_mode]
+    return pool_rows(attention, attention_to_words, word_of_token.to(attention.device), to_words)
+
+
+@FROM_POOLINGS.register("mean")
+def _mean_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor,
+                    pieces: torch.Tensor) -> torch.Tensor:
+    """The paper's rule: average the rows of a word's pieces."""
+    counts = pieces.sum(dim=1).clamp(min=1)  # [batch, word]
+    averaging = (pieces / counts[:, None, :]).transpose(1, 2)  # [batch, word, tok]
+    return _combine_rows(averaging, attention_to_words)
+
+
+@FROM_POOLINGS.register("first")
+def _first_piece(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor,
+                 pieces: torch.Tensor) -> torch.Tensor:
+    """The released reference code's default: the row of a word's first piece."""
+    is_first = (pieces.cumsum(dim=1) == 1) & (pieces > 0)  # the first token of each word
+    selecting = is_first.to(torch.float32).transpose(1, 2)  # [batch, word, tok]
+    return _combine_rows(selecting, attention_to_words)
+
+
+def _combine_rows(weights: torch.Tensor, attention_to_words: torch.Tensor) -> torch.Tensor:
+    """``weights [batch, word, tok] . attention_to_words`` for every layer and head at once.
+
+    The token rows are moved in front ([batch, tok, layer * head * word], one
+    copy of a tensor smaller than the attention), so that each sentence needs
+    one wide matrix product instead of one tiny product per head. Returns
+    [batch, layer, head, word, word] as a view of a [batch, word, layer, head,
+    word] tensor.
+    """
+    batch, layers, heads, tokens, words = attention_to_words.shape
+    columns = attention_to_words.permute(0, 3, 1, 2, 4).reshape(batch, tokens, layers * heads * words)
+    pooled = torch.bmm(weights, columns)  # [batch, word, layer * head * word]
+    return pooled.view(batch, weights.shape[1], layers, heads, words).permute(0, 2, 3, 1, 4)
+
+
+@FROM_POOLINGS.register("max")
+def _max_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor,
+                   pieces: torch.Tensor) -> torch.Tensor:
+    """Element-wise max of a word's piece rows, renormalised, as the reference code's ``max``.
+
+    Each row is divided by its sum over all pseudo-words, special tokens
+    included (each special token is a pseudo-word of its own), and only then
+    are the special-token columns dropped.
+    """
+    words = _max_over_pieces(attention_to_words, word_of_token)  # [batch, layer, head, word, word]
+    is_special_key = (word_of_token < 0).to(attention.dtype)[:, None, None, None, :]
+    specials = _max_over_pieces(attention.float() * is_special_key, word_of_token)  # [batch, layer, head, word, tok]
+    total = words.sum(-1, keepdim=True) + specials.sum(-1, keepdim=True)
+    return words / total.clamp(min=torch.finfo(torch.float32).tiny)
+
+
+def _max_over_pieces(rows: torch.Tensor, word_of_token: torch.Tensor) -> torch.Tensor:
+    """[batch, layer, head, tok, C] -> [batch, layer, head, word, C]: max over each word's rows."""
+    batch, layers, heads, tokens, columns = rows.shape
+    num_words = int(word_of_token.max().item()) + 1
+    # Rows of special and padding tokens are sent to a spare word, then cut off.
+    index = word_of_token.masked_fill(word_of_token < 0, num_words)
+    index = index[:, None, None, :, None].expand(batch, layers, heads, tokens, columns)
+    pooled = rows.new_zeros(batch, layers, heads, num_words + 1, columns)
+    pooled = pooled.scatter_reduce(3, index, rows, reduce="amax", include_self=False)
+    return pooled[..., :num_words, :]
+
+
+def pool_with_special_keys(attention: torch.Tensor, word_of_token: torch.Tensor, is_special: torch.Tensor,
+                           from_mode: str = "mean") -> tuple[torch.Tensor, torch.Tensor]:
+    """Word attention that keeps what goes to special tokens: ``(words, specials)``.
+
+    Each special token becomes a pseudo-word of its own (as the spec pools
+    them) whose column is kept instead of dropped: ``words`` is float32
+    [batch, layer, head, word, word], exactly :func:`pool_word_attention`'s
+    result, and ``specials`` float32 [batch, layer, head, word, special] holds
+    each word's attention to the unit's special tokens in order (zero columns
+    where a unit has fewer). Under ``max`` the rows are renormalised over both,
+    as the reference code does. ``is_special``: bool [batch, tok], padding False.
+
+    >>> A = torch.tensor([[0.5, 0.25, 0.25], [0.6, 0.2, 0.2], [0.0, 0.5, 0.5]])  # tokens: [CLS] w0 w1
+    >>> words, specials = pool_with_special_keys(A[None, None, None], torch.tensor([[-1, 0, 1]]),
+    ...                                          torch.tensor([[True, False, False]]))
+    >>> words[0, 0, 0].tolist(), specials[0, 0, 0, :, 0].tolist()
+    ([[0.20000000298023224, 0.20000000298023224], [0.5, 0.5]], [0.6000000238418579, 0.0])
+    """
+    num_words = max(int(word_of_token.max().item()) + 1, 1)
+    special_rank = is_special.long().cumsum(dim=1) - 1  # [batch, tok]: 0 for a unit's first special token
+    extended = torch.where(is_special, num_words + special_rank, word_of_token)
+    pooled = pool_word_attention(attention, extended, from_mode)  # [batch, layer, head, word + special, same]
+    rows = pooled[..., :num_words, :]
+    return rows[..., :num_words], rows[..., num_words:]

@@ -1,0 +1,4 @@
+"""Tables, leaderboards, figures and pages made from result files.
+
+No torch.
+"""

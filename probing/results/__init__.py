@@ -1,0 +1,4 @@
+"""Result files: the schema, validated reading and atomic writing, identities, merging.
+
+No torch.
+"""

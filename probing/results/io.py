@@ -1,0 +1,161 @@
+"""Result files: provenance blocks, and writing and reading them through the schema.
+
+Every analysis result starts with the same blocks (probing.results.schema): what ran
+(``tool``), on which weights (``model`` with its fingerprint), on what text
+(``input`` with its sha256), with which options (``config``), where
+(``environment``), how long (``timing``) and when (``created``). A result is
+validated before it is written and whenever it is read, so a bad file is one
+line that names the file and the field.
+
+>>> from probing.results.schema import SCHEMA_VERSION
+>>> tool_block()["name"], SCHEMA_VERSION
+('probing', '2')
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from probing import __version__
+from probing.atomic import write_json_atomic
+from probing.errors import ProbingError
+from probing.results.identity import model_identity as _identity_of_block
+from probing.results.schema import SCHEMA_VERSION, validate
+
+PACKAGES = ("torch", "transformers", "tokenizers", "numpy", "scikit-learn")
+"""The packages whose versions every result records."""
+
+
+def provenance(analysis: str, loaded, source, stats, config: dict) -> dict:
+    """The common blocks of a result, from the live model, input and pass statistics."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "analysis": analysis,
+        "tool": tool_block(),
+        "model": model_block(loaded),
+        "input": input_block(source, stats),
+        "config": {**config, "max_length": stats.max_length},
+        "environment": environment_block(),
+        "timing": timing_block(stats),
+        "created": now_iso(),
+    }
+
+
+def tool_block() -> dict:
+    """The ``tool`` object of every file the tool writes."""
+    return {"name": "probing", "version": __version__, "git_commit": git_commit()}
+
+
+def model_block(loaded) -> dict:
+    """The ``model`` object of a :class:`~probing.model.loading.LoadedModel`."""
+    return {
+        "name_or_path": loaded.name_or_path,
+        "name": loaded.name,
+        "revision": loaded.revision,
+        "commit": loaded.commit,
+        "fingerprint": loaded.fingerprint,
+        "architecture": loaded.architecture,
+        "num_layers": loaded.num_layers,
+        "num_heads": loaded.num_heads,
+        "dtype": loaded.dtype,
+        "device": loaded.device,
+        "is_causal": loaded.is_causal,
+        "random_init": loaded.random_init,
+        "stack": loaded.stack,
+        "prepended_token": loaded.prepended_token,
+        "tokenizer": loaded.tokenizer_facts(),
+    }
+
+
+def model_identity(loaded) -> dict:
+    """What identifies a live model's weights and how they ran (probing.results.identity, from the model block)."""
+    return _identity_of_block(model_block(loaded))
+
+
+def input_block(source, stats) -> dict:
+    """The ``input`` object: the file, its sha256, and what the pass read of it."""
+    return {
+        **source.describe(),
+        "limit": source.limit,
+        "units_total": stats.units_total,
+        "units_used": stats.units_used,
+        "words": stats.words,
+        "skipped": {"too_long": stats.too_long},
+        "unk_substituted_words": stats.unk_substituted_words,
+    }
+
+
+def timing_block(stats) -> dict:
+    seconds = round(stats.seconds_total, 3)
+    return {
+        "seconds_total": seconds,
+        "seconds_model": round(stats.seconds_model, 3),
+        "units_per_second": round(stats.units_used / stats.seconds_total, 2) if stats.seconds_total else None,
+    }
+
+
+def environment_block(packages: tuple[str, ...] = PACKAGES) -> dict:
+    """Python, platform and the versions of the packages that decide the numbers."""
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": {name: package_version(name) for name in packages},
+    }
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_result(result: dict, path: str | Path, *, follow_symlinks: bool = False) -> Path:
+    """Validate, then write JSON atomically: a complete new file replaces the old one, or nothing changes."""
+    validate(result, source="result about to be written")
+    return write_json_atomic(result, path, follow_symlinks=follow_symlinks)
+
+
+def read_result(path: str | Path, *, analysis: str | tuple[str, ...] | None = None) -> dict:
+    """Load and validate a result file; ``analysis`` names the kind(s) the caller can use."""
+    path = Path(path)
+    if not path.exists():
+        raise ProbingError("result file not found", source=str(path))
+    if not path.is_file():
+        raise ProbingError("is not a regular file", source=str(path))
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ProbingError("not a JSON result file (not UTF-8 text)", source=str(path)) from None
+    except json.JSONDecodeError as error:
+        raise ProbingError(f"not a JSON result file (line {error.lineno}: {error.msg})", source=str(path)) from None
+    result = validate(result, source=str(path))
+    wanted = (analysis,) if isinstance(analysis, str) else analysis
+    if wanted and result["analysis"] not in wanted:
+        raise ProbingError(
+            f"is a result of {result['analysis']!r}, not of {' or '.join(repr(w) for w in wanted)}", source=str(path)
+        )
+    return result
+
+
+def package_version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def git_commit() -> str | None:
+    """The commit of the source checkout this package runs from, if any."""
+    root = Path(__file__).resolve().parents[2]  # probing/results/io.py -> the checkout
+    if not (root / ".git").exists():
+        return None
+    try:
+        output = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return output.stdout.strip() or None

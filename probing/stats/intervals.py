@@ -1,0 +1,115 @@
+"""Percentile bootstrap intervals from Poisson-bootstrap replicate counts.
+
+A result file stores, for every replicate ``b``, the weighted counts
+``boot_total[b, r]`` (pairs of relation r) and ``boot_heads[b, r, d, l, h]`` /
+``boot_baselines[b, r, o]`` (correct predictions); see
+``probing.scoring.bootstrap``. A replicate's accuracy is correct / total, and
+the 95% interval is the 2.5th and 97.5th percentile over replicates. Head and
+baseline are scored on the same resampled sentences, so their difference is
+paired: its interval is far narrower than the two separate intervals suggest.
+
+Pure numpy (no torch), so leaderboards and plots can use it on result files.
+
+>>> total = np.array([10, 10, 10, 10]); correct = np.array([9, 8, 7, 9])
+>>> accuracy_interval(correct, total, level=0.5)
+(0.775, 0.9)
+>>> diff = paired_difference(correct, np.array([5, 8, 8, 4]), total, level=0.5)
+>>> diff["p_not_better"]
+0.5
+"""
+
+from __future__ import annotations
+
+import base64
+import zlib
+
+import numpy as np
+
+LEVEL = 0.95
+"""Default coverage of every interval."""
+
+BOOTSTRAP_ARRAYS = ("boot_total", "boot_heads", "boot_baselines")
+
+
+def replicate_accuracies(correct, total) -> np.ndarray:
+    """Accuracy of every replicate, float [replicate]; replicates that drew no pair are dropped
+    (their accuracy is undefined, and a relation with few pairs can draw none)."""
+    correct, total = np.asarray(correct, dtype=np.float64), np.asarray(total, dtype=np.float64)
+    kept = total > 0
+    return correct[kept] / total[kept]
+
+
+def percentile_interval(values, level: float = LEVEL) -> tuple[float, float] | None:
+    """The central ``level`` percentile interval of ``values``; None when there are none.
+
+    >>> percentile_interval(np.arange(101), level=0.5)
+    (25.0, 75.0)
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return None
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.percentile(values, [tail, 100.0 - tail])
+    return float(low), float(high)
+
+
+def accuracy_interval(correct, total, level: float = LEVEL) -> tuple[float, float] | None:
+    """Interval of one accuracy from its replicate counts ``correct`` [B] and ``total`` [B]."""
+    return percentile_interval(replicate_accuracies(correct, total), level)
+
+
+def paired_difference(head_correct, baseline_correct, total, level: float = LEVEL) -> dict:
+    """Head minus baseline accuracy on the same replicates.
+
+    Returns ``{"interval": (low, high) or None, "p_not_better": float or None,
+    "replicates": int}``: ``p_not_better`` is the fraction of replicates in which
+    the head is not more accurate than the baseline (difference <= 0).
+    """
+    total = np.asarray(total, dtype=np.float64)
+    kept = total > 0
+    difference = (
+        np.asarray(head_correct, dtype=np.float64)[kept] - np.asarray(baseline_correct, dtype=np.float64)[kept]
+    ) / total[kept]
+    return {
+        "interval": percentile_interval(difference, level),
+        "p_not_better": float(np.mean(difference <= 0)) if difference.size else None,
+        "replicates": int(difference.size),
+    }
+
+
+def head_vs_baseline(
+    boot_total, boot_heads, boot_baselines, relation: int, choice: tuple[int, int, int], offset: int, level: float = LEVEL
+) -> dict:
+    """Intervals of one chosen head and one chosen offset of relation ``relation``.
+
+    boot_total [B, R], boot_heads [B, R, direction, L, H], boot_baselines [B, R, O];
+    ``choice`` is (direction index, layer, head) and ``offset`` the offset's index.
+    """
+    direction, layer, head = choice
+    total = np.asarray(boot_total)[:, relation]
+    head_correct = np.asarray(boot_heads)[:, relation, direction, layer, head]
+    baseline_correct = np.asarray(boot_baselines)[:, relation, offset]
+    return {
+        "head": accuracy_interval(head_correct, total, level),
+        "baseline": accuracy_interval(baseline_correct, total, level),
+        "difference": paired_difference(head_correct, baseline_correct, total, level),
+    }
+
+
+def bootstrap_arrays(result: dict) -> dict[str, np.ndarray] | None:
+    """The replicate counts of a result file as numpy arrays (no torch); None without a bootstrap.
+
+    Mirrors ``probing.results.io.encode_bootstrap``: base64 of zlib-compressed
+    little-endian int64 in C order, beside its shape.
+    """
+    boot = result.get("bootstrap")
+    if not boot:
+        return None
+    arrays = {}
+    for name in BOOTSTRAP_ARRAYS:
+        encoded = boot["arrays"][name]
+        raw = zlib.decompress(base64.b64decode(encoded["data"]))
+        arrays[name] = np.frombuffer(raw, dtype="<i8").reshape(encoded["shape"])
+    return arrays
