@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from probing.analyses import accumulator_class
 from probing.errors import ProbingError
+from probing.plugins import analyses
 from probing.results.identity import difference, run_identity
 from probing.results.io import now_iso, read_result
 
@@ -44,7 +44,7 @@ def merge_results(parts: Sequence[dict], names: Sequence[str]) -> dict:
     parts, names = list(parts), list(names)
     _check_same_run(parts, names)
     _check_shards(parts, names)
-    cls = accumulator_class(parts[0]["analysis"])
+    cls = analyses()[parts[0]["analysis"]].load("accumulator")
     total = cls.from_result(parts[0])
     for part in parts[1:]:
         total.merge(cls.from_result(part))

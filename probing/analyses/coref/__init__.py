@@ -9,3 +9,11 @@
 The accumulator is :class:`probing.analyses.coref.accumulator.CorefAccumulator`; the command is ``probing coref``;
 the rules in words are in docs/coref.md. Nothing here imports torch.
 """
+
+from probing.plugins import Analysis, register
+
+register(Analysis(
+    name="coref",
+    accumulator="probing.analyses.coref.accumulator:CorefAccumulator",
+    payload="probing.results.schema:PAYLOADS.coref",
+))

@@ -1,2 +1,10 @@
 """The no-op test: do heads park attention on [SEP] when their relation is absent (Clark et al. 2019, section 3).
 """
+
+from probing.plugins import Analysis, register
+
+register(Analysis(
+    name="noop",
+    accumulator="probing.analyses.noop.accumulator:NoopAccumulator",
+    payload="probing.results.schema:PAYLOADS.noop",
+))

@@ -1,2 +1,10 @@
 """The dependency-head probe (Clark et al. 2019, sections 4.1-4.2): counts, tables, plots, the Python API.
 """
+
+from probing.plugins import Analysis, register
+
+register(Analysis(
+    name="probe",
+    accumulator="probing.analyses.probe.accumulator:ProbeAccumulator",
+    payload="probing.results.schema:PAYLOADS.probe",
+))

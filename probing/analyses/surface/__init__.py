@@ -1,2 +1,10 @@
 """Surface statistics of attention: [CLS], [SEP], punctuation, neighbours, entropy (Clark et al. 2019, section 3).
 """
+
+from probing.plugins import Analysis, register
+
+register(Analysis(
+    name="surface",
+    accumulator="probing.analyses.surface.accumulator:SurfaceAccumulator",
+    payload="probing.results.schema:PAYLOADS.surface",
+))

@@ -13,3 +13,11 @@
 Every accumulator counts integers (``update`` per batch, ``merge`` across
 parts, ``result`` as plain ints and lists), so shards add up exactly.
 """
+
+from probing.plugins import Analysis, register
+
+register(Analysis(
+    name="trees",
+    accumulator="probing.analyses.trees.accumulator:TreesAccumulator",
+    payload="probing.results.schema:PAYLOADS.trees",
+))
