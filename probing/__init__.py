@@ -4,7 +4,7 @@ An implementation of the dependency-head probe of Clark et al. (2019),
 "What Does BERT Look At?", sections 4.1-4.2, for any Hugging Face checkpoint.
 """
 
-__version__ = "0.1.0"
+from probing.version import __version__
 
 
 def score(*args, **kwargs):

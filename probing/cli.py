@@ -21,7 +21,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from probing import __version__
+from probing.version import __version__
 from probing.errors import ProbingError
 
 COMMANDS = {

@@ -134,8 +134,7 @@ def commands() -> dict[str, Command]:
 
 
 def _discover() -> None:
-    import probing.analyses as package
-
+    package = importlib.import_module("probing.analyses")  # found by name: the registry sits below every analysis
     for module in pkgutil.iter_modules(package.__path__, prefix=f"{package.__name__}."):
         if module.ispkg:
             importlib.import_module(module.name)

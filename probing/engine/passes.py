@@ -228,7 +228,7 @@ class Pass:
 
     def identity(self) -> dict:
         """Everything that decides this pass's numbers (the device only moves floats at near-ties)."""
-        from probing import __version__
+        from probing.version import __version__
         from probing.results.io import model_identity
 
         options = {key: value for key, value in asdict(self.options).items()

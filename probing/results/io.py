@@ -21,7 +21,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from probing import __version__
+from probing.version import __version__
 from probing.atomic import write_json_atomic
 from probing.errors import ProbingError
 from probing.results.identity import model_identity as _identity_of_block
