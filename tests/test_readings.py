@@ -20,7 +20,8 @@ from helpers import TINY_FAMILIES, tiny_model
 from probing.errors import ProbingError
 from probing.model.extraction import _run_stack, attention
 from probing.model.loading import load_model
-from probing.engine.readings import READINGS, ValueNorms, norm_weighted, rollout, scored_stack
+from probing.engine.readings import READINGS, ValueNorms, norm_weighted, rollout
+from probing.model.layout import scored_stack
 from probing.testing import tiny_bert
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -59,6 +59,9 @@ from typing import Any, ContextManager
 import torch
 
 from probing.errors import ProbingError
+from probing.model.extraction import attention
+from probing.model.hooks import Change, ForwardHook, PreForwardHook, hooked
+from probing.model.layout import AttentionLayout, find_self_attentions, scored_stack
 from probing.registry import Registry
 
 OPTION = "--attention"
@@ -66,80 +69,12 @@ OPTION = "--attention"
 
 
 # --------------------------------------------------------------------------------------------
-# Where a self-attention keeps its value and output projections
-
-
-@dataclass(frozen=True)
-class AttentionLayout:
-    """Where one family's self-attention module keeps its value and output projections.
-
-    ``value`` and ``output`` are submodule paths inside the attention module.
-    ``fused`` marks a projection that computes queries, keys and values side
-    by side (GPT-2's ``c_attn``); the values are its last third.
-    """
-
-    value: str
-    output: str
-    fused: bool = False
-
-
-LAYOUTS: tuple[AttentionLayout, ...] = (
-    AttentionLayout("self.value", "output.dense"),  # BERT, RoBERTa, XLM-R, ELECTRA (and MiniLM)
-    AttentionLayout("self.value_proj", "output.dense"),  # DeBERTa-v2 and -v3
-    AttentionLayout("v_lin", "out_lin"),  # DistilBERT
-    AttentionLayout("value", "dense"),  # ALBERT: one attention module, shared by every layer
-    AttentionLayout("v", "o"),  # MPNet, T5 (no biases)
-    AttentionLayout("v_proj", "o_proj"),  # Llama, Mistral, Qwen2: grouped-query attention
-    AttentionLayout("c_attn", "c_proj", fused=True),  # GPT-2: Conv1D, queries, keys and values fused
-)
-"""Tried in this order on every module of the scored stack; the first that fits wins and the
-module's own submodules are not searched again. A new family is one line here."""
-
-CROSS_ATTENTION_NAMES = frozenset({"EncDecAttention", "encoder_attn", "crossattention", "cross_attn"})
-"""Module names of cross-attention (a decoder reading its encoder): never scored, never hooked."""
+# Where a self-attention keeps its value and output projections (probing.model.layout finds them)
 
 
 def _cannot_read(loaded, why: str) -> ProbingError:
     message = f"{loaded.name_or_path}: {why}; {OPTION} norms cannot read this model (use weights or rollout)"
     return ProbingError(message, source=OPTION)
-
-
-def scored_stack(loaded) -> torch.nn.Module:
-    """The module that runs the scored self-attention stack (an encoder-decoder's encoder or decoder)."""
-    base = loaded.base  # the transformer without a task head
-    if loaded.is_encoder_decoder:
-        return base.get_encoder() if loaded.stack == "encoder" else base.get_decoder()
-    return base
-
-
-def find_self_attentions(loaded) -> list[tuple[str, torch.nn.Module, AttentionLayout]]:
-    """Every self-attention module of the scored stack, in module order, with its layout.
-
-    >>> from probing.model.loading import load_model
-    >>> from probing.testing import tiny_bert
-    >>> [(name, layout.value) for name, _, layout in find_self_attentions(load_model(tiny_bert()))]
-    [('encoder.layer.0.attention', 'self.value'), ('encoder.layer.1.attention', 'self.value')]
-    """
-    found: list[tuple[str, torch.nn.Module, AttentionLayout]] = []
-    for name, module in scored_stack(loaded).named_modules():
-        if found and name.startswith(found[-1][0] + "."):
-            continue  # inside the attention just found (modules come depth first)
-        if CROSS_ATTENTION_NAMES.intersection(name.split(".")):
-            continue
-        layout = next((layout for layout in LAYOUTS if _has(module, layout.value) and _has(module, layout.output)), None)
-        if layout is not None:
-            found.append((name, module, layout))
-    return found
-
-
-def _has(module: torch.nn.Module, path: str) -> bool:
-    """Whether ``module`` has the submodule ``path`` (a walk of child dicts: get_submodule's
-    exceptions would make attaching cost milliseconds)."""
-    for part in path.split("."):
-        module = module._modules.get(part)
-        if module is None:
-            return False
-    return True
 
 
 def _linear_weight(module: torch.nn.Module) -> torch.Tensor | None:
@@ -237,11 +172,11 @@ class ValueNorms:
     A forward hook on each layer's value projection turns its output into
     norms [batch, head, key] at once (the values themselves are not kept); a
     pre-hook on the stack starts a new pass. ALBERT's one shared layer is
-    hooked once and records once per call, so once per layer. Opening it
+    hooked once and records once per call, so once per layer. Making one
     finds the projections (or raises a ProbingError naming ``--attention
-    norms``); :meth:`take` gives the last pass's norms.
+    norms``); :meth:`changes` are its hooks, for :func:`probing.model.hooks.hooked`
+    (opening it installs them); :meth:`take` gives the last pass's norms.
 
-    >>> from probing.model.extraction import attention
     >>> from probing.model.loading import load_model
     >>> from probing.testing import tiny_bert
     >>> loaded = load_model(tiny_bert())
@@ -260,28 +195,33 @@ class ValueNorms:
             raise _cannot_read(loaded, "no self-attention with a known value and output projection was found")
         self._attentions = [_hooked_attention(loaded, module, layout) for _, module, layout in found]
         self._records: list[torch.Tensor] = []
-        self._handles: list[Any] = []
+        self._open: contextlib.AbstractContextManager | None = None
+
+    def changes(self) -> list[Change]:
+        """The hooks that record the norms: a pre-hook on the stack, one forward hook per value projection."""
+        return [PreForwardHook(scored_stack(self.loaded), self._new_pass),
+                *(ForwardHook(hooked_attention.value_module, self._recorder(hooked_attention))
+                  for hooked_attention in self._attentions)]
 
     def __enter__(self) -> "ValueNorms":
-        if self._handles:
+        if self._open is not None:
             raise RuntimeError("this ValueNorms is already attached")
         self._records = []
-        self._handles.append(scored_stack(self.loaded).register_forward_pre_hook(self._new_pass))
-        for hooked in self._attentions:
-            self._handles.append(hooked.value_module.register_forward_hook(self._recorder(hooked)))
+        opened = hooked(*self.changes())
+        opened.__enter__()
+        self._open = opened
         return self
 
     def __exit__(self, *exc) -> None:
-        for handle in self._handles:
-            handle.remove()
-        self._handles = []
+        opened, self._open = self._open, None
+        opened.__exit__(*exc)
 
     def _new_pass(self, module, args) -> None:
         self._records = []
 
-    def _recorder(self, hooked: _HookedAttention):
+    def _recorder(self, hooked_attention: _HookedAttention):
         def record(module, args, output) -> None:
-            self._records.append(hooked.norms(output))
+            self._records.append(hooked_attention.norms(output))
 
         return record
 
@@ -372,8 +312,6 @@ class Reading:
 
     def read(self, loaded, batch) -> torch.Tensor:
         """One batch (``input_ids``, ``attention_mask`` [batch, tok]) -> [batch, layer, head, query, key]."""
-        from probing.model.extraction import attention
-
         return attention(loaded, batch.input_ids, batch.attention_mask)
 
     def __repr__(self) -> str:
@@ -397,8 +335,6 @@ class NormsReading(Reading):
         return contextlib.nullcontext()
 
     def read(self, loaded, batch) -> torch.Tensor:
-        from probing.model.extraction import attention
-
         with ValueNorms(loaded) as capture:
             weights = attention(loaded, batch.input_ids, batch.attention_mask)  # [batch, layer, head, query, key]
             return norm_weighted(weights, capture.take())

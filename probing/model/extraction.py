@@ -20,12 +20,18 @@ from dataclasses import dataclass
 
 import torch
 
-from probing.model.alignment import align_words
 from probing.errors import ProbingError
-from probing.model.loading import PROBE_WORDS, LoadedModel
+from probing.model.alignment import align_words
+from probing.model.hooks import ForwardHook, StopPass, hooked, until_stopped
+from probing.model.layout import find_self_attentions, recorded_attentions
 
-def read_shape_and_causality(loaded: LoadedModel, trust_remote_code: bool) -> None:
-    """Run the probe sentence once: layers, heads, and whether the stack is causal."""
+PROBE_WORDS = ("The", "probe", "reads", "every", "head", ".")
+"""A short sentence run once at load time: causality, layer and head counts, attention present."""
+
+
+def read_shape_and_causality(loaded, trust_remote_code: bool) -> None:
+    """Run the probe sentence once through ``loaded`` (a LoadedModel, not yet probed): layers, heads,
+    and whether the stack is causal."""
     probe = align_words(loaded.tokenizer, [PROBE_WORDS], prepend=loaded.prepend_token_id)[0]
     input_ids = torch.tensor([probe.input_ids])  # [batch=1, tok]
     layers = _stack_attention(loaded, input_ids, torch.ones_like(input_ids))
@@ -53,7 +59,7 @@ class AttentionTap:
     index: int
 
 
-def _attention_tap(loaded: LoadedModel, input_ids: torch.Tensor, layers) -> AttentionTap | None:
+def _attention_tap(loaded, input_ids: torch.Tensor, layers) -> AttentionTap | None:
     """Where a pass can read the weights and stop, or None.
 
     Everything after the last layer's attention weights (its output
@@ -62,7 +68,7 @@ def _attention_tap(loaded: LoadedModel, input_ids: torch.Tensor, layers) -> Atte
     forward pass and a sixteenth of all-mpnet-base-v2's (attention scores aside).
     Two places are tried, innermost first: the modules transformers itself
     records attentions from (``_can_record_outputs``), and the self-attention
-    modules :func:`probing.engine.readings.find_self_attentions` finds (second item of
+    modules :func:`probing.model.layout.find_self_attentions` finds (second item of
     their outputs). One is trusted only when, on the probe sentence, it gives
     exactly the attention the model returns, layer by layer; else passes run
     the whole model, as before.
@@ -80,29 +86,18 @@ def _attention_tap(loaded: LoadedModel, input_ids: torch.Tensor, layers) -> Atte
     return None
 
 
-def _candidate_taps(loaded: LoadedModel) -> list[AttentionTap]:
-    from probing.engine.readings import CROSS_ATTENTION_NAMES, find_self_attentions, scored_stack
-
+def _candidate_taps(loaded) -> list[AttentionTap]:
     taps = []
-    recorded = (getattr(loaded.base, "_can_record_outputs", None) or {}).get("attentions")
-    target, index = getattr(recorded, "target_class", recorded), getattr(recorded, "index", 1)
-    if isinstance(target, type):
-        modules = tuple(module for name, module in scored_stack(loaded).named_modules()
-                        if isinstance(module, target) and not CROSS_ATTENTION_NAMES.intersection(name.split(".")))
-        if modules:
-            taps.append(AttentionTap(modules, index))
+    recorded, index = recorded_attentions(loaded)
+    if recorded:
+        taps.append(AttentionTap(recorded, index))
     found = tuple(module for _, module, _ in find_self_attentions(loaded))
     if found:
         taps.append(AttentionTap(found, 1))
     return taps
 
 
-class _LastAttentionDone(Exception):
-    """Raised by the hook on the last self-attention: the rest of the forward pass is not needed."""
-
-
-def _attention_until_last(loaded: LoadedModel, tap: AttentionTap, input_ids: torch.Tensor,
-                          attention_mask: torch.Tensor) -> list:
+def _attention_until_last(loaded, tap: AttentionTap, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> list:
     """Run the scored stack up to its last layer's attention; its per-layer weights, in call order.
 
     A module shared by every layer (ALBERT) is called once per layer, so the
@@ -113,20 +108,14 @@ def _attention_until_last(loaded: LoadedModel, tap: AttentionTap, input_ids: tor
     def keep(module, args, output) -> None:
         captured.append(output[tap.index])
         if len(captured) == loaded.num_layers:
-            raise _LastAttentionDone
+            raise StopPass
 
-    handles = [module.register_forward_hook(keep) for module in tap.modules]
-    try:
-        _run_stack(loaded, input_ids, attention_mask)
-    except _LastAttentionDone:
-        pass
-    finally:
-        for handle in handles:
-            handle.remove()
+    with hooked(*(ForwardHook(module, keep) for module in tap.modules)):
+        until_stopped(lambda: _run_stack(loaded, input_ids, attention_mask))
     return captured
 
 
-def _no_attention_message(loaded: LoadedModel, trust_remote_code: bool) -> str:
+def _no_attention_message(loaded, trust_remote_code: bool) -> str:
     implementation = getattr(loaded.model.config, "_attn_implementation", None)
     if implementation == "eager":
         message = f"{loaded.name_or_path} returned no attention weights although it runs eager attention: its code ignores output_attentions"
@@ -140,7 +129,7 @@ def _no_attention_message(loaded: LoadedModel, trust_remote_code: bool) -> str:
     return message + "; no option of probing can change that"
 
 
-def attention(loaded: LoadedModel, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+def attention(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """Token attention of every layer and head of the scored stack, for one padded batch.
 
     input_ids, attention_mask: [batch, tok]. Returns float32
@@ -158,7 +147,7 @@ def attention(loaded: LoadedModel, input_ids: torch.Tensor, attention_mask: torc
     return torch.stack([layer.float() for layer in layers], dim=1)
 
 
-def _stack_attention(loaded: LoadedModel, input_ids: torch.Tensor, attention_mask: torch.Tensor):
+def _stack_attention(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor):
     """The per-layer attention of the scored stack (entries may be None); the pass stops after the
     last layer's attention where the load-time check allowed it."""
     if loaded.attention_tap is not None:
@@ -166,7 +155,7 @@ def _stack_attention(loaded: LoadedModel, input_ids: torch.Tensor, attention_mas
     return _run_stack(loaded, input_ids, attention_mask)
 
 
-def _run_stack(loaded: LoadedModel, input_ids: torch.Tensor, attention_mask: torch.Tensor):
+def _run_stack(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor):
     """The whole forward pass of the scored stack; its attention tuple (entries may be None)."""
     run = _STACK_RUNNERS[(loaded.is_encoder_decoder, loaded.stack)]
     with torch.inference_mode():

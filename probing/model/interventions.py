@@ -3,8 +3,9 @@
 :func:`attention_override` registers an attention function with
 ``AttentionInterface`` (and the eager padding mask with
 ``AttentionMaskInterface``) and switches a model to it for the duration of a
-block; no model file or weight is touched, and the previous implementation is
-restored after. Architectures whose attention does not dispatch through the
+block, through the one mechanism that changes a running model
+(probing.model.hooks); no model file or weight is touched, and the previous
+implementation is restored after. Architectures whose attention does not dispatch through the
 interface are refused with a clear error.
 
 :func:`uniform_heads` is the override of ``probing ablate`` (Kovaleva et
@@ -30,14 +31,16 @@ disabled.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from typing import ContextManager
 
 import torch
 
 from probing.errors import ProbingError
+from probing.model.hooks import AttentionImplementation, hooked
+from probing.model.layout import attention_layers, text_config
 from probing.naming import head_name
 
 
@@ -49,61 +52,11 @@ def eager_attention(module) -> Callable:
     return eager
 
 
-@contextlib.contextmanager
-def attention_override(model: torch.nn.Module, function: Callable, *, name: str) -> Iterator[None]:
+def attention_override(model: torch.nn.Module, function: Callable, *, name: str) -> ContextManager[None]:
     """Within the block, every attention module of ``model`` calls ``function`` (transformers' signature:
     ``function(module, query, key, value, attention_mask, **kwargs) -> (output, weights)``)."""
-    from transformers import AttentionInterface
-    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
-
-    AttentionInterface.register(name, function)
-    # Without a registered mask function, transformers builds no padding mask for a custom name.
-    AttentionMaskInterface.register(name, ALL_MASK_ATTENTION_FUNCTIONS["eager"])
-    previous = model.config._attn_implementation
-    _quietly(model.set_attn_implementation, name)
-    if model.config._attn_implementation != name:
-        _quietly(model.set_attn_implementation, previous)
-        raise ProbingError(
-            f"{type(model).__name__} computes attention in its own code rather than through transformers' "
-            "AttentionInterface, so its heads cannot be changed without editing the model",
-            source="--model",
-        )
-    try:
-        yield
-    finally:
-        _quietly(model.set_attn_implementation, previous)
-
-
-def _quietly(function, *args) -> None:
-    """Call without transformers' warning for models that cannot switch (the caller raises a clearer one)."""
-    from transformers.utils import logging as hf_logging
-
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    try:
-        function(*args)
-    finally:
-        hf_logging.set_verbosity(verbosity)
-
-
-def attention_layers(model: torch.nn.Module, num_layers: int) -> dict[torch.nn.Module, int]:
-    """Every module that may call the attention function, with its layer (from 0).
-
-    transformers' attention modules carry their ``layer_idx``; a model whose
-    modules do not is read by position in its list of ``num_layers`` layers.
-    """
-    found = {module: module.layer_idx for module in model.modules() if isinstance(getattr(module, "layer_idx", None), int)}
-    if found:
-        return found
-    for module in model.modules():
-        if isinstance(module, torch.nn.ModuleList) and len(module) == num_layers:
-            return {sub: index for index, layer in enumerate(module) for sub in layer.modules()}
-    raise ProbingError(f"cannot find the {num_layers} attention layers of {type(model).__name__}", source="--model")
-
-
-def text_config(model: torch.nn.Module):
-    config = model.config
-    return config.get_text_config() if hasattr(config, "get_text_config") else config
+    refused = "its heads cannot be changed without editing the model"
+    return hooked(AttentionImplementation(model, name, function, refused=refused))
 
 
 class uniform_heads:
