@@ -22,7 +22,8 @@ from probing.analyses.probe.config import ScoreConfig
 from probing.errors import ProbingError
 from probing.analyses.probe.accumulator import counts_from_result
 from probing.analyses.probe.api import run_probe
-from probing.model.loading import _load_tokenizer, byte_level_states, load_model, prefix_space_rule
+from probing.model.loading import load_model
+from probing.model.tokenizers import byte_level_states, load_tokenizer, prefix_space_rule
 from probing.data.relations import relation_pairs
 from probing.scoring.counts import ProbeCounts
 from probing.scoring.pairs import PairBatch
@@ -221,7 +222,7 @@ def test_a_byte_level_tokenizer_that_has_the_prefix_space_is_loaded_once(tmp_pat
     calls = []
     original = AutoTokenizer.from_pretrained
     monkeypatch.setattr(AutoTokenizer, "from_pretrained", lambda *a, **k: calls.append(k) or original(*a, **k))
-    tokenizer = _load_tokenizer(str(tmp_path), {"revision": None, "trust_remote_code": False})
+    tokenizer = load_tokenizer(str(tmp_path), {"revision": None, "trust_remote_code": False})
     assert len(calls) == 1 and "add_prefix_space" not in calls[0]
     assert prefix_space_rule(tokenizer) == "add_prefix_space"
 
