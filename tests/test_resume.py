@@ -140,6 +140,54 @@ def test_refuses_other_weights_copied_into_the_same_folder(tmp_path):
         run_probe(config, hooks=Checkpointer(checkpoint, every=0, resume=True))
 
 
+def same_size_and_time_other_weights(folder) -> None:
+    """Put another model's weights into ``folder`` keeping the file's size and modification time, as
+    ``cp -p`` or ``rsync -t`` of a same-shaped checkpoint would."""
+    import os
+    from pathlib import Path
+
+    weights = Path(folder) / "model.safetensors"
+    before = weights.stat()
+    other = (Path(tiny_bert(seed=1)) / "model.safetensors").read_bytes()
+    assert len(other) == before.st_size and other != weights.read_bytes()
+    weights.write_bytes(other)
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = weights.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def test_refuses_other_weights_of_the_same_size_and_modification_time(tmp_path):
+    """The fingerprint is read from the bytes on every load: a file's size and mtime vouch for nothing."""
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_bert(), folder)
+    checkpoint = tmp_path / "run.ckpt"
+    config = ScoreConfig(model=str(folder), treebank=str(sample_path()), batch_size=1, bootstrap=10)
+    with pytest.raises(Crash):
+        run_probe(config, hooks=CrashingCheckpointer(checkpoint, every=0, crash_after=20))
+    same_size_and_time_other_weights(folder)
+    with pytest.raises(ProbingError, match="model.fingerprint"):
+        run_probe(config, hooks=Checkpointer(checkpoint, every=0, resume=True))
+
+
+def test_merge_refuses_shards_of_other_weights_of_the_same_size_and_modification_time(tmp_path, capsys):
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_bert(), folder)
+    parts = [tmp_path / f"part{index}.json" for index in range(2)]
+    for index, part in enumerate(parts):
+        if index == 1:
+            same_size_and_time_other_weights(folder)
+        assert main(["score", "--quiet", "--model", str(folder), "--treebank", str(sample_path()), "--bootstrap",
+                     "0", "--shard", f"{index}/2", "--output", str(part)]) == 0
+    capsys.readouterr()
+    assert main(["merge", *map(str, parts), "--output", str(tmp_path / "merged.json")]) == 2
+    assert "model.fingerprint" in capsys.readouterr().err
+    assert not (tmp_path / "merged.json").exists()
+
+
 def test_an_existing_checkpoint_needs_resume(tmp_path, capsys):
     output = tmp_path / "r.json"
     crashed_checkpoint(checkpointing.default_path(output))
