@@ -10,6 +10,8 @@ through these functions, so the two countings never mix.
 [(2, 4), (6, 0)]
 >>> offset_name(-2), offset_name(1)
 ('-2', '+1')
+>>> percent_with_interval(0.868, [0.851, 0.884]), percent_with_interval(0.012, [-0.004, 0.03], signed=True)
+('86.8 [85.1, 88.4]', '+1.2 [-0.4, +3.0]')
 """
 
 from __future__ import annotations
@@ -56,3 +58,25 @@ def parse_head_names(text: str, *, num_layers: int, num_heads: int, option: str 
         if (layer - 1, head - 1) not in heads:
             heads.append((layer - 1, head - 1))
     return heads
+
+
+def percent(value: float | None, *, signed: bool = False) -> str:
+    """A fraction in percent with one decimal (``86.8``; ``+1.2`` when ``signed``); ``-`` for no value."""
+    if value is None:
+        return "-"
+    return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
+
+
+def interval_text(interval, *, signed: bool = False) -> str:
+    """An interval of fractions in percent, ``[85.1, 88.4]``."""
+    low, high = interval
+    return f"[{percent(low, signed=signed)}, {percent(high, signed=signed)}]"
+
+
+def percent_with_interval(value: float | None, interval=None, *, signed: bool = False) -> str:
+    """``86.8 [85.1, 88.4]``: the one way every table, cell, page and figure writes a number with its interval
+    (the bare number without an interval, ``-`` without a number)."""
+    if value is None:
+        return "-"
+    text = percent(value, signed=signed)
+    return f"{text} {interval_text(interval, signed=signed)}" if interval else text

@@ -339,7 +339,8 @@ def test_a_count_above_its_total_is_refused_on_reading(whole, tmp_path):
 
 
 def test_the_leaderboard_table_holds_the_head_and_the_baselines_by_type(whole, heldout, tmp_path, capsys):
-    from probing.report.board import build_leaderboard, cell_text, render
+    from probing.report.board import build_leaderboard, cell_text
+    from probing.report.renderers import render
 
     board = build_leaderboard([whole, heldout["test"]])
     table = next(table for table in board.tables if table.key == "coref")

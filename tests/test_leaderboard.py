@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 
 from probing.cli import main
-from probing.report.board import FORMATS, build_leaderboard, cell_text, latex_escape, read_json, render
+from probing.commands.leaderboard import file_links
+from probing.report.board import build_leaderboard, cell_text, leaderboard_from_files, read_json
+from probing.report.escaping import latex_text
+from probing.report.renderers import FORMATS, render, render_html
 
 import heldout_runs
 
@@ -221,7 +224,7 @@ def test_latex_structure_without_compiling(board):
     assert all(len(re.split(r"(?<!\\)&", row)) == columns for row in rows)
     assert not re.search(r"(?<!\\)_", "\n".join(rows))  # every underscore escaped
     assert "lacks\\_nsubj" in text and "\\&co" in text
-    assert latex_escape("50%_x") == "50\\%\\_x"
+    assert latex_text("50%_x") == "50\\%\\_x"
 
 
 def test_command_writes_each_format(board_inputs, tmp_path, capsys):
@@ -253,3 +256,26 @@ def test_leaderboard_and_plot_never_import_torch():
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+COMMITTED = Path(__file__).resolve().parents[1] / "leaderboards"
+SUFFIXES = {"md": "md", "csv": "csv", "json": "json", "latex": "tex", "html": "html"}
+
+
+@pytest.fixture(scope="module", params=sorted(path.parent.name for path in COMMITTED.glob("*/leaderboard.md")))
+def committed(request):
+    """A committed leaderboard folder and the board made again from its results and the paper's reference,
+    in the order leaderboards/make.sh gives them (its shell glob, sorted)."""
+    folder = COMMITTED / request.param
+    results = sorted(str(path) for path in (folder / "results").glob("*.json"))
+    return folder, results, leaderboard_from_files(results, [REFERENCE])
+
+
+@pytest.mark.parametrize("fmt", list(SUFFIXES))
+def test_committed_leaderboards_come_out_byte_for_byte(committed, fmt):
+    folder, results, board = committed
+    if fmt == "html":  # as make.sh writes it: --output beside plots/, so each model links to its plots
+        text = render_html(board, file_links(results, str(folder / "leaderboard.html"), "plots", "pages"))
+    else:
+        text = render(board, fmt)
+    assert text == (folder / f"leaderboard.{SUFFIXES[fmt]}").read_text(encoding="utf-8")

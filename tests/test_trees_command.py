@@ -394,7 +394,8 @@ def test_a_real_model_has_heads_whose_trees_beat_right_branching(minilm, ewt_dev
 @pytest.mark.parametrize("fmt", ["md", "csv", "json", "latex", "html"])
 def test_the_leaderboard_table_renders_in_every_format(runs, fmt):
     from probing.analyses.trees.report import leaderboard_table
-    from probing.report.board import Leaderboard, render
+    from probing.report.board import Leaderboard
+    from probing.report.renderers import render
 
     heldout = read(runs["heldout"])
     table = leaderboard_table([heldout, read(runs["dev"])])

@@ -7,7 +7,7 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from probing.report.board import FORMATS
+    from probing.report.renderers import FORMATS
 
     parser.epilog = (
         "One row per result file plus the best-offset baseline row, one column per relation; each cell is "
@@ -36,7 +36,8 @@ def file_links(results: list[str], output: str | None, plots: str, pages: str) -
     """(model, treebank) -> [(text, relative href)] for the plots and pages that exist beside ``output``."""
     from pathlib import Path
 
-    from probing.report.board import read_json, row_key
+    from probing.analyses.probe.leaderboard import row_key
+    from probing.report.board import read_json
 
     if not output:
         return {}
@@ -57,7 +58,8 @@ def file_links(results: list[str], output: str | None, plots: str, pages: str) -
 
 def run(args: argparse.Namespace) -> int:
     from probing.atomic import check_output_path, write_text_atomic
-    from probing.report.board import leaderboard_from_files, render, render_html
+    from probing.report.board import leaderboard_from_files
+    from probing.report.renderers import render, render_html
 
     if args.output:
         check_output_path(args.output, inputs=list(args.results) + list(args.reference),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from probing.analyses.surface.report import layer_table  # noqa: F401  (also commands/report.py's)
 from probing.commands.common import EngineCommand, add_engine_options
 
 
@@ -15,36 +16,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Layers and heads count from 1 in figures and tables, from 0 in the JSON."
     )
     add_engine_options(parser)
-
-
-def layer_table(result: dict, tablefmt: str = "simple") -> str:
-    """One row per layer (from 1): mean over heads of each statistic, in percent; entropies in nats."""
-    from tabulate import tabulate
-
-    surface, names = result["surface"], result["token_names"]
-    columns = [
-        ("first_special", f"{names['first_special']} %"),
-        ("separator", f"{names['separator']} %"),
-        ("punctuation", ". , %"),
-        ("previous", "prev %"),
-        ("next", "next %"),
-        ("self", "self %"),
-        ("separator_to_separator", f"{names['separator']}->{names['separator']} %"),
-        ("other_to_separator", f"other->{names['separator']} %"),
-        ("entropy", "entropy"),
-    ]
-    means = surface["layer_means"]
-    rows = []
-    for layer in range(result["model"]["num_layers"]):
-        row = [layer + 1]
-        for name, _ in columns:
-            value = None if means[name] is None else means[name][layer]
-            row.append("-" if value is None else (f"{value:.2f}" if name == "entropy" else f"{100 * value:.1f}"))
-        rows.append(row)
-    headers = ["layer"] + [header for _, header in columns]
-    table = tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True, stralign="right")
-    uniform = surface["uniform_entropy"]["entropy"]
-    return f"{table}\n\nMeans over heads; entropies in nats (uniform attention: {uniform:.2f})."
 
 
 def token_names(loaded) -> dict:

@@ -16,4 +16,5 @@ register(Analysis(
     name="coref",
     accumulator="probing.analyses.coref.accumulator:CorefAccumulator",
     payload="probing.results.schema:PAYLOADS.coref",
+    tables="probing.analyses.coref.report:leaderboard_tables",
 ))

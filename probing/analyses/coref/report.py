@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from probing.errors import ProbingError
-from probing.naming import head_name
+from probing.naming import head_name, percent_with_interval
+from probing.report.board import Cell, Row, Table, leaderboard_position, rank_rows, result_label
 from probing.stats.intervals import LEVEL, accuracy_interval, paired_difference
 from probing.stats.selection import HeadChoice, select_head
 from probing.analyses.coref.antecedents import BASELINES
@@ -220,11 +221,7 @@ def percent(entry: dict | None, *, interval: bool = True) -> str:
     """
     if entry is None:
         return "-"
-    text = f"{100 * entry['accuracy']:.1f}"
-    if interval and entry.get("interval"):
-        low, high = entry["interval"]
-        text += f" [{100 * low:.1f}, {100 * high:.1f}]"
-    return text
+    return percent_with_interval(entry["accuracy"], entry.get("interval") if interval else None)
 
 
 def coref_table(result: dict, tablefmt: str = "simple") -> str:
@@ -270,14 +267,18 @@ def _stem(path: str) -> str:
     return Path(path).stem
 
 
-def leaderboard_table(results: list[dict]):
+@leaderboard_position(10)
+def leaderboard_tables(results: list[dict]) -> list[Table]:
+    """Coreference's part of a leaderboard (registered as the analysis's ``tables``)."""
+    return [leaderboard_table(results)]
+
+
+def leaderboard_table(results: list[dict]) -> Table:
     """The coreference table of a leaderboard (torch-free): per model its chosen head's accuracy by mention
     type, and the three baselines on the same mentions, accuracy % with intervals; held-out when the result
     has it, else in-sample (marked). Rows are grouped by treebank and window length, ranked by the
     all-mentions column; baseline rows appear once per distinct set of windows (a tokenizer's).
     """
-    from probing.report.board import Cell, Row, Table, rank_rows, result_label
-
     rows, levels, baseline_rows = [], set(), {}
     ordered = sorted(results, key=lambda result: (_stem(result["input"]["path"]), result["coref"]["window"]))
     groups: dict[str, list[Row]] = {}
@@ -288,10 +289,10 @@ def leaderboard_table(results: list[dict]):
         group = f"{_stem(result['input']['path'])}, window {result['coref']['window']}"
         model = Row(result_label(result), "model", label, group)
         for name in TYPE_AXIS:
-            model.cells[name] = _cell(Cell, types[name]["head"], types[name]["mentions"], choice)
+            model.cells[name] = _cell(types[name]["head"], types[name]["mentions"], choice)
         groups.setdefault(group, []).append(model)
         for baseline in BASELINES:
-            cells = {name: _cell(Cell, types[name]["baselines"][baseline], types[name]["mentions"], None)
+            cells = {name: _cell(types[name]["baselines"][baseline], types[name]["mentions"], None)
                      for name in TYPE_AXIS}
             key = (group, baseline, tuple((c.accuracy, c.pairs) for c in cells.values()))
             if key in baseline_rows:  # the same windows (a random-init control reads its trained model's)
@@ -325,26 +326,13 @@ def leaderboard_table(results: list[dict]):
                  title="Coreference: antecedent selection accuracy by mention type")
 
 
-def _cell(cell_class, entry: dict | None, mentions: int, choice: dict | None):
+def _cell(entry: dict | None, mentions: int, choice: dict | None) -> Cell:
     """A leaderboard cell of one accuracy (a head's when ``choice`` names it)."""
     if entry is None:
-        return cell_class(accuracy=None, pairs=mentions)
+        return Cell(accuracy=None, pairs=mentions)
     head = "" if choice is None else head_name(choice["layer"], choice["head"])
-    return cell_class(accuracy=entry["accuracy"], interval=entry.get("interval"), head=head,
+    return Cell(accuracy=entry["accuracy"], interval=entry.get("interval"), head=head,
                       direction=None if choice is None else choice["direction"], pairs=mentions)
-
-
-def _all_accuracy(result: dict) -> float:
-    types, _ = chosen_report(result)
-    head = types["all"]["head"]
-    return -1.0 if head is None else head["accuracy"]
-
-
-def _model_label(model: dict) -> str:
-    from pathlib import Path
-
-    name = model.get("name") or Path(str(model["name_or_path"])).name
-    return name + " (random init)" if model.get("random_init") else name
 
 
 def _pair(interval) -> list[float] | None:

@@ -7,4 +7,7 @@ register(Analysis(
     name="noop",
     accumulator="probing.analyses.noop.accumulator:NoopAccumulator",
     payload="probing.results.schema:PAYLOADS.noop",
+    tables="probing.analyses.noop.report:leaderboard_tables",
+    extra={"chosen_heads": "probing.analyses.noop.report:chosen_heads",  # the explore page outlines them
+           "page_section": "probing.analyses.noop.report:page_section"},
 ))

@@ -62,7 +62,7 @@ from probing.data.relations import relation_pairs
 from probing.scoring.bootstrap import poisson_weights
 from probing.stats.intervals import LEVEL, percentile_interval
 from probing.data.treebank import Sentence
-from probing.analyses.noop.report import ATTENDING, GROUPS, TARGETS, chosen_heads, table_rows  # noqa: F401  (torch-free, shared)
+from probing.analyses.noop.report import ATTENDING, GROUPS, TARGETS, chosen_heads  # noqa: F401  (torch-free, shared)
 from probing.analyses.surface.accumulator import normalised_rows
 
 DECIMALS = 6

@@ -7,4 +7,5 @@ register(Analysis(
     name="probe",
     accumulator="probing.analyses.probe.accumulator:ProbeAccumulator",
     payload="probing.results.schema:PAYLOADS.probe",
+    tables="probing.analyses.probe.leaderboard:leaderboard_tables",
 ))

@@ -198,7 +198,7 @@ def curve_csv(points: list[CurvePoint]) -> str:
 def curve_rows(points: list[CurvePoint], *, intervals: bool = True) -> tuple[list[str], list[list[str]]]:
     """Headers and rows of the wide table: one row per step (the untrained control marked); per relation
     the chosen head's accuracy % with its name (from 1) and the chosen offset's accuracy %."""
-    from probing.analyses.probe.tables import with_interval
+    from probing.naming import percent_with_interval
 
     relations = relations_of(points)
     by_cell = {(p.step, p.relation): p for p in points}
@@ -212,8 +212,8 @@ def curve_rows(points: list[CurvePoint], *, intervals: bool = True) -> tuple[lis
             if p is None or p.accuracy is None:
                 row += ["-", "-"]
                 continue
-            row.append(f"{with_interval(p.accuracy, p.interval if intervals else None)} {p.head}")
-            row.append(f"{with_interval(p.offset_accuracy, p.offset_interval if intervals else None)} {p.offset:+d}")
+            row.append(f"{percent_with_interval(p.accuracy, p.interval if intervals else None)} {p.head}")
+            row.append(f"{percent_with_interval(p.offset_accuracy, p.offset_interval if intervals else None)} {p.offset:+d}")
         rows.append(row)
     return headers, rows
 

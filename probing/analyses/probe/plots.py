@@ -23,7 +23,7 @@ from probing.report.drawing import MARK, layer_head_heatmap, new_figure
 from probing.errors import ProbingError
 from probing.stats.heldout import in_sample_reports
 from probing.report.board import result_label, treebank_label
-from probing.naming import DIRECTIONS, head_name, offset_name
+from probing.naming import DIRECTIONS, head_name, interval_text, offset_name, percent
 from probing.naming import WORDS as ARROWS
 
 CMAP = "viridis"
@@ -72,9 +72,9 @@ def _choice_text(report: dict) -> str:
     if head is None:
         return "no pairs"
     interval = head.get("interval")
-    ci = f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else ""
+    ci = f" {interval_text(interval)}" if interval else ""
     text = (f"outlined, {report['selection']}: {head_name(head['layer'], head['head'])} {ARROWS[head['direction']]}, "
-            f"{100 * head['accuracy']:.1f}%{ci}")
+            f"{percent(head['accuracy'])}%{ci}")
     if baseline is not None:
         text += f"\nred line: best offset {offset_name(baseline['offset'])}, {100 * baseline['accuracy']:.1f}%"
     return text

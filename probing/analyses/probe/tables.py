@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from probing.naming import head_name, offset_name
+from probing.naming import head_name, offset_name, percent, percent_with_interval
 
 
 def head_label(best: dict | None) -> str:
@@ -19,10 +19,6 @@ def head_label(best: dict | None) -> str:
     if best is None:
         return "-"
     return head_name(best["layer"], best["head"], best["direction"])
-
-
-def percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
 
 
 def score_table(result: dict, tablefmt: str = "simple") -> str:
@@ -62,26 +58,6 @@ def run_header(result: dict) -> str:
     )
 
 
-def with_interval(value: float | None, interval: list[float] | None) -> str:
-    """``"86.8 [85.1, 88.4]"`` in percent; the bare value when there is no interval.
-
-    >>> with_interval(0.868, [0.851, 0.884])
-    '86.8 [85.1, 88.4]'
-    """
-    if value is None:
-        return "-"
-    if not interval:
-        return percent(value)
-    return f"{percent(value)} [{percent(interval[0])}, {percent(interval[1])}]"
-
-
-def _points(value: float | None, interval: list[float] | None) -> str:
-    if value is None:
-        return "-"
-    text = f"{100 * value:+.1f}"
-    return text if not interval else f"{text} [{100 * interval[0]:+.1f}, {100 * interval[1]:+.1f}]"
-
-
 def p_value(p: float | None, replicates: int) -> str:
     """A bootstrap fraction, shown as ``< 1/B`` when no replicate reached it.
 
@@ -112,10 +88,11 @@ def heldout_table(result: dict, tablefmt: str = "simple") -> str:
                 name,
                 entry["pairs"],
                 head_label(head) + (f" (tie of {ties})" if ties > 1 else ""),
-                with_interval(head and head["accuracy"], head and head["interval"]),
+                percent_with_interval(head and head["accuracy"], head and head["interval"]),
                 "-" if baseline is None else offset_name(baseline['offset']),
-                with_interval(baseline and baseline["accuracy"], baseline and baseline["interval"]),
-                _points(difference and difference["value"], difference and difference["interval"]),
+                percent_with_interval(baseline and baseline["accuracy"], baseline and baseline["interval"]),
+                percent_with_interval(difference and difference["value"], difference and difference["interval"],
+                                      signed=True),
                 p_value(difference and difference["p_not_better"], heldout["replicates"]),
                 head_label(in_sample["head"]),
                 percent(in_sample["head"] and in_sample["head"]["accuracy"]),

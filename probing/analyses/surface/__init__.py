@@ -7,4 +7,5 @@ register(Analysis(
     name="surface",
     accumulator="probing.analyses.surface.accumulator:SurfaceAccumulator",
     payload="probing.results.schema:PAYLOADS.surface",
+    extra={"page_section": "probing.analyses.surface.report:page_section"},
 ))

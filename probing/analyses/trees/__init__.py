@@ -20,4 +20,5 @@ register(Analysis(
     name="trees",
     accumulator="probing.analyses.trees.accumulator:TreesAccumulator",
     payload="probing.results.schema:PAYLOADS.trees",
+    tables="probing.analyses.trees.report:leaderboard_tables",
 ))

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from probing.naming import ARROWS, head_name
-from probing.analyses.probe.tables import with_interval
+from probing.naming import ARROWS, head_name, percent, percent_with_interval
+from probing.report.board import Cell, Row, Table, leaderboard_position, rank_rows, result_label
 
 METRICS = ("uas", "uuas")
 DECODINGS = ("max", "mst")
@@ -31,7 +31,7 @@ def cell(measured: dict | None, label: str = "") -> str:
     """``accuracy [low, high] label`` in percent, or a dash."""
     if not measured or measured.get("accuracy") is None:
         return "-"
-    text = with_interval(measured["accuracy"], measured.get("interval"))
+    text = percent_with_interval(measured["accuracy"], measured.get("interval"))
     return f"{text} {label}".rstrip()
 
 
@@ -73,8 +73,8 @@ def heldout_tables(result: dict) -> str:
                 continue
             versus = entry.get("vs_right_branching") or {}
             rows.append([decoding.upper(), metric.upper(), head_name(entry["layer"], entry["head"], entry["direction"]),
-                         _percent(entry["dev"]["accuracy"]), cell(entry),
-                         _points(versus.get("value"), versus.get("interval"))])
+                         percent(entry["dev"]["accuracy"]), cell(entry),
+                         percent_with_interval(versus.get("value"), versus.get("interval"), signed=True)])
     parts += ["Best single head as a tree (chosen on DEV)",
               _tabulate(rows, ["decoding", "metric", "head (from 1)", "DEV %", "TEST % [95%]", "vs right-branching"],
                         ("left", "left", "left", "right", "right", "right")), ""]
@@ -87,7 +87,7 @@ def heldout_tables(result: dict) -> str:
             difference = entry["difference"]
             rows.append([entry["relation"], ARROWS[entry["direction"]], members_text(entry["members"]), entry["total"],
                          cell(entry), head_name(entry["single"]["layer"], entry["single"]["head"]), cell(entry["single"]),
-                         _points(difference["value"], difference["interval"])])
+                         percent_with_interval(difference["value"], difference["interval"], signed=True)])
         parts += ["Head ensembles per relation and direction (chosen on DEV; relation accuracy)",
                   _tabulate(rows, ["relation", "direction", "members (from 1)", "pairs", "ensemble % [95%]",
                                    "best single", "single % [95%]", "difference"],
@@ -123,19 +123,19 @@ def in_sample_tables(result: dict) -> str:
             best = trees["decodings"][decoding][f"best_{metric}"]
             if best is not None:
                 rows.append([decoding.upper(), metric.upper(), head_name(best["layer"], best["head"], best["direction"]),
-                             _percent(best["accuracy"]), best["ties"]])
+                             percent(best["accuracy"]), best["ties"]])
     parts += ["Best single head as a tree", _tabulate(rows, ["decoding", "metric", "head (from 1)", "%", "ties"],
                                                        ("left", "left", "left", "right", "right")), ""]
-    rows = [[name.replace("_", "-"), _percent(trees["baselines"][name]["uas"] / words if words else None),
-             _percent(trees["baselines"][name]["uuas"] / words if words else None)] for name in BASELINES]
+    rows = [[name.replace("_", "-"), percent(trees["baselines"][name]["uas"] / words if words else None),
+             percent(trees["baselines"][name]["uuas"] / words if words else None)] for name in BASELINES]
     parts += ["Baselines", _tabulate(rows, ["baseline", "UAS %", "UUAS %"], ("left", "right", "right")), ""]
     selection = result.get("selection")
     if selection is None:
         parts.append("No ensembles or probes: a shard chooses nothing (merge the shards, or select on a whole DEV run).")
         return "\n".join(parts)
     rows = [[e["relation"], ARROWS[e["direction"]], members_text(e["members"]), e["total"],
-             _percent(e["correct"] / e["total"] if e["total"] else None),
-             _percent(e["single_correct"] / e["total"] if e["total"] else None)] for e in selection["ensembles"]]
+             percent(e["correct"] / e["total"] if e["total"] else None),
+             percent(e["single_correct"] / e["total"] if e["total"] else None)] for e in selection["ensembles"]]
     parts += ["Head ensembles chosen here (relation accuracy on this treebank)",
               _tabulate(rows, ["relation", "direction", "members (from 1)", "pairs", "ensemble %", "best single %"],
                         ("left", "left", "left", "right", "right", "right")), ""]
@@ -150,17 +150,6 @@ def in_sample_tables(result: dict) -> str:
 
 def tables(result: dict) -> str:
     return heldout_tables(result) if "heldout" in result else in_sample_tables(result)
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
-
-
-def _points(value: float | None, interval: list | None) -> str:
-    if value is None:
-        return "-"
-    text = f"{100 * value:+.1f}"
-    return text if not interval else f"{text} [{100 * interval[0]:+.1f}, {100 * interval[1]:+.1f}]"
 
 
 # ---------------------------------------------------------------------------- the figure
@@ -201,22 +190,23 @@ def uas_figure(result: dict, path, decoding: str = "mst") -> Path:
     return save_figure_atomic(figure, path)
 
 
-# ---------------------------------------------------------------------------- leaderboard
-
-
 # ---------------------------------------------------------------------------- the leaderboard's table
 
 TABLE_COLUMNS = ["MAX UAS", "MST UAS", "ensemble trees UAS", "attn UAS", "attn+vectors UAS", "distances+vectors UAS"]
 
 
-def leaderboard_table(results: list[dict]):
-    """The trees table of a leaderboard (torch-free; a ``probing.report.board.Table``): per model the
+@leaderboard_position(20)
+def leaderboard_tables(results: list[dict]) -> list[Table]:
+    """Whole trees' part of a leaderboard (registered as the analysis's ``tables``)."""
+    return [leaderboard_table(results)]
+
+
+def leaderboard_table(results: list[dict]) -> Table:
+    """The trees table of a leaderboard (torch-free): per model the
     held-out UAS of the best single head (MAX,
     MST), of the ensemble trees and of the three probes (argmax), with intervals; one right-branching row
     per treebank. Rows are grouped by treebank and ranked by MST UAS; in-sample results are marked.
     """
-    from probing.report.board import Cell, Row, Table, rank_rows, result_label
-
     groups: dict[str, list] = {}
     seen_baselines = set()
     levels = set()
@@ -229,11 +219,11 @@ def leaderboard_table(results: list[dict]):
             levels.add(heldout["level"])
             for column, decoding in (("MAX UAS", "max"), ("MST UAS", "mst")):
                 entry = heldout["best_heads"][decoding]["uas"]
-                row.cells[column] = _table_cell(Cell, entry, head=entry)
-            row.cells["ensemble trees UAS"] = _table_cell(Cell, (heldout.get("ensemble_trees") or {}).get("uas"))
+                row.cells[column] = _table_cell(entry, head=entry)
+            row.cells["ensemble trees UAS"] = _table_cell((heldout.get("ensemble_trees") or {}).get("uas"))
             for probe_name in PROBES:
                 entry = (heldout.get("probes") or {}).get(probe_name)
-                row.cells[f"{probe_name} UAS"] = _table_cell(Cell, entry and entry["argmax"]["uas"])
+                row.cells[f"{probe_name} UAS"] = _table_cell(entry and entry["argmax"]["uas"])
             baseline = heldout["baselines"]["right_branching"]["uas"]
         else:
             trees = result["trees"]
@@ -252,7 +242,7 @@ def leaderboard_table(results: list[dict]):
             seen_baselines.add(key)
             line = Row("right-branching", "baseline", label, treebank)
             for column in ("MAX UAS", "MST UAS", "ensemble trees UAS"):
-                line.cells[column] = _table_cell(Cell, baseline)
+                line.cells[column] = _table_cell(baseline)
             groups[treebank].append(line)
     rows = []
     for group in groups.values():
@@ -272,9 +262,9 @@ def leaderboard_table(results: list[dict]):
                  title="Whole trees from attention: UAS")
 
 
-def _table_cell(cell_class, entry: dict | None, head: dict | None = None):
+def _table_cell(entry: dict | None, head: dict | None = None) -> Cell | None:
     if not entry or entry.get("accuracy") is None:
         return None
-    return cell_class(accuracy=entry["accuracy"], interval=entry.get("interval"),
+    return Cell(accuracy=entry["accuracy"], interval=entry.get("interval"),
                       head="" if head is None else head_name(head["layer"], head["head"]),
                       direction=None if head is None else head["direction"], pairs=entry.get("total"))

@@ -1,0 +1,121 @@
+"""One escaping function per output format: names from files (relations, models, treebanks, words) are text.
+
+Every writer of a format passes each piece of text it did not write itself
+through that format's function here, so that a name can never become markup,
+a formula, a new row or a path:
+
+- :func:`html_text`: HTML text and attribute values (``&<>"'``);
+- :func:`script_json`: JSON inside a ``<script>`` element (``<``, ``>``, ``&``,
+  U+2028 and U+2029 as ``\\uXXXX``, so no ``</script>`` or ``<!--`` can end or
+  bend the element, and the text is still the same JSON);
+- :func:`markdown_cell` and :func:`markdown_text`: a table cell keeps its
+  column (``|`` escaped) and every text its line (line breaks as spaces);
+- :func:`latex_text`: LaTeX's special characters, and no blank line that would
+  end a row's paragraph;
+- :func:`csv_cell`: a cell a spreadsheet would run as a formula (``= + - @``,
+  TAB or CR first) starts with ``'`` instead, as spreadsheet tools recommend;
+  numbers stay numbers;
+- :func:`file_name`: a name as one file-name component that stays in its folder.
+
+Figures need no function: :func:`probing.atomic.save_figure_atomic` draws every
+text of a figure as plain text (a ``$`` is not mathtext there).
+
+>>> html_text('<b title="x">&</b>')
+'&lt;b title=&quot;x&quot;&gt;&amp;&lt;/b&gt;'
+>>> script_json({"word": "</script><!--"})
+'{"word":"\\\\u003c/script\\\\u003e\\\\u003c!--"}'
+>>> markdown_cell("a|b\\nc")
+'a\\\\|b c'
+>>> latex_text("50% & more_x")
+'50\\\\% \\\\& more\\\\_x'
+>>> csv_cell("=HYPERLINK(1)"), csv_cell("-2"), csv_cell("-"), csv_cell(3)
+("'=HYPERLINK(1)", '-2', '-', 3)
+>>> file_name("../../x/PWNED"), file_name("nmod:poss")
+('%2E.%2F..%2Fx%2FPWNED', 'nmod_poss')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+
+LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+"""Every character that some reader takes as the end of a line (str.splitlines' set)."""
+
+
+def html_text(text) -> str:
+    """Text as HTML text or as an attribute value (quoted with ``"``)."""
+    return html.escape(str(text), quote=True)
+
+
+SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(data) -> str:
+    """``data`` as compact JSON that may stand inside ``<script type="application/json">``: the HTML tokenizer
+    sees no ``<`` (no ``</script>``, no ``<!--`` that would put it into a script-escape state), and a
+    JavaScript reader no raw line separator; ``JSON.parse`` gives the same data back."""
+    text = json.dumps(data, separators=(",", ":"))
+    return re.sub("[<>&\u2028\u2029]", lambda found: SCRIPT_ESCAPES[found.group()], text)
+
+
+def markdown_text(text) -> str:
+    """Text on one line of Markdown (a heading, a list item): line breaks as one space."""
+    return LINE_BREAKS.sub(" ", str(text))
+
+
+def markdown_cell(text) -> str:
+    """A Markdown table cell: on one line, with ``|`` (and the backslash that could undo its escape) escaped."""
+    return markdown_text(text).replace("\\", "\\\\").replace("|", "\\|")
+
+
+LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+}
+
+
+def latex_text(text) -> str:
+    """LaTeX's special characters escaped, line breaks as one space (a blank line would end a row).
+
+    >>> latex_text("en_ewt\\n\\nnext")
+    'en\\\\_ewt next'
+    """
+    return "".join(LATEX_SPECIAL.get(char, char) for char in markdown_text(text))
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet takes a cell to begin a formula with (OWASP's list)."""
+NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def csv_cell(value):
+    """A CSV cell: text that would start a formula gets a leading ``'``; numbers (``-2``, ``+1``, ``-0.5``),
+    a lone ``-`` (no value; one character holds no formula) and values that are not text stay as they are."""
+    if (isinstance(value, str) and len(value) > 1 and value.startswith(FORMULA_STARTS)
+            and not NUMBER.fullmatch(value)):
+        return "'" + value
+    return value
+
+
+FILE_NAME_KEEPS = frozenset("-_.+=@,()")
+"""Characters a file-name component keeps besides letters and digits."""
+FILE_NAME_BYTES = 200
+"""The longest component made, in UTF-8 bytes: room for a suffix under the usual limit of 255."""
+
+
+def file_name(name: str) -> str:
+    """``name`` as one file-name component that cannot leave its folder or hide: ``:`` as ``_`` (the UD
+    subtype of ``nmod:poss``), every other character but letters, digits and ``-_.+=@,()`` as ``%XX`` of its
+    UTF-8 bytes, a leading dot as ``%2E``; a long result is cut and ends in a hash of the whole name."""
+    text = "".join(char if char.isalnum() or char in FILE_NAME_KEEPS else
+                   "_" if char == ":" else "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+                   for char in str(name)) or "_"
+    if text.startswith("."):
+        text = "%2E" + text[1:]
+    if len(text.encode("utf-8")) > FILE_NAME_BYTES:
+        digest = hashlib.sha256(str(name).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        text = text.encode("utf-8")[: FILE_NAME_BYTES - 17].decode("utf-8", "ignore") + "~" + digest
+    return text

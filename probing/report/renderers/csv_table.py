@@ -1,0 +1,56 @@
+"""A leaderboard as CSV: one row per table row, seven columns per relation (accuracy, interval, head,
+direction, pairs, p), numbers in percent with two decimals; tables separated by an empty row and named in a
+``table`` column when there are several.
+
+>>> from probing.report.board import Cell, Leaderboard, Row, Table
+>>> table = Table(["det"], [Row("a", "model", "held-out", "t", {"det": Cell(0.5, head="+1")}, rank="1")], [])
+>>> print(render_csv(Leaderboard([table])).splitlines()[1])
+1,a,model,held-out,t,50.00,,,+1,,,,
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from probing.report.board import Leaderboard, Table
+
+
+def render_csv(board: Leaderboard) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for number, table in enumerate(board.tables):
+        if number:
+            writer.writerow([])
+        for row in _csv_rows(table, with_table_column=len(board.tables) > 1):
+            writer.writerow(row)
+    return out.getvalue()
+
+
+def _csv_rows(table: Table, *, with_table_column: bool) -> list[list]:
+    columns = (["table"] if with_table_column else []) + ["rank", "model", "kind", "selection", "treebank"]
+    for name in table.relations:
+        columns += [f"{name}_acc_pct", f"{name}_low_pct", f"{name}_high_pct", f"{name}_head_from_1", f"{name}_direction",
+                    f"{name}_pairs", f"{name}_p_not_better"]
+    rows = [columns + (["mean_acc_pct"] if table.mean else [])]
+    for row in table.rows:
+        values = ([table.key] if with_table_column else []) + [row.rank, row.model, row.kind, row.selection,
+                                                                row.treebank]
+        for name in table.relations:
+            cell = row.cells.get(name)
+            if cell is None or cell.accuracy is None:
+                values += ["", "", "", "", "", "" if cell is None else cell.pairs, ""]
+                continue
+            low, high = cell.interval or ("", "")
+            values += [_pct(cell.accuracy), _pct(low), _pct(high), cell.head, cell.direction or "", _blank(cell.pairs),
+                       _blank(cell.p_not_better)]
+        rows.append(values + ([_pct(row.mean)] if table.mean else []))
+    return rows
+
+
+def _pct(value) -> str:
+    return "" if value is None or value == "" else f"{100 * value:.2f}"
+
+
+def _blank(value) -> str:
+    return "" if value is None else str(value)
