@@ -1,11 +1,11 @@
 """A leaderboard as CSV: one row per table row, seven columns per relation (accuracy, interval, head,
 direction, pairs, p), numbers in percent with two decimals; tables separated by an empty row and named in a
-``table`` column when there are several.
+``table`` column when there are several. A cell that would start a spreadsheet formula starts with ``'``.
 
 >>> from probing.report.board import Cell, Leaderboard, Row, Table
->>> table = Table(["det"], [Row("a", "model", "held-out", "t", {"det": Cell(0.5, head="+1")}, rank="1")], [])
+>>> table = Table(["det"], [Row("=cmd()", "model", "held-out", "t", {"det": Cell(0.5, head="+1")}, rank="1")], [])
 >>> print(render_csv(Leaderboard([table])).splitlines()[1])
-1,a,model,held-out,t,50.00,,,+1,,,,
+1,'=cmd(),model,held-out,t,50.00,,,+1,,,,
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import csv
 import io
 
 from probing.report.board import Leaderboard, Table
+from probing.report.escaping import csv_cell
 
 
 def render_csv(board: Leaderboard) -> str:
@@ -23,7 +24,7 @@ def render_csv(board: Leaderboard) -> str:
         if number:
             writer.writerow([])
         for row in _csv_rows(table, with_table_column=len(board.tables) > 1):
-            writer.writerow(row)
+            writer.writerow([csv_cell(value) for value in row])
     return out.getvalue()
 
 
