@@ -6,6 +6,7 @@ the tests are skipped with one line saying so; under CI (which installs it) its 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -168,6 +169,64 @@ def test_the_page_fits_a_desktop_and_a_phone(page, browser, width, mobile):
         assert browser.evaluate("document.querySelectorAll('svg.sentence').length") == 3
     finally:
         browser.send("Emulation.clearDeviceMetricsOverride")
+
+
+HOSTILE_WORDS = [["<!--<script>", "</script><img/src=x/onerror=window.pwned=1>", "<b>bold</b>", "&amp;", "a\u2028b"],
+                 ["|", "$\\frac$", "'\"", "<svg/onload=window.pwned=2>", "]]>", "<!--"]]
+"""Two sentences of words that are markup, a script's end, an entity, a line separator, a formula."""
+
+
+def hostile_treebank(path: Path) -> Path:
+    lines = []
+    for words in HOSTILE_WORDS:
+        lines += [f"{i}\t{word}\t_\tX\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'det'}\t_\t_"
+                  for i, word in enumerate(words, start=1)] + [""]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def no_markup_from_the_data(browser) -> None:
+    assert browser.evaluate("typeof window.pwned") == "undefined"
+    assert browser.evaluate("document.querySelectorAll('img, svg:not(.sentence), script[src]').length") == 0
+    assert browser.evaluate("document.querySelectorAll('script').length") == 3
+
+
+def test_hostile_words_are_text_and_the_data_script_parses(browser, tmp_path):
+    output = tmp_path / "hostile.html"
+    assert main(["explore", "--quiet", "--model", tiny_bert(), "--treebank", str(hostile_treebank(tmp_path / "h.conllu")),
+                 "--bootstrap", "0", "--sentences", "2", "--relations", "det", "all", "--output", str(output)]) == 0
+    browser.open(output)
+    no_markup_from_the_data(browser)
+    assert browser.evaluate("JSON.parse(document.getElementById('page-data').textContent).sentences.length") == 2
+    shown = browser.evaluate("""Array.prototype.map.call(document.querySelectorAll('#detail svg.sentence'),
+      function(svg){return Array.prototype.map.call(svg.querySelectorAll('text.word'),
+        function(t){return t.firstChild.textContent;});})""")
+    assert shown == HOSTILE_WORDS  # drawn by the page's script, as text
+
+
+def test_hostile_relation_names_are_text_in_the_heatmaps_and_the_head_view(browser, page, tmp_path):
+    from probing.report.page import render_page
+
+    folder = tmp_path / "results"
+    assert main(["explore", "--quiet", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "8",
+                 "--bootstrap", "0", "--relations", "det", "all", "--save-results", str(folder),
+                 "--output", str(tmp_path / "plain.html")]) == 0
+    probe, noop = (json.loads((folder / name).read_text()) for name in ("probe.json", "noop.json"))
+    names = ["<img/src=x/onerror=window.pwned=3>", "</script><!--"]
+    probe["relations"] = dict(zip(names, probe["relations"].values()))
+    noop["noop"]["relations"] = dict(zip(names, noop["noop"]["relations"].values()))
+    output = tmp_path / "relations.html"
+    output.write_text(render_page(probe, noop=noop), encoding="utf-8")
+    browser.open(output)
+    browser.click(f'td.cell[data-relation={json.dumps(names[0])}][data-direction="dep_to_head"]')
+    no_markup_from_the_data(browser)
+    assert browser.evaluate("document.getElementById('detail').getAttribute('data-relation')") == names[0]
+    rows = browser.evaluate("Array.prototype.map.call(document.querySelectorAll('#detail-noop tbody tr'),"
+                            "function(r){return r.children[0].textContent;})")
+    assert rows == names  # the no-op table of the head, written by the page's script
+    captions = browser.evaluate("Array.prototype.map.call(document.querySelectorAll('figure.map figcaption b'),"
+                                "function(b){return b.textContent;})")
+    assert captions == [name for name in names for _ in range(2)]
 
 
 def test_the_page_asks_for_nothing_outside_itself(page):

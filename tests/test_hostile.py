@@ -555,3 +555,154 @@ def test_a_killed_write_leaves_the_old_file_and_the_next_write_cleans_up(env, ca
     assert code == 0, err
     assert not temporary.exists()
     assert json.loads(output.read_text())["analysis"] == "probe"
+
+
+# ---------------------------------------------------------------------------- names from files (issue 27, 4-6)
+#
+# Relation, model and treebank names and words come from files the user did not write; each output format
+# escapes them its own way (probing.report.escaping). Each row runs a command on such names and reads back
+# what it wrote: the names are text there, never markup, a formula, a new row or a path.
+
+HOSTILE_RELATION = "=HYPERLINK(\"http://x\")|<b>r</b>\n\nr"
+HOSTILE_MODEL = "@SUM(1)|<i>m</i>\n\nm"
+HOSTILE_TREEBANK = "/data/+cmd|t.conllu"
+
+
+@dataclass
+class Written:
+    """A command that must run (exit 0, nothing on stdout if ``output`` is a file) and ``check`` what it wrote;
+    ``may_refuse``: exit 2 with one line is as good (a result validator may refuse the name itself)."""
+
+    argv: list[str]
+    check: Callable[[int], None]
+    may_refuse: bool = False
+
+
+WRITTEN: dict[str, Callable[[Env], Written]] = {}
+
+
+def written(name: str):
+    def register(builder):
+        WRITTEN[name] = builder
+        return builder
+
+    return register
+
+
+def _hostile_result(env: Env, relation: str = HOSTILE_RELATION) -> Path:
+    """The valid result with its model, treebank and its relation ``det`` renamed."""
+    result = json.loads(env.result.read_text())
+    result["relations"] = {(relation if name == "det" else name): entry for name, entry in result["relations"].items()}
+    result["model"]["name"] = HOSTILE_MODEL
+    result["treebank"]["path"] = HOSTILE_TREEBANK
+    path = env.tmp / "hostile.json"
+    path.write_text(json.dumps(result))
+    return path
+
+
+@written("leaderboard --format csv: names that a spreadsheet would run as formulas")
+def _(env):
+    output = env.tmp / "board.csv"
+
+    def check(code):
+        import csv
+
+        rows = list(csv.reader(output.read_text(encoding="utf-8").splitlines(keepends=True)))
+        header, model = rows[0], next(row for row in rows if row[2] == "model")
+        assert f"'{HOSTILE_RELATION}_acc_pct" in header  # a column header
+        assert model[1] == f"'{HOSTILE_MODEL}" and model[4] == "'+cmd|t"  # the model, the treebank file's stem
+        offsets = [cell for row in rows[1:] for cell in row if cell in ("+1", "-1", "+2", "-2", "+3", "-3")]
+        assert offsets, "the offsets (numbers) were prefixed too"
+        formulas = [cell for row in rows for cell in row if len(cell) > 1 and cell[0] in "=+-@\t\r"
+                    and cell not in offsets]
+        assert not formulas, formulas
+
+    return Written(["leaderboard", str(_hostile_result(env)), "--format", "csv", "--output", str(output)], check)
+
+
+def _unescaped_pipes(line: str) -> int:
+    import re
+
+    return len(re.findall(r"(?<!\\)(?:\\\\)*\|", line))
+
+
+@written("leaderboard --format md: a | and a blank line in a model and a relation name")
+def _(env):
+    output = env.tmp / "board.md"
+
+    def check(code):
+        lines = output.read_text(encoding="utf-8").splitlines()
+        table = [line for line in lines if line.startswith("|")]
+        assert len(table) == 2 + 2  # header, rule, the model's row and the baseline's
+        assert len({_unescaped_pipes(line) for line in table}) == 1, table
+        assert any("@SUM(1)\\|<i>m</i> m" in line for line in table)
+
+    return Written(["leaderboard", str(_hostile_result(env)), "--output", str(output)], check)
+
+
+@written("leaderboard --format latex: a blank line in a name")
+def _(env):
+    output = env.tmp / "board.tex"
+
+    def check(code):
+        import re
+
+        text = output.read_text(encoding="utf-8")
+        assert "\n\n" not in text.strip("\n")  # a blank line would end the tabular's paragraph
+        lines = text.splitlines()
+        body = lines[lines.index("\\midrule") + 1: lines.index("\\bottomrule")]
+        assert len(body) == 2 and all(line.endswith("\\\\") for line in body)
+        columns = {len(re.split(r"(?<!\\)&", line)) for line in body + [lines[lines.index("\\toprule") + 1]]}
+        assert columns == {4 + 5 + 1}, columns  # rank, model, selection, treebank, five relations, mean
+
+    return Written(["leaderboard", str(_hostile_result(env)), "--format", "latex", "--output", str(output)], check)
+
+
+@written("explore: a treebank word that would put the data script into a script-escape state")
+def _(env):
+    treebank = env.tmp / "words.conllu"
+    words = ["<!--<script>", "</script><b>x</b>", "&amp;"]
+    treebank.write_text("".join(f"{i}\t{word}\t_\tX\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}\t_\t_\n"
+                                for i, word in enumerate(words, start=1)) + "\n", encoding="utf-8")
+    output = env.tmp / "page.html"
+
+    def check(code):
+        import re
+
+        text = output.read_text(encoding="utf-8")
+        data = re.search(r'<script type="application/json" id="page-data">(.*?)</script>', text, re.DOTALL).group(1)
+        assert "<" not in data and ">" not in data and "&" not in data
+        assert json.loads(data)["sentences"][0]["words"] == words
+        assert text.count("<script") == 3 and text.count("</script>") == 3
+
+    return Written(_quiet("explore", "--model", env.model, "--treebank", str(treebank), "--bootstrap", "0",
+                          "--relations", "dep", "--output", str(output)), check)
+
+
+@written("explore --views: a relation read from --result that is a path")
+def _(env):
+    relation = "../../escaped/PWNED"
+    result = _hostile_result(env, relation)
+    views = env.tmp / "deep" / "views"
+
+    def check(code):
+        assert not (env.tmp / "escaped").exists(), "a view was written outside --views"
+        if code == 0:
+            names = sorted(path.name for path in views.iterdir())
+            assert len(names) == 2 * 5 and all(name.endswith((".svg", ".png")) for name in names)
+            assert sum(name.startswith("%2E.%2F..%2Fescaped%2FPWNED-") for name in names) == 2, names
+
+    return Written(_quiet("explore", "--model", env.model, "--treebank", str(sample_path()), "--limit", "5",
+                          "--bootstrap", "0", "--result", str(result), "--views", str(views),
+                          "--output", str(env.tmp / "page.html")), check, may_refuse=True)
+
+
+@pytest.mark.parametrize("name", WRITTEN)
+def test_names_from_files_stay_text(name, env, capsys):
+    case = WRITTEN[name](env)
+    code, out, err = run_cli(case.argv, capsys)
+    if case.may_refuse and code == 2:
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+    else:
+        assert code == 0, err
+    case.check(code)

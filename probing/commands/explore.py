@@ -163,7 +163,7 @@ def _write_views(folder: str, chosen: dict, payload: dict, sentences: list[dict]
         name = f"{relation}-{choice['layer'] + 1}-{choice['head'] + 1}"
         title = (f"{relation}: head {head_name(choice['layer'], choice['head'])} ({choice['selection']}), "
                  f"{WORDS[choice['direction']]}")
-        written += write_views(folder, name.replace(":", "_"), [sentences[n] for n in picked],
+        written += write_views(folder, name, [sentences[n] for n in picked],
                                [values[n] for n in picked], relation, choice["direction"], title)
     return written
 

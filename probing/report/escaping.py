@@ -14,7 +14,7 @@ a formula, a new row or a path:
   end a row's paragraph;
 - :func:`csv_cell`: a cell a spreadsheet would run as a formula (``= + - @``,
   TAB or CR first) starts with ``'`` instead, as spreadsheet tools recommend;
-  numbers stay numbers;
+  numbers stay numbers; :func:`csv_text` writes rows of such cells;
 - :func:`file_name`: a name as one file-name component that stays in its folder.
 
 Figures need no function: :func:`probing.atomic.save_figure_atomic` draws every
@@ -36,10 +36,13 @@ text of a figure as plain text (a ``$`` is not mathtext there).
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import html
+import io
 import json
 import re
+from collections.abc import Iterable
 
 LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
 """Every character that some reader takes as the end of a line (str.splitlines' set)."""
@@ -98,6 +101,22 @@ def csv_cell(value):
             and not NUMBER.fullmatch(value)):
         return "'" + value
     return value
+
+
+def csv_text(rows: Iterable[list]) -> str:
+    r"""Rows as CSV (``\n`` line ends, quotes where needed), every cell through :func:`csv_cell`. A row with a
+    carriage return in a cell is quoted whole: the csv module quotes only the line end's characters, and a
+    bare CR would end the row for every reader.
+
+    >>> csv_text([["a", "=b"], [1, "c\rd"]])
+    'a,\'=b\n"1","c\rd"\n'
+    """
+    out = io.StringIO()
+    plain, quoted = csv.writer(out, lineterminator="\n"), csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    for row in rows:
+        cells = [csv_cell(value) for value in row]
+        (quoted if any(isinstance(cell, str) and "\r" in cell for cell in cells) else plain).writerow(cells)
+    return out.getvalue()
 
 
 FILE_NAME_KEEPS = frozenset("-_.+=@,()")

@@ -30,8 +30,6 @@ the treebank's sentences.
 
 from __future__ import annotations
 
-import html
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,6 +38,7 @@ from probing.data.treebank import Sentence
 from probing.naming import DIRECTIONS, WORDS, head_name
 from probing.plugins import analyses
 from probing.report.board import build_leaderboard, model_label
+from probing.report.escaping import html_text, script_json
 from probing.report.renderers.html_page import asset, html_table
 
 DECIMALS = 4
@@ -123,8 +122,8 @@ def _heatmaps(data: dict) -> str:
                     first = False
                     cells.append(
                         f'<td class="cell{" chosen" if is_chosen else ""}" role="gridcell" tabindex="{tabindex}" '
-                        f'aria-selected="false" aria-label="{html.escape(label)}" title="{html.escape(label)}" '
-                        f'data-relation="{html.escape(relation)}" data-direction="{direction}" data-layer="{layer}" '
+                        f'aria-selected="false" aria-label="{html_text(label)}" title="{html_text(label)}" '
+                        f'data-relation="{html_text(relation)}" data-direction="{direction}" data-layer="{layer}" '
                         f'data-head="{head}" style="background:{heatmap_colour(value)}"></td>')
                 rows.append(f'<tr><th scope="row">{layer + 1}</th>{"".join(cells)}</tr>')
             heads = "".join(f'<th scope="col">{head + 1}</th>' for head in range(data["heads"]))
@@ -132,9 +131,9 @@ def _heatmaps(data: dict) -> str:
             if chosen and chosen["direction"] == direction:
                 chosen_text = f' · chosen {head_name(chosen["layer"], chosen["head"])}'
             figures.append(
-                f'<figure class="map"><figcaption><b>{html.escape(relation)}</b> {html.escape(words)}'
-                f'{html.escape(chosen_text)}</figcaption>'
-                f'<table class="heat" role="grid" aria-label="{html.escape(relation)}, {html.escape(words)}: '
+                f'<figure class="map"><figcaption><b>{html_text(relation)}</b> {html_text(words)}'
+                f'{html_text(chosen_text)}</figcaption>'
+                f'<table class="heat" role="grid" aria-label="{html_text(relation)}, {html_text(words)}: '
                 f'accuracy of every head; arrow keys move, Enter shows the head">'
                 f'<thead><tr><th></th>{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table></figure>')
     scale = "".join(f'<span style="background:{heatmap_colour(step / 10)}"></span>' for step in range(11))
@@ -163,7 +162,7 @@ def render_page(probe: dict, *, noop: dict | None = None, views: dict | None = N
     model = probe["model"]
     treebank = probe["treebank"]
     title = f"What the heads of {data['model']} do"
-    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    payload = script_json(data)
     facts = (f"{model['architecture']}, {model['num_layers']} layers x {data['heads']} heads, on "
              f"{Path(str(treebank['path'])).name} ({treebank['sentences_scored']} sentences, "
              f"{treebank['words_scored']} words). Layers and heads count from 1.")
@@ -187,12 +186,12 @@ def render_page(probe: dict, *, noop: dict | None = None, views: dict | None = N
     anchors = [("heads", "Heads"), ("detail", "Sentence views")] + ([("noop", "No-op test")] if noop else []) \
         + [("tables", "Tables")] + ([("surface", "Surface")] if surface else [])
     nav = " ".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in anchors)
-    footer = f"<footer>Made by <code>{html.escape(command)}</code>.</footer>" if command else ""
+    footer = f"<footer>Made by <code>{html_text(command)}</code>.</footer>" if command else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{html.escape(title)}</title>\n<style>{asset('board.css')}{asset('page.css')}</style>\n</head>\n<body>\n"
-        f"<header><h1>{html.escape(title)}</h1><p>{html.escape(facts)}</p><nav>{nav}</nav></header>\n<main>\n"
+        f"<title>{html_text(title)}</title>\n<style>{asset('board.css')}{asset('page.css')}</style>\n</head>\n<body>\n"
+        f"<header><h1>{html_text(title)}</h1><p>{html_text(facts)}</p><nav>{nav}</nav></header>\n<main>\n"
         + "\n".join(section for section in sections if section)
         + f"\n</main>\n{footer}\n"
         f'<script type="application/json" id="page-data">{payload}</script>\n'

@@ -27,14 +27,13 @@ ordinary result file), ``NAME-curve.csv`` (one row per step and relation),
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from probing.errors import ProbingError
+from probing.report.escaping import csv_text, markdown_cell, markdown_text
 
 CHECKPOINT_NAME = re.compile(r"^checkpoint-(\d+)$")
 """A Trainer checkpoint folder's name; the number is the training step."""
@@ -183,16 +182,14 @@ def curve_csv(points: list[CurvePoint]) -> str:
     500,det,40,in-sample best,3-9 dep->head,0.8,,,+1,0.6,,,0
     <BLANKLINE>
     """
-    stream = io.StringIO()
-    writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    rows = [list(CSV_COLUMNS)]
     for p in points:
         low, high = p.interval or (None, None)
         offset_low, offset_high = p.offset_interval or (None, None)
-        writer.writerow([p.step, p.relation, p.pairs, p.selection, p.head, p.accuracy, low, high,
-                         None if p.offset is None else f"{p.offset:+d}", p.offset_accuracy, offset_low, offset_high,
-                         int(p.random_init)])
-    return stream.getvalue()
+        rows.append([p.step, p.relation, p.pairs, p.selection, p.head, p.accuracy, low, high,
+                     None if p.offset is None else f"{p.offset:+d}", p.offset_accuracy, offset_low, offset_high,
+                     int(p.random_init)])
+    return csv_text(rows)
 
 
 def curve_rows(points: list[CurvePoint], *, intervals: bool = True) -> tuple[list[str], list[list[str]]]:
@@ -227,12 +224,17 @@ def curve_table(points: list[CurvePoint], tablefmt: str = "simple", *, intervals
 
 
 def curve_markdown(points: list[CurvePoint], title: str = "") -> str:
-    """The wide table as a Markdown page, with what its cells mean."""
+    """The wide table as a Markdown page, with what its cells mean (every cell escaped for Markdown)."""
+    from tabulate import tabulate
+
     selection = points[0].selection if points else "in-sample best"
-    lines = [f"# {title}" if title else "# Probing curve", "",
+    headers, rows = curve_rows(points)
+    table = tabulate([[markdown_cell(value) for value in row] for row in rows],
+                     headers=[markdown_cell(title) for title in headers], tablefmt="github", disable_numparse=True)
+    lines = [f"# {markdown_text(title)}" if title else "# Probing curve", "",
              f"Accuracy % of each relation's head ({selection}; layer-head from 1) and of its best "
              "fixed-offset baseline, per training step; intervals are 95% bootstrap intervals where scored.", "",
-             curve_table(points, "github"), ""]
+             table, ""]
     return "\n".join(lines)
 
 

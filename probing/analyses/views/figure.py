@@ -25,6 +25,7 @@ from pathlib import Path
 
 from probing.atomic import save_figure_atomic
 from probing.report.drawing import new_figure
+from probing.report.escaping import file_name
 
 COLOURS = {"correct": "#1a7f37", "wrong": "#cf222e", "other": "#8c959f", "gold": "#333333", "special": "#6e40c9"}
 CHAR_WIDTH = 0.105
@@ -116,8 +117,11 @@ def _rectangle(x: float, y: float, width: float, height: float, colour: str):
 
 def write_views(folder: str | Path, name: str, sentences: Sequence[dict], values, relation: str, direction: str,
                 title: str) -> list[Path]:
-    """``folder/name.svg`` and ``folder/name.png`` of :func:`sentence_views_figure`, each written atomically."""
+    """``folder/NAME.svg`` and ``folder/NAME.png`` of :func:`sentence_views_figure`, each written atomically;
+    NAME is ``name`` made a safe file name (:func:`probing.report.escaping.file_name`: a relation read from a
+    result file never leads out of ``folder``)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     figure = sentence_views_figure(sentences, values, relation, direction, title=title)
-    return [save_figure_atomic(figure, folder / f"{name}.{suffix}", dpi=200) for suffix in ("svg", "png")]
+    stem = file_name(name)
+    return [save_figure_atomic(figure, folder / f"{stem}.{suffix}", dpi=200) for suffix in ("svg", "png")]

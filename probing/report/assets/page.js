@@ -2,6 +2,7 @@
 var DATA=JSON.parse(document.getElementById('page-data').textContent);
 var NS='http://www.w3.org/2000/svg';
 var COLOURS={correct:'#1a7f37',wrong:'#cf222e',other:'#8c959f'};
+function escapeHtml(s){return String(s).replace(/[&<>"']/g,function(c){return '&#'+c.charCodeAt(0)+';';});}
 function pct(x){return x===null||x===undefined?'\u2013':(100*x).toFixed(1);}
 function el(name,attrs,text){var e=document.createElementNS(NS,name);for(var k in attrs)e.setAttribute(k,attrs[k]);
  if(text!==undefined)e.textContent=text;return e;}
@@ -46,7 +47,7 @@ function noopTable(layer,head,direction){
  var groups=direction==='dep_to_head'?['dependents','non_dependents']:['heads','non_heads'];
  var rows=DATA.relations.filter(function(r){return DATA.noop[r];}).map(function(r){var s=DATA.noop[r];
   function v(g,t){return s[g][t]?pct(s[g][t][layer][head]):'\u2013';}
-  return '<tr><td>'+r+'</td><td>'+v(groups[0],'special')+'</td><td>'+v(groups[1],'special')+'</td><td>'+v(groups[0],'punctuation')+'</td><td>'+v(groups[1],'punctuation')+'</td></tr>';});
+  return '<tr><td>'+escapeHtml(r)+'</td><td>'+v(groups[0],'special')+'</td><td>'+v(groups[1],'special')+'</td><td>'+v(groups[0],'punctuation')+'</td><td>'+v(groups[1],'punctuation')+'</td></tr>';});
  if(!rows.length)return '';
  var a=groups[0];
  return '<div class="scroll"><table class="plain"><caption>No-op shares of this head (% of a word\u2019s attention; '+a+': the words this direction reads)</caption><thead><tr><th scope="col">relation</th><th scope="col">'+a+' \u2192 special</th><th scope="col">others \u2192 special</th><th scope="col">'+a+' \u2192 punct.</th><th scope="col">others \u2192 punct.</th></tr></thead><tbody>'+rows.join('')+'</tbody></table></div>';}
@@ -78,7 +79,8 @@ cells.forEach(function(cell){cell.addEventListener('click',function(){focusCell(
   else if(e.key==='ArrowDown')next=rows[r+1]?rows[r+1].cells[c]:null;else if(e.key==='ArrowUp')next=r>1?rows[r-1].cells[c]:null;
   if(next&&next.classList.contains('cell')){e.preventDefault();focusCell(next);next.focus();}});});
 function focusCell(cell){cells.forEach(function(c){c.setAttribute('tabindex','-1');});cell.setAttribute('tabindex','0');}
-function fromHash(){var m=/^#head=([^:]+):(dep_to_head|head_to_dep):(\d+)-(\d+)$/.exec(decodeURIComponent(location.hash));
+function fromHash(){var hash;try{hash=decodeURIComponent(location.hash);}catch(e){return null;}
+ var m=/^#head=(.+):(dep_to_head|head_to_dep):(\d+)-(\d+)$/.exec(hash);
  if(!m)return null;return document.querySelector('td.cell[data-relation="'+CSS.escape(m[1])+'"][data-direction="'+m[2]+'"][data-layer="'+(m[3]-1)+'"][data-head="'+(m[4]-1)+'"]');}
 var start=fromHash()||document.querySelector('td.cell.chosen')||cells[0];if(start){focusCell(start);show(start);}
 window.addEventListener('hashchange',function(){var c=fromHash();if(c){focusCell(c);show(c);}});

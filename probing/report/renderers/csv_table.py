@@ -10,22 +10,15 @@ direction, pairs, p), numbers in percent with two decimals; tables separated by 
 
 from __future__ import annotations
 
-import csv
-import io
-
 from probing.report.board import Leaderboard, Table
-from probing.report.escaping import csv_cell
+from probing.report.escaping import csv_text
 
 
 def render_csv(board: Leaderboard) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    rows = []
     for number, table in enumerate(board.tables):
-        if number:
-            writer.writerow([])
-        for row in _csv_rows(table, with_table_column=len(board.tables) > 1):
-            writer.writerow([csv_cell(value) for value in row])
-    return out.getvalue()
+        rows += ([[]] if number else []) + _csv_rows(table, with_table_column=len(board.tables) > 1)
+    return csv_text(rows)
 
 
 def _csv_rows(table: Table, *, with_table_column: bool) -> list[list]:
