@@ -21,8 +21,10 @@ The page holds everything inline (CSS, script, data; no request leaves it):
 - the probe's leaderboard table (sortable by any column), the surface
   statistics' layer table when given, and the tables of any other results.
 
-No torch here: the page is made from result dicts, the views' plain lists and
-the treebank's sentences.
+No torch here, and no analysis imported: the page is made from result dicts,
+the views' plain lists and the treebank's sentences; the no-op and surface
+sections and the chosen heads come from those analyses' registrations
+(``page_section`` and ``chosen_heads`` in :mod:`probing.plugins`).
 
 >>> heatmap_colour(0.0), heatmap_colour(1.0)
 ('#440154', '#fde725')
@@ -35,7 +37,7 @@ from pathlib import Path
 
 from probing.data.relations import relation_pairs
 from probing.data.treebank import Sentence
-from probing.naming import DIRECTIONS, WORDS, head_name
+from probing.naming import DIRECTIONS, WORDS, head_name, percent
 from probing.plugins import analyses
 from probing.report.board import build_leaderboard, model_label
 from probing.report.escaping import html_text, script_json
@@ -116,7 +118,7 @@ def _heatmaps(data: dict) -> str:
                     is_chosen = bool(chosen and chosen["layer"] == layer and chosen["head"] == head
                                      and chosen["direction"] == direction)
                     label = (f"{relation}, {words}, head {head_name(layer, head)}: "
-                             + ("no pairs" if value is None else f"{100 * value:.1f}%")
+                             + ("no pairs" if value is None else f"{percent(value)}%")
                              + (" (chosen)" if is_chosen else ""))
                     tabindex = "0" if first else "-1"
                     first = False
