@@ -10,9 +10,17 @@ files through one mechanism:
   all-mpnet-base-v2, SmolLM2-135M-Instruct).
 
 When a file is absent the test is skipped with a one-line reason, and the
-summary at the end says how many real-data tests did not run. With
+summary at the end says how many real-data tests did not run (every skipped
+test, also those whose skip a session fixture raised once and pytest replayed). With
 ``PROBING_REQUIRE_REAL_DATA=1`` (as CI sets) an absent file fails the test
 instead, so nothing is skipped quietly there.
+
+Every test runs on ``TEST_THREADS`` torch threads, set for the whole session
+before any fixture runs a model, and passed to child processes through
+``OMP_NUM_THREADS``: float results depend on the number of threads in their
+last bits, so a run a module fixture caches and the run a test compares with
+it (in this process, a child or under torchrun, which starts its processes
+on one thread) must use the same number, whatever the machine's cores.
 """
 
 from __future__ import annotations
@@ -29,14 +37,18 @@ DATA = Path(__file__).resolve().parent / "data"
 MODEL_FOLDERS = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "smollm2": "SmolLM2-135M-Instruct"}
 """Short name -> the folder a real checkpoint has under $PROBING_MODELS."""
 
-_NOT_RUN: list[str] = []
+TEST_THREADS = 1
+"""Torch threads in every test, and in the processes tests start. One, as torchrun gives each process: tiny
+models gain nothing from threads, and a busy shared CPU makes spinning threads slow."""
+
+REAL_DATA_SKIP = "real data: "
+"""How the reason of a skip for absent real data begins (the summary counts the skips by it)."""
 
 
 def _unavailable(what: str, how: str):
-    reason = f"real data: {what} is not available ({how})"
+    reason = f"{REAL_DATA_SKIP}{what} is not available ({how})"
     if os.environ.get("PROBING_REQUIRE_REAL_DATA"):
         pytest.fail(reason + "; PROBING_REQUIRE_REAL_DATA is set, so this is a failure")
-    _NOT_RUN.append(what)
     pytest.skip(reason)
 
 
@@ -75,10 +87,43 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "real_data: needs a real treebank or checkpoint (see tests/conftest.py)")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def fixed_threads():
+    """``TEST_THREADS`` torch threads for the session, here and in child processes (see the module's note).
+    Session-scoped and autouse, so it is set before any module fixture runs a model."""
+    before = torch.get_num_threads()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OMP_NUM_THREADS", str(TEST_THREADS))
+        torch.set_num_threads(TEST_THREADS)
+        yield
+    torch.set_num_threads(before)
+
+
+def real_data_skips(reports) -> list[str]:
+    """The reason of every skipped test report that skipped for absent real data, one per test.
+
+    A session fixture that skips is set up once and its skip replayed for every test that uses it, so the
+    skips are counted from the reports, not from the calls that raised them.
+
+    >>> class Report:
+    ...     longrepr = ("tests/t.py", 3, "Skipped: real data: checkpoint M is not available (set X)")
+    >>> real_data_skips([Report(), Report()])
+    ['checkpoint M', 'checkpoint M']
+    """
+    reasons = []
+    for report in reports:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _, found, rest = reason.partition(REAL_DATA_SKIP)
+        if found:
+            reasons.append(rest.split(" is not available")[0])
+    return reasons
+
+
 def pytest_terminal_summary(terminalreporter):
-    if _NOT_RUN:
-        missing = ", ".join(sorted(set(_NOT_RUN)))
-        terminalreporter.write_line(f"{len(_NOT_RUN)} real-data tests did not run: {missing} not available "
+    missing = real_data_skips(terminalreporter.stats.get("skipped", []))
+    if missing:
+        names = ", ".join(sorted(set(missing)))
+        terminalreporter.write_line(f"{len(missing)} real-data tests did not run: {names} not available "
                                     "(see tests/conftest.py)", yellow=True)
 
 
@@ -97,16 +142,6 @@ def write_conllu(tmp_path):
 def conllu_rows(*rows: str) -> str:
     """Rows written with single spaces between the ten fields -> tab-separated CoNLL-U."""
     return "\n".join("\t".join(row.split()) if not row.startswith("#") else row for row in rows) + "\n\n"
-
-
-@pytest.fixture
-def one_thread():
-    """Tiny models gain nothing from threads, and a busy shared CPU makes spinning threads slow.
-    Modules that run many tiny-model passes use it with pytest.mark.usefixtures."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def counts_of(result: dict) -> dict:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -487,11 +486,10 @@ def _planted_rows(visible: torch.Tensor, rule: str | None) -> torch.Tensor:
 
 def kill_once_checkpointed(argv: list[str], checkpoint: Path, *, timeout: float = 240) -> None:
     """Run ``probing ARGV`` in a child process and SIGKILL it as soon as ``checkpoint`` exists: a run
-    killed mid-way, with no chance to clean up, for ``--resume`` to pick up (one thread, so that it is slow
-    enough to be caught between checkpoints)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    killed mid-way, with no chance to clean up, for ``--resume`` to pick up (on the tests' one thread, so that
+    it is slow enough to be caught between checkpoints)."""
     process = subprocess.Popen([sys.executable, "-m", "probing", *argv], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, env=env)
+                               stderr=subprocess.PIPE)
     deadline = time.monotonic() + timeout
     while not checkpoint.exists():
         assert process.poll() is None, process.stderr.read().decode()[-2000:]

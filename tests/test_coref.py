@@ -4,7 +4,6 @@ selection, the result schema and the leaderboard rows."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -30,8 +29,6 @@ from probing.results.io import read_result
 from probing.results.schema import encode_array
 from probing.scoring.bootstrap import poisson_weights
 from probing.testing import tiny_bert
-
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 WINDOW = 40
 """Tokens per window under the tiny WordPiece vocabulary: two or three sample sentences."""
@@ -203,8 +200,7 @@ def test_two_processes_under_torchrun_equal_one(whole, tmp_path):
     script = tmp_path / "run.py"
     script.write_text(f"import sys\nfrom probing.cli import main\nsys.exit(main({coref(output)!r}))\n", encoding="utf-8")
     launch = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    finished = subprocess.run(launch, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    finished = subprocess.run(launch, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert finished.stderr.count(f"wrote {output}\n") == 1
     assert numbers(json.loads(output.read_text())) == numbers(whole)

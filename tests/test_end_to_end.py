@@ -6,9 +6,11 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from probing.cli import main
+from probing.results.schema import decode_array
 from probing.data.relations import DEFAULT_RELATIONS, relation_pairs
 from probing.testing import sample_path, tiny_bert
 from probing.data.treebank import read_treebank
@@ -52,15 +54,27 @@ def test_tiny_bert_end_to_end_result_file(capsys, tmp_path):
         assert entry["best_baseline"]["accuracy"] == max(entry["baselines"].values()) / entry["total"]
 
 
-def test_same_counts_whatever_the_batch_size(capsys, tmp_path):
+def test_the_batch_size_moves_no_count_but_through_float_rounding(capsys, tmp_path):
+    """Batches of 1 and of 7 sentences: what no float enters (totals, offset baselines and their bootstrap
+    replicates) is identical; a head's count may move only at a near-tie, where another batch shape rounds a
+    word's two strongest attentions the other way (docs/scoring.md, section 7): at most one word per head on
+    these 20 sentences, where a tie within float32 rounding (about 1e-7) is already unlikely."""
     results = []
     for batch_size in ("1", "7"):
         output = tmp_path / f"b{batch_size}.json"
         assert score(capsys, "--model", tiny_bert(), "--limit", "20", "--batch-size", batch_size,
                      "--output", str(output), "--bootstrap", "10")[0] == 0
         results.append(json.loads(output.read_text()))
-    assert results[0]["relations"] == results[1]["relations"]
-    assert results[0]["bootstrap"]["arrays"] == results[1]["bootstrap"]["arrays"]
+    one, seven = (result["relations"] for result in results)
+    assert one.keys() == seven.keys()
+    for name in one:
+        assert (one[name]["total"], one[name]["baselines"]) == (seven[name]["total"], seven[name]["baselines"])
+        for direction in ("dep_to_head", "head_to_dep"):
+            moved = np.abs(np.subtract(one[name]["heads"][direction], seven[name]["heads"][direction]))
+            assert moved.max() <= 1, (name, direction)
+    arrays = [{key: decode_array(value) for key, value in result["bootstrap"]["arrays"].items()} for result in results]
+    for key in ("boot_total", "boot_baselines"):
+        assert np.array_equal(arrays[0][key], arrays[1][key]), key
 
 
 def test_relation_matching_nothing_is_reported_not_dropped(capsys, tmp_path):

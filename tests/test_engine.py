@@ -20,8 +20,6 @@ from probing.engine import checkpointing
 from probing.cli import main
 from probing.testing import sample_path, tiny_bert
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 LIMIT = ("--limit", "24", "--batch-size", "4")
 
 ANALYSES = {
@@ -111,8 +109,7 @@ def test_two_processes_under_torchrun_equal_one(whole_runs, tmp_path):
         encoding="utf-8",
     )
     launch = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    finished = subprocess.run(launch, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    finished = subprocess.run(launch, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert finished.returncode == 0, finished.stderr[-3000:]
     for name, output in outputs.items():
         assert finished.stderr.count(f"wrote {output}\n") == 1, name  # rank 0 alone writes

@@ -14,8 +14,6 @@ from probing.cli import main
 from probing.results.io import read_result
 from probing.testing import sample_path, tiny_bert
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 COMMON = ("--quiet", "--treebank", str(sample_path()), "--limit", "24", "--batch-size", "4", "--bootstrap", "20",
           "--relations", "det", "dobj", "all")
 

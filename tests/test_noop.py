@@ -21,8 +21,6 @@ from probing.testing import sample_path, tiny_bert
 
 from helpers import planted_head_attention, split_treebank_path
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 RELATIONS = ("dobj", "det", "poss", "all")
 
 

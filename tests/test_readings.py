@@ -24,8 +24,6 @@ from probing.engine.readings import READINGS, ValueNorms, norm_weighted, rollout
 from probing.model.layout import scored_stack
 from probing.testing import tiny_bert
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 SENTENCE_LENGTHS = (9, 5, 7)
 """Token counts of the test batch: unequal, so that every family sees padding."""
 

@@ -17,8 +17,6 @@ from probing.analyses.probe.config import ScoreConfig
 from probing.errors import ProbingError
 from probing.testing import sample_path, tiny_bert
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 SLOW_OPTIONS = ("--limit", "640", "--batch-size", "4", "--bootstrap", "40", "--relations", "det", "all")
 """640 sentences in ten chunks of 64 (batch size x 16): long enough to be killed half-way."""
 

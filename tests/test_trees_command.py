@@ -7,7 +7,6 @@ The sample treebank is split into a DEV part (its first 40 sentences) and a TEST
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -31,8 +30,6 @@ from probing.model.loading import load_model
 from probing.results.schema import validate
 from probing.testing import sample_path, tiny_bert
 from probing.data.treebank import ROOT, read_treebank
-
-pytestmark = pytest.mark.usefixtures("one_thread")
 
 QUICK = ("--bootstrap", "20", "--probe-epochs", "2", "--batch-size", "8", "--quiet")
 
@@ -318,8 +315,7 @@ def test_two_processes_under_torchrun_equal_one(model, parts, runs, tmp_path):
     argv = trees(model, "--select-on", str(parts["dev"]), "--treebank", str(parts["test"]), "--output", str(output))
     script.write_text(f"import sys\nfrom probing.cli import main\nsys.exit(main({argv!r}))\n", encoding="utf-8")
     launch = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    finished = subprocess.run(launch, check=False, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    finished = subprocess.run(launch, check=False, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert finished.stderr.count(f"wrote {output}\n") == 1  # rank 0 alone writes
     assert measured(read(output)) == measured(read(runs["heldout"]))
@@ -332,9 +328,8 @@ def test_a_killed_run_resumes_to_the_same_numbers(model, parts, tmp_path, capsys
     assert main([*options, "--output", str(reference)]) == 0
     output = tmp_path / "killed.json"
     checkpoint = checkpointing.default_path(output)
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     process = subprocess.Popen([sys.executable, "-m", "probing", *options, "--output", str(output)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
     # kill it in its second pass (DEV, the ensemble candidates), or later: the first pass (every head, the
     # relations, the probes' examples) is then complete in the checkpoint, and the rest must be redone
