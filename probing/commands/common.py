@@ -265,13 +265,17 @@ class EngineCommand:
     def loaded(self):
         """The model, loaded on first use (after every check of inputs and outputs)."""
         if self._loaded is None:
+            from probing.engine.startup import load_while_validating, model_name
             from probing.model.loading import load_model
 
             args = self.args
-            self._loaded = load_model(
-                args.model, revision=args.revision, device=self.ranks.device, dtype=args.dtype,
-                random_init=getattr(args, "random_init", False), seed=args.seed,
-                trust_remote_code=args.trust_remote_code, stack=args.stack, head=self.head,
+            self._loaded = load_while_validating(
+                lambda: load_model(
+                    args.model, revision=args.revision, device=self.ranks.device, dtype=args.dtype,
+                    random_init=getattr(args, "random_init", False), seed=args.seed,
+                    trust_remote_code=args.trust_remote_code, stack=args.stack, head=self.head,
+                ),
+                [self.source], name=model_name(args.model), announce=progress_wanted(args) and self.is_main,
             )
         return self._loaded
 

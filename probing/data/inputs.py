@@ -140,9 +140,41 @@ class InputSource:
             count += 1
             if self.limit is None or unit.index < self.limit:
                 yield unit
+        self._set_total(count)
+
+    def validate(self) -> None:
+        """Read the whole file once, now: a malformed line anywhere in it is its file:line error here, before
+        a pass starts, and ``units_total`` (a progress bar's total) is known after it.
+
+        Windows of ``documents`` are cut with the model's tokenizer, so for them only the sentences are
+        read (every line checked) and the total waits for the first pass.
+
+        >>> source = InputSource.treebank(str(sample_treebank_path()), limit=2)
+        >>> source.validate(); source.units_total
+        75
+        """
+        if self.kind == "documents":
+            for _ in read_treebank(self.path):
+                pass
+            return
+        self._set_total(sum(1 for _ in self._all_units()))
+
+    def _set_total(self, count: int) -> None:
         if count == 0:
             raise ProbingError(f"the {self.kind} file holds no sentence", source=str(self.path))
         self.units_total = count
+
+    def planned_units(self, shard: tuple[int, int] | None = None) -> int | None:
+        """How many units a pass over this input (after ``limit``, in ``shard``) reads; None until known.
+
+        >>> source = InputSource.treebank(str(sample_treebank_path()), limit=10)
+        >>> source.planned_units(), source.validate(), source.planned_units(), source.planned_units((1, 4))
+        (None, None, 10, 3)
+        """
+        if self.units_total is None:
+            return None
+        read = self.units_total if self.limit is None else min(self.limit, self.units_total)
+        return read if shard is None else len(range(shard[0], read, shard[1]))
 
     def _all_units(self) -> Iterator[Unit]:
         if self.kind == "treebank":

@@ -449,9 +449,10 @@ def _chunks(units: Iterable[Unit], size: int) -> Iterator[list[Unit]]:
 
 
 def _progress(options: PassOptions, source: InputSource, done: int):
-    return tqdm(
-        total=None, initial=done, unit=" units", disable=not options.progress, desc=options.description, leave=False
-    )
+    """The progress bar; with a total (and so the time left) once the input has been read through
+    (InputSource.validate, or an earlier pass)."""
+    return tqdm(total=source.planned_units(options.shard), initial=done, unit=" units", disable=not options.progress,
+                desc=options.description, leave=False)
 
 
 def _plain(value):

@@ -269,11 +269,16 @@ def score_heldout(config, select_on: str, *, progress: bool = False) -> dict:
     if is_result_file(select_on):
         dev, dev_path = read_dev_result(select_on), select_on
         _check_config_against(dev, config, source=f"--select-on {select_on}")
-    loaded = load_for(config)
+    from probing.data.inputs import open_input
+
+    # Both treebanks are read through while the model loads: a bad line in either costs no model time.
+    dev_source = None if dev is not None else open_input(select_on, limit=config.limit)
+    test_source = open_input(config.treebank, limit=config.limit)
+    loaded = load_for(config, validate=[source for source in (dev_source, test_source) if source], progress=progress)
     if dev is None:
         dev_config = config.replace(treebank=select_on, bootstrap=0, shard=None)
-        dev = run_probe(dev_config, progress=progress, loaded=loaded, description="selecting on DEV")
-    test = run_probe(config, progress=progress, loaded=loaded)
+        dev = run_probe(dev_config, progress=progress, loaded=loaded, description="selecting on DEV", source=dev_source)
+    test = run_probe(config, progress=progress, loaded=loaded, source=test_source)
     result = attach_heldout(test, dev, dev_result_path=dev_path)
     result["heldout"]["select_on"]["spec"] = select_on
     return result

@@ -8,37 +8,47 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from probing.analyses.probe.config import ScoreConfig
 from probing.engine.passes import PassHooks, PassOptions, run_pass
+from probing.engine.startup import load_while_validating, model_name
 from probing.errors import ProbingError
-from probing.data.inputs import open_input
+from probing.data.inputs import InputSource, open_input
 from probing.model.loading import LoadedModel, load_model
 from probing.engine.readings import READINGS
 from probing.results.io import provenance
 
 
-def load_for(config: ScoreConfig) -> LoadedModel:
-    """The model a probe config names (its options, validated first)."""
-    return load_model(
-        config.model,
-        revision=config.revision,
-        device=config.device,
-        dtype=config.dtype,
-        random_init=config.random_init,
-        seed=config.seed,
-        trust_remote_code=config.trust_remote_code,
-        stack=config.stack,
+def load_for(config: ScoreConfig, *, validate: Sequence[InputSource] = (), progress: bool = False) -> LoadedModel:
+    """The model a probe config names (its options, validated first), loaded while the ``validate``
+    inputs are read through (probing.engine.startup); ``progress`` shows the loading line."""
+    return load_while_validating(
+        lambda: load_model(
+            config.model,
+            revision=config.revision,
+            device=config.device,
+            dtype=config.dtype,
+            random_init=config.random_init,
+            seed=config.seed,
+            trust_remote_code=config.trust_remote_code,
+            stack=config.stack,
+        ),
+        validate, name=model_name(config.model), announce=progress,
     )
 
 
 def run_probe(config: ScoreConfig, *, loaded: LoadedModel | None = None, progress: bool = False,
-              hooks: PassHooks | None = None, description: str = "scoring") -> dict:
-    """Score every head of a model on a treebank; return the result object (docs/results.md)."""
+              hooks: PassHooks | None = None, description: str = "scoring", source: InputSource | None = None) -> dict:
+    """Score every head of a model on a treebank; return the result object (docs/results.md).
+
+    ``source`` is the config's treebank already opened (and perhaps validated, so that its progress bar
+    has a total); by default it is opened here."""
     from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
 
     config = config.validated()
-    source = open_input(config.treebank, limit=config.limit)
-    loaded = loaded or load_for(config)
+    source = source or open_input(config.treebank, limit=config.limit)
+    loaded = loaded or load_for(config, validate=[source], progress=progress)
     options = PassOptions(batch_size=config.batch_size, max_length=config.max_length, shard=config.shard,
                           attention=config.attention, pool_from=config.pool_from, progress=progress,
                           description=description)
