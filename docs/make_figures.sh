@@ -152,7 +152,7 @@ part_explore() {
     link "$name"
     echo "exploring $name on en_ewt dev" >&2
     # det first: the page opens on the first relation's chosen head
-    probing explore --model "$model" --treebank en_ewt:dev "${limit[@]}" --seed 0 \
+    probing explore --model "$model" --treebank en_ewt:dev "${limit[@]}" --seed 0 --bootstrap 500 \
       --relations det dobj pobj poss all --output "$out/$name.html" --views "$out/$name-views" \
       --save-results "$out/$name" --quiet | tee "$out/$name-noop.txt"
     case "$name" in all-MiniLM-L6-v2|all-mpnet-base-v2) ;; *) continue ;; esac  # the docs show these two pages

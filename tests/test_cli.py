@@ -93,6 +93,47 @@ def test_attention_commands_share_options_names_metavars_and_defaults(command):
         assert action.default == default, f"{command} {option}"
 
 
+DEFAULTS_THAT_DIFFER = {
+    # trees measures whole trees separately: its ensembles are per relation, so "all" is not among them
+    "--relations": {"trees"},
+}
+"""Options whose default is not the same in every command that has them, and the commands that differ."""
+
+
+def _options_of_every_command() -> dict[str, dict[str, argparse.Action]]:
+    """Option -> {command: its action} over every command (a command with sub-actions, such as data, by
+    its own options only)."""
+    found: dict[str, dict[str, argparse.Action]] = {}
+    for name in COMMANDS:
+        for action in command_parser(name)._actions:
+            for option in action.option_strings:
+                if option.startswith("--") and option not in ("--help", "--version"):
+                    found.setdefault(option, {})[name] = action
+    return found
+
+
+def test_an_option_has_one_default_in_every_command_that_takes_it():
+    for option, actions in _options_of_every_command().items():
+        differing = DEFAULTS_THAT_DIFFER.get(option, set())
+        defaults = {repr(action.default) for name, action in actions.items() if name not in differing}
+        assert len(defaults) <= 1, f"{option}: {({name: action.default for name, action in actions.items()})}"
+    assert {action.default for action in _options_of_every_command()["--bootstrap"].values()} == {1000}
+
+
+def test_usage_lines_show_required_options_as_required():
+    """argparse writes an optional option in [brackets] and a required one bare: the usage line says which a
+    command cannot run without (explore's page, report's folder)."""
+    for name in COMMANDS:
+        parser = command_parser(name)
+        usage = " ".join(parser.format_usage().split())
+        for action in parser._actions:
+            if action.option_strings and action.required:
+                shown = f"{action.option_strings[0]} {action.metavar}" if action.nargs != 0 else action.option_strings[0]
+                assert shown in usage and f"[{shown}" not in usage, (name, shown, usage)
+    for name in ("explore", "report", "merge", "plot"):
+        assert option_action(command_parser(name), "--output").required, name
+
+
 def test_every_command_is_listed_and_has_a_parser():
     assert set(ATTENTION_COMMANDS) < set(COMMANDS)
     for name in COMMANDS:

@@ -290,3 +290,32 @@ def test_missing_path_is_reported(env):
         resolve_treebank(str(missing))
     with pytest.raises(ProbingError, match="treebank file not found: typo"):
         resolve_treebank("typo")
+
+
+def test_data_list_says_where_every_split_comes_from_and_which_are_local(env, monkeypatch, capsys):
+    """A copy under PROBING_TREEBANKS wins over the cache, the cache over a download; nothing is read or
+    fetched to say so (the files here are not treebanks at all)."""
+    from probing.cli import main
+
+    local = env / "local"
+    (local / "en_ewt").mkdir(parents=True)
+    (local / "en_ewt" / EWT_DEV.filename).write_text("not read\n")
+    (cache_dir() / "en_ewt").mkdir(parents=True)
+    for tb_file in EWT.files:
+        (cache_dir() / "en_ewt" / tb_file.filename).write_text("not read\n")
+    monkeypatch.setenv("PROBING_TREEBANKS", str(local))
+    found = {(entry.name, entry.split): entry for entry in datasets.whereabouts()}
+    assert set(found) == {(name, split) for name, tb in KNOWN_TREEBANKS.items() for split in tb.splits}
+    assert (found["en_ewt", "dev"].origin, found["en_ewt", "dev"].where) == (
+        "PROBING_TREEBANKS", str(local / "en_ewt" / EWT_DEV.filename))
+    assert found["en_ewt", "test"].origin == "cache" and found["en_ewt", "test"].local
+    assert found["en_pud", "test"].origin == "download" and not found["en_pud", "test"].local
+    assert found["en_pud", "test"].where == PUD.url(PUD_TEST)
+
+    assert main(["data", "list"]) == 0
+    out = capsys.readouterr().out
+    assert f"PROBING_TREEBANKS: {local}" in out and f"cache: {cache_dir()}" in out
+    rows = {tuple(line.split()[:2]): line.split()[2:] for line in out.splitlines()[4:]}
+    assert rows["en_ewt", "dev"][:2] == ["yes", "PROBING_TREEBANKS"]
+    assert rows["en_pud", "test"] == ["no", "download", PUD.url(PUD_TEST)]
+    assert len(rows) == len(found)

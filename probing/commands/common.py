@@ -155,9 +155,12 @@ def add_reading_options(parser: argparse.ArgumentParser, *, pooling: bool = Fals
                                 "(the reference code), or max (default: mean)")
 
 
-def add_bootstrap_options(parser: argparse.ArgumentParser, *, default: int = DEFAULT_BOOTSTRAP) -> None:
-    parser.add_argument("--bootstrap", type=bootstrap_count, default=default, metavar="N",
-                        help=f"Poisson bootstrap replicates over units for intervals; 0 turns them off (default: {default})")
+def add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
+    """``--bootstrap``, with one default for every command that takes it (a result made with the defaults
+    of one command has the intervals of another's)."""
+    parser.add_argument("--bootstrap", type=bootstrap_count, default=DEFAULT_BOOTSTRAP, metavar="N",
+                        help="Poisson bootstrap replicates over units for intervals; 0 turns them off "
+                             f"(default: {DEFAULT_BOOTSTRAP})")
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:

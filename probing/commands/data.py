@@ -1,10 +1,12 @@
-"""``probing data fetch NAME [--split S]``: download pinned UD treebanks into the cache."""
+"""``probing data fetch NAME [--split S]``: download pinned UD treebanks into the cache; ``probing data list``:
+every known treebank's splits, where each would be read from, and which are on this machine already."""
 
 from __future__ import annotations
 
 import argparse
+import os
 
-from probing.data.datasets import KNOWN_TREEBANKS, cache_dir, fetch
+from probing.data.datasets import KNOWN_TREEBANKS, cache_dir, fetch, whereabouts
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,14 +17,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               help=f"treebank to fetch: {', '.join(sorted(KNOWN_TREEBANKS))}")
     fetch_parser.add_argument("--split", action="append", metavar="SPLIT",
                               help="only this split, such as dev (repeatable; default: all)")
-    actions.add_parser("list", help="list the known treebanks and the cache folder")
+    actions.add_parser("list", help="list the known treebanks: where each split would come from, which are local")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "list":
+        from tabulate import tabulate
+
         print(f"cache: {cache_dir()}")
-        for name, treebank in sorted(KNOWN_TREEBANKS.items()):
-            print(f"{name:8} {treebank.repo}@{treebank.commit[:12]}  splits: {', '.join(treebank.splits)}")
+        print(f"PROBING_TREEBANKS: {os.environ.get('PROBING_TREEBANKS') or '(not set)'}")
+        rows = [[entry.name, entry.split, "yes" if entry.local else "no", entry.origin, entry.where]
+                for entry in whereabouts()]
+        print(tabulate(rows, headers=["treebank", "split", "local", "from", "file, or the pinned URL it downloads"],
+                       tablefmt="simple", disable_numparse=True))
         return 0
     for path in fetch(args.name, args.split):
         print(path)

@@ -17,7 +17,6 @@ from pathlib import Path
 from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, positive_int
 
 DEFAULT_SENTENCES = 8
-DEFAULT_BOOTSTRAP = 500
 OFFSETS = (-3, -2, -1, 1, 2, 3)
 
 
@@ -29,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "on it) to see that head in the first sentences of the input and its no-op shares. Layers and heads count "
         "from 1 on the page and in file names, from 0 in the JSON."
     )
-    add_engine_options(parser, pooling=True, text=False, pairs=False, figures=False,
+    add_engine_options(parser, pooling=True, text=False, pairs=False, figures=False, required=True,
                        help="write the page (one self-contained HTML file) here, atomically")
     parser.add_argument("--relations", nargs="+", default=list(DEFAULT_RELATIONS), metavar="REL",
                         help=f"relations to probe and test (default: {' '.join(DEFAULT_RELATIONS)}); with --result, "
@@ -47,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write each relation's chosen head's sentence views here as RELATION-L-H.svg/.png")
     parser.add_argument("--save-results", metavar="FOLDER",
                         help="also write the result files here: noop.json, and probe.json unless --result")
-    add_bootstrap_options(parser, default=DEFAULT_BOOTSTRAP)
+    add_bootstrap_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,8 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from probing.data.relations import check_relation_names
     from probing.results.io import model_block, read_result, write_result
 
-    if not args.output:
-        raise ProbingError("give the page's file (PAGE.html)", source="--output")
     given = read_result(args.result, analysis="probe") if args.result else None
     relations = list(given["relations"]) if given else list(check_relation_names(args.relations))
     surface = read_result(args.surface, analysis="surface") if args.surface else None

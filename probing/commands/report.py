@@ -31,9 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = ("--output names the folder (created if needed). It gets surface.json, heads.json, probe.json "
                      "(treebank input without --pairs), gradients.json (checkpoints with a trained LM head), their "
                      "figures and README.md.")
-    add_engine_options(parser, pooling=True, figures=False, metavar="FOLDER",
+    add_engine_options(parser, pooling=True, figures=False, metavar="FOLDER", required=True,
                        help="the report's folder (created if needed); each file in it is written atomically")
-    add_bootstrap_options(parser, default=0)
+    add_bootstrap_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,8 +48,6 @@ def run(args: argparse.Namespace) -> int:
     from probing.results.io import write_result
     from probing.commands.surface import token_names
 
-    if not args.output:
-        raise ProbingError("give the report's folder", source="--output")
     folder = Path(args.output)
     if folder.exists() and not folder.is_dir():
         raise ProbingError("is a file; the report is a folder", source=f"--output {folder}")

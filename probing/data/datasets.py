@@ -42,10 +42,12 @@ __all__ = [
     "KNOWN_TREEBANKS",
     "Treebank",
     "TreebankFile",
+    "Whereabouts",
     "cache_dir",
     "fetch",
     "resolve_treebank",
     "sha256_of",
+    "whereabouts",
 ]
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/UniversalDependencies"
@@ -160,6 +162,44 @@ def resolve_treebank(spec: str, *, download: bool = True) -> Path:
     return _resolve(tb, _pick_split(tb, match.group(2)), download=download)
 
 
+@dataclass(frozen=True)
+class Whereabouts:
+    """Where one split of a known treebank would be read from, and whether it is on this machine already.
+
+    ``origin`` is ``PROBING_TREEBANKS`` (a local copy), ``cache`` or ``download``; ``where`` is the file
+    or, for a download, the pinned URL. Found without reading the files (their sha256 is checked on use).
+    """
+
+    name: str
+    split: str
+    origin: str
+    where: str
+
+    @property
+    def local(self) -> bool:
+        return self.origin != "download"
+
+
+def whereabouts() -> list[Whereabouts]:
+    """Every split of every treebank in :data:`KNOWN_TREEBANKS`, in name order, with where it would come from.
+
+    >>> found = {(entry.name, entry.split): entry for entry in whereabouts()}
+    >>> found["en_ewt", "dev"].origin in ("PROBING_TREEBANKS", "cache", "download")
+    True
+    """
+    found = []
+    for name, tb in sorted(KNOWN_TREEBANKS.items()):
+        for tb_file in tb.files:
+            copy, cached = _local_copy_path(tb, tb_file), _cache_path(tb, tb_file)
+            if copy is not None and copy.is_file():
+                found.append(Whereabouts(name, tb_file.split, "PROBING_TREEBANKS", str(copy)))
+            elif cached.is_file():
+                found.append(Whereabouts(name, tb_file.split, "cache", str(cached)))
+            else:
+                found.append(Whereabouts(name, tb_file.split, "download", tb.url(tb_file)))
+    return found
+
+
 def fetch(name: str, splits: list[str] | tuple[str, ...] | None = None) -> list[Path]:
     """Make ``name``'s splits (all by default) available locally; return their paths.
 
@@ -206,12 +246,19 @@ def _resolve(tb: Treebank, split: str, *, download: bool) -> Path:
     return _download(tb, tb_file)
 
 
-def _local_copy(tb: Treebank, tb_file: TreebankFile) -> Path | None:
+def _local_copy_path(tb: Treebank, tb_file: TreebankFile) -> Path | None:
+    """Where ``$PROBING_TREEBANKS`` would hold the file (None when it is not set)."""
     root = os.environ.get("PROBING_TREEBANKS")
-    if not root:
-        return None
-    path = Path(root).expanduser() / tb.name / tb_file.filename
-    if not path.is_file():
+    return Path(root).expanduser() / tb.name / tb_file.filename if root else None
+
+
+def _cache_path(tb: Treebank, tb_file: TreebankFile) -> Path:
+    return cache_dir() / tb.name / tb_file.filename
+
+
+def _local_copy(tb: Treebank, tb_file: TreebankFile) -> Path | None:
+    path = _local_copy_path(tb, tb_file)
+    if path is None or not path.is_file():
         return None
     # A local copy with a known checksum must be the pinned file: a silently
     # different treebank would make scores incomparable.
@@ -223,7 +270,7 @@ def _local_copy(tb: Treebank, tb_file: TreebankFile) -> Path | None:
 
 
 def _cached(tb: Treebank, tb_file: TreebankFile) -> Path | None:
-    path = cache_dir() / tb.name / tb_file.filename
+    path = _cache_path(tb, tb_file)
     if not path.is_file():
         return None
     actual = sha256_of(path)
