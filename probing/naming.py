@@ -34,6 +34,15 @@ def head_name(layer: int, head: int, direction: str | None = None) -> str:
     return name if direction is None else f"{name} {ARROWS[direction]}"
 
 
+def heldout_title(level: float) -> str:
+    """The first line of every held-out table: the numbers to cite, and how they were made.
+
+    >>> heldout_title(0.95)
+    'held out: chosen on dev, reported on test, 95% intervals'
+    """
+    return f"held out: chosen on dev, reported on test, {100 * level:.0f}% intervals"
+
+
 def offset_name(offset: int) -> str:
     """A positional baseline, signed: ``+1`` is the next word."""
     return f"{offset:+d}"

@@ -58,6 +58,10 @@ def test_the_offline_commands_run(tmp_path):
         finished = run(command, tmp_path)
         assert finished.returncode == 0, finished.stderr[-2000:]
         assert "best head (layer-head, from 1)" in finished.stdout
+        # the offline default is in-sample and says so; the model has its short name, not where it is installed
+        first, second = finished.stdout.splitlines()[:2]
+        assert first.startswith("all-MiniLM-L6-v2 (BertModel, 6x12) on the sample treebank (sample.conllu)")
+        assert second.startswith("in-sample: heads and offsets chosen and reported on the same 75 sentences")
 
 
 def test_the_hub_commands_stop_at_once_without_a_network(tmp_path):
@@ -109,3 +113,20 @@ def test_the_findings_table_quotes_the_committed_leaderboard():
         for relation, cell in zip(relations, cells):
             quoted = row["cells"][relation]
             assert cell == f"{100 * quoted['accuracy']:.1f} ({quoted['head']})", (model, relation)
+
+
+def test_the_trees_figures_name_their_decoding_and_quote_the_committed_result():
+    """The README's whole-tree figures are MiniLM's committed en_ewt trees result, MST-decoded, and it names the
+    argmax figures the leaderboard's columns show for the same probes, so that a cross-check finds both."""
+    result = json.loads((REPO / "leaderboards" / "en_ewt" / "results" / "all-MiniLM-L6-v2-trees.json").read_text())
+    probes = result["heldout"]["probes"]
+    finding = next(line for line in README.split("\n- **") if line.startswith("A single head holds part of the tree"))
+    finding = " ".join(finding.split())
+    mst = [f"{100 * probes[name]['mst']['uas']['accuracy']:.1f}%" for name in ("attn", "attn+vectors")]
+    assert f"reaches {mst[0]}, and with word vectors {mst[1]}" in finding
+    assert f"({100 * probes['distances+vectors']['mst']['uas']['accuracy']:.1f}%); these three are MST-decoded" in finding
+    first, second, third = (f"{100 * probes[name]['argmax']['uas']['accuracy']:.1f}"
+                            for name in ("attn", "attn+vectors", "distances+vectors"))
+    assert f"decode each word by argmax: {first}, {second} and {third}%" in finding
+    leaderboard = (REPO / "leaderboards" / "en_ewt" / "leaderboard.md").read_text(encoding="utf-8")
+    assert "| attn UAS (argmax) " in leaderboard and "| attn+vectors UAS (argmax) " in leaderboard

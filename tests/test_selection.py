@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,3 +191,24 @@ def test_shards_chosen_on_different_dev_data_do_not_merge(runs):
     with pytest.raises(ProbingError, match="same DEV"):
         reattach_heldout(runs["test"], [runs["heldout"], other])
     assert reattach_heldout(runs["test"], [runs["test"]]) == runs["test"]
+
+
+def test_a_heldout_run_prints_the_table_to_cite_first_titled_and_every_table_has_a_legend(runs):
+    from probing.analyses.probe.tables import HELDOUT_LEGEND, SCORE_LEGEND, legend, run_header, score_tables
+
+    text = score_tables(runs["heldout"])
+    lines = text.splitlines()
+    assert lines[0] == "held out: chosen on dev, reported on test, 95% intervals"
+    headers = [number for number, line in enumerate(lines) if line.startswith("relation ")]
+    in_sample = next(number for number, line in enumerate(lines) if line.startswith("in-sample:"))
+    assert headers[0] < text.index(legend(HELDOUT_LEGEND)) and headers[0] < in_sample < headers[1]
+    assert "for comparison with the held-out table above" in lines[in_sample]
+    for number, columns in zip(headers, (HELDOUT_LEGEND, SCORE_LEGEND)):  # a legend line for every column shown
+        assert all(column in lines[number] for column in columns) and legend(columns) in text
+        assert len(lines[number].split()) >= len(columns)
+    plain = score_tables(runs["dev"]).splitlines()
+    assert plain[0].startswith("in-sample: heads and offsets chosen and reported on the same 40 sentences")
+    assert "--treebank en_ewt" in plain[0] and not any(line.startswith("held out") for line in plain)
+    model = runs["heldout"]["model"]
+    header = run_header(runs["heldout"])
+    assert header.startswith(f"{Path(model['name_or_path']).name} (") and model["name_or_path"] not in header

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.stats.heldout import default_splits, score_with_selection
     from probing.data.inputs import InputSource, open_input
     from probing.results.io import write_result
-    from probing.analyses.probe.tables import heldout_table, run_header, score_table
+    from probing.analyses.probe.tables import run_header, score_tables
     from probing.commands.common import progress_wanted
 
     config = config_from_args(args).validated()
@@ -85,9 +85,7 @@ def run(args: argparse.Namespace) -> int:
         if not ranks.is_main:
             return 0
         print(run_header(result))
-        print(score_table(result))
-        if "heldout" in result:
-            print(heldout_table(result))
+        print(score_tables(result))
         if args.output:
             print(f"wrote {write_result(result, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)
             if checkpointer:
@@ -114,7 +112,7 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
     from probing.stats.heldout import default_splits
     from probing.data.inputs import InputSource, open_input
     from probing.results.io import write_result
-    from probing.analyses.probe.tables import heldout_table, run_header, score_table
+    from probing.analyses.probe.tables import heldout_table, in_sample_title, run_header, score_table
     from probing.commands.common import progress_wanted
 
     for given, option in ((args.shard, "--shard"), (args.checkpoint, "--checkpoint"), (args.resume, "--resume"),
@@ -142,7 +140,7 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
 
     def report(step: int, result: dict) -> None:
         print(f"step {step}: {run_header(result)}")
-        print(heldout_table(result) if "heldout" in result else score_table(result))
+        print(heldout_table(result) if "heldout" in result else f"{in_sample_title(result)}\n{score_table(result)}")
         if args.output:
             written = write_result(result, step_path(args.output, step), follow_symlinks=args.follow_symlinks)
             print(f"wrote {written}", file=sys.stderr)

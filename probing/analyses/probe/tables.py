@@ -9,9 +9,38 @@ Layers and heads are counted from 1 in every table, as in the paper
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tabulate import tabulate
 
-from probing.naming import head_name, offset_name, percent, percent_with_interval
+from probing.naming import head_name, heldout_title, offset_name, percent, percent_with_interval
+
+SCORE_LEGEND = {
+    "relation": "dobj, det, pobj, poss or any UD label; all: every word but the root (docs/scoring.md)",
+    "pairs": "dependent-head word pairs of the relation in the treebank",
+    "best head (layer-head, from 1)": "the head-direction with most pairs right; dep->head: the dependent "
+                                      "attends most to its head, head->dep: the head most to the dependent",
+    "acc %": "share of the pairs that head gets right",
+    "best offset": "the fixed-position baseline with most pairs right (-2: two words to the left)",
+    "offset acc %": "share of the pairs that offset gets right",
+}
+"""One line per column of :func:`score_table`."""
+
+HELDOUT_LEGEND = {
+    "relation": SCORE_LEGEND["relation"],
+    "pairs": "dependent-head pairs of the relation in the test treebank",
+    "head chosen on dev": "the head-direction with most pairs right on dev (tie of k: k tied, the lowest layer "
+                          "and head win)",
+    "acc % [95% CI]": "its accuracy on test, with its bootstrap interval over sentences",
+    "offset": "the fixed-position baseline chosen on dev",
+    "offset acc % [95% CI]": "the offset's accuracy on test, with its interval",
+    "head - offset, points": "their paired difference on test, in percentage points, with its interval",
+    "P(not better)": "share of bootstrap replicates in which the head does not beat the offset (a one-sided "
+                     "bootstrap p-value; <1/B: none of B did)",
+    "in-sample head": "the head chosen on test itself, as the paper does (optimistic)",
+    "in-sample acc %": "that head's accuracy on test",
+}
+"""One line per column of :func:`heldout_table`."""
 
 
 def head_label(best: dict | None) -> str:
@@ -47,12 +76,18 @@ def score_table(result: dict, tablefmt: str = "simple") -> str:
 
 
 def run_header(result: dict) -> str:
-    """One line that says what was scored on what."""
+    """One line that says what was scored on what: the model by its short name (its folder's name or hub
+    id), the treebank as it was given (the sample treebank by that name, not where it is installed)."""
+    from probing.data.inputs import sample_treebank_path
+
     model, treebank = result["model"], result["treebank"]
     skipped = ", ".join(f"{count} {why.replace('_', ' ')}" for why, count in treebank["skipped"].items() if count)
+    path = treebank["path"]
+    shown = f"the sample treebank ({Path(path).name})" if Path(path) == sample_treebank_path() else path
+    name = model.get("name") or Path(str(model["name_or_path"])).name
     return (
-        f"{model['name_or_path']} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
-        f"{', random init' if model.get('random_init') else ''}) on {treebank['path']}: "
+        f"{name} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
+        f"{', random init' if model.get('random_init') else ''}) on {shown}: "
         f"{treebank['sentences_scored']}/{treebank['sentences_total']} sentences, {treebank['words_scored']} words"
         + (f" (skipped: {skipped})" if skipped else "")
     )
@@ -71,11 +106,42 @@ def p_value(p: float | None, replicates: int) -> str:
     return f"{p:.3f}"
 
 
+def legend(columns: dict[str, str]) -> str:
+    """One line per column: its name, then what it holds.
+
+    >>> print(legend({"pairs": "dependent-head pairs", "acc %": "share right"}))
+    columns:
+      pairs  dependent-head pairs
+      acc %  share right
+    """
+    width = max(map(len, columns))
+    return "columns:\n" + "\n".join(f"  {name:<{width}}  {text}" for name, text in columns.items())
+
+
+def in_sample_title(result: dict) -> str:
+    """What an in-sample table is: chosen and reported on the same sentences, which flatters the heads."""
+    sentences = result["treebank"]["sentences_scored"]
+    title = f"in-sample: heads and offsets chosen and reported on the same {sentences} sentences (optimistic)"
+    if "heldout" in result:
+        return f"{title}, for comparison with the held-out table above"
+    return f"{title}; --treebank en_ewt (dev and test splits) gives held-out numbers"
+
+
+def score_tables(result: dict) -> str:
+    """Everything ``probing score`` prints about a result, the table to cite first: the held-out table
+    when there is one, then the in-sample one, each titled and with a legend of its columns."""
+    parts = []
+    if "heldout" in result:
+        parts += [heldout_table(result), legend(HELDOUT_LEGEND), ""]
+    parts += [in_sample_title(result), score_table(result), legend(SCORE_LEGEND)]
+    return "\n".join(parts)
+
+
 def heldout_table(result: dict, tablefmt: str = "simple") -> str:
     """Held-out numbers: head and offset chosen on DEV, accuracy on TEST with 95% intervals.
 
     One row per relation, with the in-sample choice (chosen on TEST itself, as
-    in the paper) beside it for comparison.
+    in the paper) beside it for comparison. Titled (:func:`probing.naming.heldout_title`).
     """
     heldout = result["heldout"]
     rows = []
@@ -114,7 +180,8 @@ def heldout_table(result: dict, tablefmt: str = "simple") -> str:
     table = tabulate(rows, headers=headers, tablefmt=tablefmt, colalign=align, disable_numparse=True)
     dev_treebank = heldout["select_on"]["treebank"]
     return (
-        f"held-out: chosen on {dev_treebank['path']} ({dev_treebank['sentences_scored']} sentences), "
+        f"{heldout_title(heldout['level'])}\n"
+        f"chosen on {dev_treebank['path']} ({dev_treebank['sentences_scored']} sentences), "
         f"reported on {heldout['report_on']['path']}; intervals: {heldout['replicates']} bootstrap replicates "
         f"over sentences; layers and heads from 1\n{table}"
     )
