@@ -1,14 +1,39 @@
 """probing: which attention heads track which syntactic relations.
 
 An implementation of the dependency-head probe of Clark et al. (2019),
-"What Does BERT Look At?", sections 4.1-4.2, for any Hugging Face checkpoint.
+"What Does BERT Look At?", and the analyses that followed it, for any
+Hugging Face checkpoint. The Python API (docs/api.md) is ``probing.score``
+and ``probing.read``; its names are imported on first use, so that
+``import probing`` loads no model framework.
+
+>>> import probing
+>>> sorted(probing.__all__)
+['Choice', 'ProbeResult', 'Result', 'read', 'score']
 """
 
 from probing.version import __version__
 
+_API = {
+    "score": "probing.api",
+    "read": "probing.api",
+    "Result": "probing.results.objects",
+    "Choice": "probing.results.objects",
+    "ProbeResult": "probing.analyses.probe.result",
+}
+"""Public name -> the module that defines it (imported when the name is first used)."""
 
-def score(*args, **kwargs):
-    """Score every head of a checkpoint on a treebank; see :func:`probing.analyses.probe.api.score`."""
-    from probing.analyses.probe.api import score as _score
+__all__ = list(_API)
 
-    return _score(*args, **kwargs)
+
+def __getattr__(name: str):
+    if name not in _API:
+        raise AttributeError(f"module 'probing' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_API[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

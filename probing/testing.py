@@ -38,6 +38,24 @@ def sample_path() -> Path:
     return sample_treebank_path()
 
 
+@functools.lru_cache(maxsize=None)
+def sample_split(dev_sentences: int = 40) -> tuple[str, str]:
+    """The sample treebank cut in two files, its first ``dev_sentences`` sentences as a dev split and the
+    rest as a test split, for held-out examples; their paths (``dev.conllu``, ``test.conllu``).
+
+    >>> dev, test = sample_split()
+    >>> len(list(read_treebank(dev))), len(list(read_treebank(test)))
+    (40, 35)
+    """
+    blocks = [block for block in sample_path().read_text(encoding="utf-8").split("\n\n") if block.strip()]
+    folder = scratch_folder() / f"sample-split-{dev_sentences}"
+    folder.mkdir(exist_ok=True)
+    paths = folder / "dev.conllu", folder / "test.conllu"
+    for path, part in zip(paths, (blocks[:dev_sentences], blocks[dev_sentences:])):
+        path.write_text("\n\n".join(part) + "\n\n", encoding="utf-8")
+    return str(paths[0]), str(paths[1])
+
+
 def training_words() -> list[str]:
     """Every word of the sample treebank: the corpus tiny tokenizers learn from."""
     return [word for sentence in read_treebank(sample_path()) for word in sentence.words]

@@ -2,11 +2,13 @@
 
 Each ``probing ...`` line of the README's bash blocks must be listed in HOW below (a new command in the README
 without a way to test it fails test_every_readme_command_is_tested), and the error examples of the README's
-Errors section must be what the tool prints.
+Errors section must be what the tool prints. The Python examples of the README and of docs/api.md run as
+doctests, in the repository's folder.
 """
 
 from __future__ import annotations
 
+import doctest
 import json
 import os
 import re
@@ -130,3 +132,28 @@ def test_the_trees_figures_name_their_decoding_and_quote_the_committed_result():
     assert f"decode each word by argmax: {first}, {second} and {third}%" in finding
     leaderboard = (REPO / "leaderboards" / "en_ewt" / "leaderboard.md").read_text(encoding="utf-8")
     assert "| attn UAS (argmax) " in leaderboard and "| attn+vectors UAS (argmax) " in leaderboard
+
+
+def python_examples(text: str) -> str:
+    """The ``python`` blocks of a Markdown text, one after another."""
+    return "\n".join(re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL))
+
+
+def run_examples(name: str, text: str, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)  # the examples name committed files by their paths in the repository
+    examples = doctest.DocTestParser().get_doctest(python_examples(text), {}, name, name, 0)
+    assert len(examples.examples) >= 5, f"{name} shows no Python examples"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    report = []
+    runner.run(examples, out=report.append)
+    assert runner.failures == 0, "".join(report)
+
+
+def test_the_readme_python_examples_run(monkeypatch):
+    section = README.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    assert "to_frame()" in section and "accuracy(" in section  # a DataFrame of per-head accuracy
+    run_examples("README.md", README, monkeypatch)
+
+
+def test_the_api_page_examples_run(monkeypatch):
+    run_examples("docs/api.md", (REPO / "docs" / "api.md").read_text(encoding="utf-8"), monkeypatch)

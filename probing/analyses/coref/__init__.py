@@ -17,4 +17,5 @@ register(Analysis(
     accumulator="probing.analyses.coref.accumulator:CorefAccumulator",
     payload="probing.results.schema:PAYLOADS.coref",
     tables="probing.analyses.coref.report:leaderboard_tables",
+    extra={"result": "probing.analyses.coref.result:CorefResult"},  # what probing.read() gives for its files
 ))

@@ -8,4 +8,5 @@ register(Analysis(
     accumulator="probing.analyses.probe.accumulator:ProbeAccumulator",
     payload="probing.results.schema:PAYLOADS.probe",
     tables="probing.analyses.probe.leaderboard:leaderboard_tables",
+    extra={"result": "probing.analyses.probe.result:ProbeResult"},  # what probing.read() gives for its files
 ))

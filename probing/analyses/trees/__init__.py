@@ -21,4 +21,5 @@ register(Analysis(
     accumulator="probing.analyses.trees.accumulator:TreesAccumulator",
     payload="probing.results.schema:PAYLOADS.trees",
     tables="probing.analyses.trees.report:leaderboard_tables",
+    extra={"result": "probing.analyses.trees.result:TreesResult"},  # what probing.read() gives for its files
 ))

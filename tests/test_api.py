@@ -1,0 +1,108 @@
+"""The Python API (docs/api.md): score as the command line does, read any result, objects over the JSON."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import REPO, real_treebank
+
+import probing
+from probing.errors import ProbingError
+from probing.naming import DIRECTIONS
+from probing.testing import sample_split, tiny_bert
+
+RESULTS = REPO / "leaderboards"
+
+
+@pytest.fixture(scope="module")
+def held_out():
+    dev, test = sample_split()
+    return probing.score(tiny_bert(), test, select_on=dev, relations=["det", "all", "nsubj"], bootstrap=30)
+
+
+def test_import_probing_loads_no_model_framework_and_reading_needs_none():
+    code = ("import sys, probing; probing.read(sys.argv[1]).to_frame(); "
+            "print(sorted(name for name in ('torch', 'transformers') if name in sys.modules))")
+    finished = subprocess.run([sys.executable, "-c", code, str(RESULTS / "en_ewt/results/all-MiniLM-L6-v2.json")],
+                              capture_output=True, text=True, cwd=REPO, check=True)
+    assert finished.stdout.strip() == "[]"
+
+
+def test_per_head_accuracy_is_the_counts_over_the_pairs_and_the_frame_counts_from_1(held_out):
+    data = held_out.data
+    for name in held_out.relations:
+        entry = data["relations"][name]
+        accuracy = held_out.accuracy(name)
+        assert accuracy.shape == (2, 4, 2)  # [layer, head, direction]
+        for index, direction in enumerate(DIRECTIONS):
+            assert np.array_equal(held_out.counts(name)[..., index], np.asarray(entry["heads"][direction]))
+            assert np.allclose(accuracy[..., index], np.asarray(entry["heads"][direction]) / entry["total"])
+    frame = held_out.to_frame()
+    assert len(frame) == 3 * 2 * 4 * 2 and set(frame["layer"]) == {1, 2} and set(frame["head"]) == {1, 2, 3, 4}
+    row = frame[(frame["relation"] == "det") & (frame["layer"] == 2) & (frame["head"] == 3)
+                & (frame["direction"] == "head_to_dep")]
+    assert float(row["accuracy"].iloc[0]) == held_out.accuracy("det")[1, 2, 1]
+
+
+def test_the_chosen_head_of_a_held_out_result_is_the_dev_choice_with_its_test_interval(held_out):
+    assert held_out.held_out
+    for name, choice in held_out.chosen_heads().items():
+        reported = held_out.data["heldout"]["relations"][name]["heldout"]["head"]
+        assert (choice.layer, choice.head, choice.direction) == (reported["layer"], reported["head"],
+                                                                 reported["direction"])
+        assert choice.interval == tuple(reported["interval"]) == held_out.interval(name)
+        index = DIRECTIONS.index(choice.direction)
+        assert held_out.accuracy(name)[choice.layer, choice.head, index] == pytest.approx(choice.accuracy)
+    with pytest.raises(KeyError, match="no relation 'dobj'"):
+        held_out.accuracy("dobj")
+
+
+def test_an_in_sample_result_chooses_its_own_best_and_has_no_interval():
+    result = probing.score(tiny_bert(), limit=10, bootstrap=0, relations=["det"])
+    assert not result.held_out and result.interval("det") is None
+    best = result.data["relations"]["det"]["best"]
+    assert result.chosen("det").name.startswith(f"{best['layer'] + 1}-{best['head'] + 1} ")
+
+
+def test_read_gives_each_analysis_its_object_and_the_same_json(held_out, tmp_path):
+    path = held_out.write(tmp_path / "heldout.json")
+    again = probing.read(path)
+    assert type(again) is probing.ProbeResult and again.data == held_out.data
+    kinds = {"all-MiniLM-L6-v2.json": "ProbeResult", "all-MiniLM-L6-v2-trees.json": "TreesResult",
+             "all-MiniLM-L6-v2-noop.json": "Result"}
+    for name, kind in kinds.items():
+        assert type(probing.read(RESULTS / "en_ewt" / "results" / name)).__name__ == kind, name
+    coref = probing.read(RESULTS / "en_gum" / "results" / "all-MiniLM-L6-v2-coref.json")
+    assert type(coref).__name__ == "CorefResult" and coref.accuracy("pronoun").shape == (6, 12, 2)
+    frame = coref.to_frame()
+    assert set(frame["type"]) == set(coref.types) and len(frame) == len(coref.types) * 6 * 12 * 2
+
+
+def test_a_trees_result_gives_every_head_as_a_tree():
+    trees = probing.read(RESULTS / "en_ewt" / "results" / "all-MiniLM-L6-v2-trees.json")
+    block = trees.data["trees"]["decodings"]["mst"]["uas"]
+    assert np.allclose(trees.accuracy("mst", "uas")[..., 0], np.asarray(block["dep_to_head"]) / trees.words)
+    assert trees.chosen("max", "uuas").interval is not None
+    frame = trees.to_frame()
+    assert set(zip(frame["decoding"], frame["metric"])) == {(d, m) for d in ("max", "mst") for m in ("uas", "uuas")}
+    with pytest.raises(KeyError, match="decoding is one of"):
+        trees.accuracy("argmax")
+
+
+def test_to_frame_without_pandas_says_how_to_get_it(held_out, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ProbingError, match=r"probing\[frames\]"):
+        held_out.to_frame()
+
+
+@pytest.mark.real_data
+def test_a_bare_treebank_name_is_held_out_as_on_the_command_line(monkeypatch):
+    dev = real_treebank("en_ewt", "dev")
+    real_treebank("en_ewt", "test")
+    monkeypatch.setenv("PROBING_TREEBANKS", str(dev.parents[1]))
+    result = probing.score(tiny_bert(), "en_ewt", limit=30, bootstrap=20, relations=["det"])
+    assert result.held_out and result.data["input"]["path"] == "en_ewt:test"
+    assert result.data["heldout"]["select_on"]["spec"] == "en_ewt:dev"
