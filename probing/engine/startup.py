@@ -6,8 +6,11 @@ once: the model loads in a background thread while the calling thread
 validates every input (:meth:`~probing.data.inputs.InputSource.validate`).
 A malformed line anywhere in a file, the last one included, is raised at
 once, as its one-line file:line error, without waiting for the model; the
-loader, a daemon thread, is left to finish on its own. Reading the inputs
-through also gives the progress bar its total.
+loader, a daemon thread, is left to finish on its own (a process that goes
+on, a notebook or a test run, starts its next load only once that one has
+ended: loads never overlap, since loading sets process-wide state such as
+transformers' log verbosity). Reading the inputs through also gives the
+progress bar its total.
 
 While it waits, a terminal shows ``loading MODEL ...`` on stderr; the line
 is cleared once the model is ready (or the run fails), like the progress bar
@@ -31,6 +34,9 @@ from probing.data.inputs import InputSource
 
 Loaded = TypeVar("Loaded")
 
+_ONE_LOAD_AT_A_TIME = threading.Lock()
+"""Held by the thread that loads; a load abandoned after a bad input line keeps it until it ends."""
+
 
 def load_while_validating(load: Callable[[], Loaded], sources: Sequence[InputSource], *, name: str,
                           announce: bool = False) -> Loaded:
@@ -43,7 +49,8 @@ def load_while_validating(load: Callable[[], Loaded], sources: Sequence[InputSou
 
     def run_load() -> None:
         try:
-            outcome["loaded"] = load()
+            with _ONE_LOAD_AT_A_TIME:
+                outcome["loaded"] = load()
         except BaseException as error:  # raised in the caller, below
             outcome["error"] = error
 
