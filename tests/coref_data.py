@@ -8,12 +8,15 @@ to itself (so ``Maria 's brother`` holds the one-word mention ``Maria``); its
 entity is one of a handful per document, picked from the lemma. Four
 sentences make a document; each document states a ``# global.Entity``
 header. Brackets are written as CorefUD writes them: closings (innermost
-first), openings (outermost first), one-word mentions.
+first), openings (outermost first), one-word mentions. The files are written
+by the conllu library's serializer, not by the reader under test.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from conllu.models import Token, TokenList
 
 from probing.testing import sample_path, scratch_folder
 from probing.data.treebank import Sentence, read_treebank
@@ -53,20 +56,21 @@ def brackets(spans: list[tuple[int, int, str, str]], word: int) -> str:
 
 
 def coref_text(sentences: list[Sentence], per_document: int = 4, prefix: str = "doc") -> str:
-    lines = []
+    blocks = []
     for number, sentence in enumerate(sentences):
+        metadata = {}
         if number % per_document == 0:
-            lines += [f"# newdoc id = {prefix}{number // per_document}", "# global.Entity = GRP-etype-infstat"]
-        lines.append(f"# sent_id = {prefix}-{number}")
+            metadata |= {"newdoc id": f"{prefix}{number // per_document}", "global.Entity": "GRP-etype-infstat"}
+        metadata["sent_id"] = f"{prefix}-{number}"
         spans = planted_spans(sentence)
+        tokens = []
         for word in range(len(sentence)):
             value = brackets(spans, word)
-            misc = f"Entity={value}" if value else "_"
-            head = sentence.heads[word] + 1
-            lines.append("\t".join([str(word + 1), sentence.words[word], "_", sentence.upos[word], "_",
-                                    sentence.feats[word], str(head), sentence.labels[word], "_", misc]))
-        lines.append("")
-    return "\n".join(lines) + "\n"
+            tokens.append(Token(id=word + 1, form=sentence.words[word], lemma=None, upos=sentence.upos[word],
+                                xpos=None, feats=sentence.feats[word], head=sentence.heads[word] + 1,
+                                deprel=sentence.labels[word], deps=None, misc={"Entity": value} if value else None))
+        blocks.append(TokenList(tokens, metadata).serialize())
+    return "".join(blocks)
 
 
 def coref_treebank_path(part: str = "all") -> Path:

@@ -172,6 +172,10 @@ def _shown(text: str) -> str:
 def entity_value(misc: str, *, source: str | None = None, line: int | None = None) -> str | None:
     """The value of the ``Entity=`` item of a MISC column, or None when it has none.
 
+    MISC is split here rather than by conllu's field parser (which reads FEATS, in
+    probing.analyses.coref.antecedents): that parser keeps the last of two ``Entity=`` items without a word,
+    where two are an error, and cuts a value at its second ``=``.
+
     >>> entity_value("SpaceAfter=No|Entity=(1-person)|MSeg=a-b"), entity_value("_")
     ('(1-person)', None)
     """

@@ -37,6 +37,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from conllu.parser import parse_dict_value
+
 from probing.data.windows import WindowMention
 
 BASELINES = ("nearest", "head_match", "rule_based")
@@ -75,13 +77,7 @@ def features(feats: str) -> dict[str, str]:
     >>> features("Number=Sing|Person=3"), features("_")
     ({'Number': 'Sing', 'Person': '3'}, {})
     """
-    if feats in ("", "_"):
-        return {}
-    found = {}
-    for item in feats.split("|"):
-        name, _, value = item.partition("=")
-        found[name] = value
-    return found
+    return parse_dict_value(feats) or {}  # conllu's FEATS parser: "_" is None
 
 
 def agree(first: str, second: str) -> bool:
