@@ -1,4 +1,7 @@
-"""The Python API: one call does what ``probing score`` does.
+"""The probe's library functions: load a model for a config, score a treebank into a result dict.
+
+The public Python API over them is :func:`probing.score` (probing/api.py), which also runs held-out numbers
+and returns a result object; :func:`score` here is the in-sample run alone, as a dict.
 
 >>> from probing.testing import tiny_bert
 >>> result = score(model=tiny_bert(), limit=3, bootstrap=0)
