@@ -40,8 +40,6 @@ from probing.model.loading import load_model
 from probing.model.prefix import SharedPrefix
 from probing.testing import tiny_bert
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 ENDINGS = {
     "error": RuntimeError("the body failed"),
     "interrupt": KeyboardInterrupt(),
