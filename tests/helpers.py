@@ -359,7 +359,8 @@ def planted_dependency_attention(loaded, treebank: Path) -> Iterator[None]:
     from probing.model.alignment import align_words
 
     sentences = list(read_treebank(treebank))
-    aligned = align_words(loaded.tokenizer, [s.words for s in sentences], prepend=loaded.prepend_token_id)
+    aligned = align_words(loaded.tokenizer, [s.words for s in sentences], prepend=loaded.prepend_token_id,
+                          spaces=[s.space_after for s in sentences])
     targets = {item.input_ids: _planted_targets(item.word_of_token, s.heads, loaded.is_causal) for s, item in zip(sentences, aligned)}
     seen: dict[str, torch.Tensor] = {}
 

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         inputs.append(select_on)
     elif select_on:
         dev_source = InputSource.treebank(select_on, limit=args.limit, option="--select-on")
-        if dev_source.sha256 == source.sha256:
+        if dev_source.sha256 == source.sha256 and (dev_source.half is None or dev_source.half == source.half):
             raise ProbingError("is the very treebank reported on, which is in-sample selection; give the dev split "
                                "(or drop --select-on for in-sample numbers)", source=f"--select-on {select_on}")
         inputs.append(str(dev_source.path))

@@ -1,25 +1,35 @@
-"""Public Universal Dependencies treebanks, pinned and checksummed.
+"""Universal Dependencies treebanks by name: pinned and checksummed where known, trusted on first use otherwise.
 
-A treebank is named ``name:split`` (``en_ewt:dev``); a name alone is enough
-when the treebank has one split (``en_pud``). A plain file path is passed
-through untouched, so every command can take either.
+A treebank is named by its UD code as the UD project spells it (``de_gsd``,
+``ko_pud``) or by its repository name (``UD_German-GSD``), with ``:split``
+when it has several (``en_ewt:dev``). A treebank with a single split (every
+PUD treebank) needs no split, and may also be named by a half of it:
+``ko_pud:even`` or ``ko_pud:odd`` are the sentences with an even or odd
+0-based index in the file (the halves that held-out selection chooses and
+reports on, docs/languages.md), ``ko_pud:test`` the whole file. A plain file
+path is passed through untouched, so every command can take either.
 
 >>> KNOWN_TREEBANKS["en_ewt"].file("dev").filename   # what resolve_treebank("en_ewt:dev") finds
 'en_ewt-ud-dev.conllu'
+>>> parse_name("UD_Korean-PUD:odd"), parse_name("my.conllu")
+(('UD_Korean-PUD', 'odd'), None)
 
 Where a file comes from, first match wins:
 
-1. ``$PROBING_TREEBANKS/<name>/<filename>``: a local copy (offline use, CI);
+1. ``$PROBING_TREEBANKS/<code>/<file>`` or ``$PROBING_TREEBANKS/<repository>/<file>``
+   (a local copy or an unpacked UD release: offline use, CI);
 2. the cache, ``$PROBING_CACHE/treebanks`` or ``~/.cache/probing/treebanks``,
-   laid out as ``<cache>/<name>/<filename>``;
+   laid out as ``<cache>/<code>/<file>``;
 3. a download of the pinned commit from
-   ``https://raw.githubusercontent.com/UniversalDependencies/<repo>/<commit>/<filename>``
+   ``https://raw.githubusercontent.com/UniversalDependencies/<repo>/<commit>/<file>``
    (``PROBING_UD_BASE_URL`` replaces the part before ``/<repo>``).
 
-Files with a known sha256 are checked wherever they come from. A file whose
-sha256 is not known (``en_pud``) is trusted on first use: its first download
-is recorded in ``<cache>/manifest.json`` with a warning on stderr, and later
-uses must match that record.
+Every PUD treebank and the English dev/test treebanks are pinned here with their commit and sha256,
+and a file with a pinned sha256 is checked wherever it comes from, a local copy included. Any other UD
+treebank is looked up in the UniversalDependencies organisation on first use (probing.data.catalogue:
+its repository, files and newest commit, recorded in the cache), and its files are trusted on first
+download: the sha256 is recorded in ``<cache>/manifest.json`` with a warning on stderr, and later uses
+must match that record.
 """
 
 from __future__ import annotations
@@ -29,52 +39,77 @@ import json
 import os
 import re
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from probing.errors import ProbingError
+from probing.atomic import atomic_path, write_json_atomic
+from probing.data import catalogue
 from probing.data.treebank import check_input_file
+from probing.errors import ProbingError
+from probing.registry import Registry
 
 __all__ = [
+    "HALVES",
     "KNOWN_TREEBANKS",
     "Treebank",
     "TreebankFile",
     "Whereabouts",
     "cache_dir",
     "fetch",
+    "heldout_names",
+    "is_treebank_name",
+    "parse_name",
     "resolve_treebank",
     "sha256_of",
+    "treebank_half",
     "whereabouts",
 ]
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/UniversalDependencies"
 MANIFEST = "manifest.json"
+HALVES = ("even", "odd")
+"""The two halves of a one-split treebank: sentences with an even, or an odd, 0-based index in the file."""
+WHOLE = "test"
+"""What names a one-split treebank's whole file besides its bare name."""
+
 _TIMEOUT_S = 60
 _CHUNK = 1 << 20
-# Only word characters: anything else (a slash, a dot) means the user meant a file.
-_SPEC = re.compile(r"^(\w+)(?::(\w+))?$")
+# A UD code (language code, underscore, treebank: de_gsd, en_ewt) or a repository name (UD_German-GSD,
+# UD_Ancient_Greek-PROIEL); a slash or a dot means the user meant a file.
+_CODE = r"[a-z]{2,3}_[a-z0-9]+"
+_REPOSITORY = r"UD_[A-Za-z_]+-[A-Za-z0-9]+"
+_SPEC = re.compile(rf"^({_CODE}|{_REPOSITORY})(?::(\w+))?$")
+_UD_FILE = re.compile(rf"^({_CODE})-ud-(\w+)\.conllu$")
 
 
 @dataclass(frozen=True)
 class TreebankFile:
     split: str
     filename: str
-    sha256: str | None  # None: not known offline, trusted on first use
+    sha256: str | None  # None: not pinned, trusted on first use
 
 
 @dataclass(frozen=True)
 class Treebank:
+    """One UD treebank: its code, repository, the commit its files are read at, and those files.
+
+    ``commit`` is None only for a treebank known from a local copy alone (nothing to download).
+    """
+
     name: str
-    repo: str
-    commit: str
+    repo: str | None
+    commit: str | None
     files: tuple[TreebankFile, ...]
 
     @property
     def splits(self) -> tuple[str, ...]:
         return tuple(f.split for f in self.files)
+
+    @property
+    def pinned(self) -> bool:
+        return all(f.sha256 is not None for f in self.files)
 
     def file(self, split: str) -> TreebankFile:
         for f in self.files:
@@ -82,6 +117,7 @@ class Treebank:
                 return f
         raise ProbingError(
             f"unknown split {split!r} of {self.name}; known splits: {', '.join(self.splits)}"
+            + (f" (and the halves {self.name}:even, {self.name}:odd)" if len(self.files) == 1 else "")
         )
 
     def url(self, tb_file: TreebankFile) -> str:
@@ -96,30 +132,58 @@ def _tb(name: str, repo: str, commit: str, **sha_by_split: str | None) -> Treeba
     return Treebank(name, repo, commit, files)
 
 
-# Commits and checksums of the files the UD maintainers published at these commits; train
-# splits are left out on purpose (the probe selects heads on dev and reports on test).
-KNOWN_TREEBANKS: dict[str, Treebank] = {
-    tb.name: tb
-    for tb in (
-        _tb(
-            "en_ewt",
-            "UD_English-EWT",
-            "15d613d8447b3478787d4c278730a1e48a945efb",
-            dev="531a54ff90d6ab12201c5a50c3e78e6ddac4de69abc4bce5d275d3cd29efe2b6",
-            test="e266e515a0a7547657ed3d90d9ba46487d6bd251f27ad4269d4e8a427c8555cd",
-        ),
-        _tb(
-            "en_gum",
-            "UD_English-GUM",
-            "afb41ee9bca57991125814fa04d96a0e61470c8b",
-            dev="581997015a2d878ad49619032d265a9753e1b6b03d75ca18b04a00bb9ee8991d",
-            test="fe95c0e744f81cdf2a307ce522604ecc05cd359c7c6d1abaa3a46c85d024f34c",
-        ),
-        # PUD is a test set only. Its checksum could not be measured offline,
-        # so the first download is trusted and recorded (see module docstring).
-        _tb("en_pud", "UD_English-PUD", "b3e4e5ec6aee90b8605190ef3e13d68ebce8b11f", test=None),
-    )
-}
+KNOWN_TREEBANKS: Registry[Treebank] = Registry("treebank", option="--treebank")
+"""The pinned treebanks: commits and checksums of the files the UD maintainers published at those commits.
+
+English: dev and test only (the probe selects heads on dev and reports on test; train splits are too
+large to need). PUD: every PUD treebank of the UD repositories, test-only, 1,000 parallel sentences each.
+"""
+for _pinned in (
+    _tb(
+        "en_ewt",
+        "UD_English-EWT",
+        "15d613d8447b3478787d4c278730a1e48a945efb",
+        dev="531a54ff90d6ab12201c5a50c3e78e6ddac4de69abc4bce5d275d3cd29efe2b6",
+        test="e266e515a0a7547657ed3d90d9ba46487d6bd251f27ad4269d4e8a427c8555cd",
+    ),
+    _tb(
+        "en_gum",
+        "UD_English-GUM",
+        "afb41ee9bca57991125814fa04d96a0e61470c8b",
+        dev="581997015a2d878ad49619032d265a9753e1b6b03d75ca18b04a00bb9ee8991d",
+        test="fe95c0e744f81cdf2a307ce522604ecc05cd359c7c6d1abaa3a46c85d024f34c",
+    ),
+    _tb("ar_pud", "UD_Arabic-PUD", "be733f45d21f42d506c62930f806ed2182a5ee3d",
+        test="a6d574a46815f6d6e7fa2e92944a2bbde0acaad5013010d92a99f1ef711ce17b"),
+    _tb("de_pud", "UD_German-PUD", "ff80846ae60a0a70fc4d6251ef73e6a483a620ee",
+        test="a530bdb50349bbd7c13706b6a759a9d73e8f514fff41fbf27149e914b0c3e723"),
+    _tb("en_pud", "UD_English-PUD", "f16eba4ae7f3d161870ed320676c5088b8fa476c",
+        test="c80584f2bc2b31d5bada78a1136f9feec7ac49e5e18898db02dea434b5b8f0aa"),
+    _tb("es_pud", "UD_Spanish-PUD", "818a82b8628c9cbec78750c7e83ccba34b9ce22b",
+        test="48a7b5c7f409100b24eba90c7397e01f6fecaaf3207315a9a1bda029f77e98d3"),
+    _tb("fi_pud", "UD_Finnish-PUD", "fa2c5ad1df6b18333b29fe87d093051097f36365",
+        test="a33821b600b818be9d3b0620d33ca54057605ab68845cdee3d649220dbd62e6e"),
+    _tb("fr_pud", "UD_French-PUD", "c245786cfb3020d43bcfc96215ae531a1b07bcbc",
+        test="793540702db111d2bfe04f846edddb23e7a2a432294fe17cb612dd795fb0301f"),
+    _tb("hi_pud", "UD_Hindi-PUD", "8bc630f73e0737ce5ed9eaa97abf11f172ecc9bd",
+        test="3562b7f49420912acad70a45a483f683dcb44624ea92f82e21b29f2ee41a9dff"),
+    _tb("id_pud", "UD_Indonesian-PUD", "765fb3fe486201f094cb177aff5aa84bc6b06800",
+        test="07efad4d64863ab442aef820afdb34c269f80366c6efb583225f943e5baf88b2"),
+    _tb("ko_pud", "UD_Korean-PUD", "9bc99c21a00b88d44def216b64f898e4b6151d0d",
+        test="662fcdaf236a223699b410c812ca66e3e69c380c078ae552a88f207ba240981c"),
+    _tb("pt_pud", "UD_Portuguese-PUD", "be08a756d76bd79bf5d4a492dfdc28b46b33e76e",
+        test="6fb673563b068c0693144aba16c9406f8672ef9d6a7703d8ccf71a44a07df937"),
+    _tb("ru_pud", "UD_Russian-PUD", "da5b3816eeaa24283c1d81a48bb1de4d062fc5d5",
+        test="a37e076d24f0c3cfd5d48a11bbfec36026da5dc46180b7a12dc991dc372de1ea"),
+    _tb("sv_pud", "UD_Swedish-PUD", "1290a67471931e543b4d2a734829f9177c604e94",
+        test="4f978396f363c85a9c7ece193327529e4cdbe9ce0f6ad807eb8846e865043fff"),
+    _tb("tr_pud", "UD_Turkish-PUD", "63a134a087c8475ea832713b960baba8ff2f9401",
+        test="7c1b6fe01662a7617758fbecdda6af6fc3914ace46b1809d6514af0a1c1df88c"),
+    _tb("zh_pud", "UD_Chinese-PUD", "2849afd946a8c01b3e9acdf3e7afa8670cf2777d",
+        test="e12582af2e2bbc2e27155ca7dc12b6fc4a037dbc716e1f805d67e34ffb2596b3"),
+):
+    KNOWN_TREEBANKS.register(_pinned.name, _pinned)
+_BY_REPOSITORY = {tb.repo: tb for _, tb in KNOWN_TREEBANKS.items()}
 
 
 def cache_dir() -> Path:
@@ -138,28 +202,84 @@ def sha256_of(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def is_treebank_name(spec: str) -> bool:
-    """Whether ``spec`` names a known public treebank (``en_ewt:dev``, ``en_pud``) rather than a file.
+def parse_name(spec: str) -> tuple[str, str | None] | None:
+    """``(name, split or None)`` when ``spec`` reads as a treebank name rather than a file path, else None.
 
-    >>> is_treebank_name("en_ewt:dev"), is_treebank_name("my.conllu")
-    (True, False)
+    >>> parse_name("de_gsd:dev"), parse_name("ko_pud"), parse_name("data/x.conllu")
+    (('de_gsd', 'dev'), ('ko_pud', None), None)
     """
     match = _SPEC.match(spec)
-    return bool(match) and match.group(1) in KNOWN_TREEBANKS and not Path(spec).expanduser().is_file()
+    return None if match is None else (match.group(1), match.group(2))
+
+
+def is_treebank_name(spec: str) -> bool:
+    """Whether ``spec`` names a UD treebank (``en_ewt:dev``, ``ko_pud:odd``) rather than an existing file.
+
+    Only the form is looked at: nothing is resolved or downloaded.
+
+    >>> is_treebank_name("en_ewt:dev"), is_treebank_name("UD_German-GSD"), is_treebank_name("my.conllu")
+    (True, True, False)
+    """
+    return parse_name(spec) is not None and not Path(spec).expanduser().is_file()
+
+
+def treebank_half(spec: str | None) -> str | None:
+    """``"even"`` or ``"odd"`` when ``spec`` names a half of a one-split treebank, else None.
+
+    >>> treebank_half("ko_pud:odd"), treebank_half("ko_pud"), treebank_half("en_ewt:dev")
+    ('odd', None, None)
+    """
+    parsed = parse_name(spec) if spec and is_treebank_name(spec) else None
+    return parsed[1] if parsed is not None and parsed[1] in HALVES else None
+
+
+def heldout_names(spec: str | None) -> tuple[str, str] | None:
+    """The (choose on, report on) names a bare treebank name stands for, else None.
+
+    A treebank with dev and test splits: choose on dev, report on test. A treebank with one split (every
+    PUD treebank): choose on its even half, report on its odd half (docs/languages.md).
+
+    >>> heldout_names("en_ewt"), heldout_names("ko_pud"), heldout_names("ko_pud:test")
+    (('en_ewt:dev', 'en_ewt:test'), ('ko_pud:even', 'ko_pud:odd'), None)
+    """
+    parsed = parse_name(spec) if spec and is_treebank_name(spec) else None
+    if parsed is None or parsed[1] is not None:
+        return None
+    treebank = _lookup(parsed[0])
+    if {"dev", "test"} <= set(treebank.splits):
+        return f"{spec}:dev", f"{spec}:test"
+    if len(treebank.splits) == 1:
+        return f"{spec}:{HALVES[0]}", f"{spec}:{HALVES[1]}"
+    return None
 
 
 def resolve_treebank(spec: str, *, download: bool = True) -> Path:
-    """Path of the treebank file that ``spec`` (a file path or ``name[:split]``) names."""
+    """Path of the treebank file that ``spec`` (a file path or ``name[:split]``) names.
+
+    A half (``ko_pud:odd``) resolves to its whole file; probing.data.inputs reads the half of it.
+    """
     path = Path(spec).expanduser()
     if path.is_file():
         return path
-    match = _SPEC.match(spec)
-    if match is None or (match.group(2) is None and match.group(1) not in KNOWN_TREEBANKS):
+    parsed = parse_name(spec)
+    if parsed is None:
         # Not a name: say why the path is no treebank file (missing, a folder,
         # a FIFO...), rather than "not found" for a path that exists.
-        return check_input_file(path, not_found_hint=f" (or name a known treebank as name:split: {_known_names()})")
-    tb = _lookup(match.group(1))
-    return _resolve(tb, _pick_split(tb, match.group(2)), download=download)
+        return check_input_file(path, not_found_hint=f" (or name a UD treebank such as en_ewt:dev or "
+                                                      f"ko_pud; pinned: {_known_names()})")
+    tb = _lookup(parsed[0], download=download)
+    return _resolve(tb, _pick_split(tb, parsed[1]), download=download)
+
+
+def fetch(name: str, splits: list[str] | tuple[str, ...] | None = None) -> list[Path]:
+    """Make ``name``'s splits (all by default) available locally; return their paths.
+
+    A split already in ``PROBING_TREEBANKS`` or the cache is not downloaded again.
+    """
+    if parse_name(name) is None or parse_name(name)[1] is not None:
+        raise ProbingError(f"not a treebank name: {name!r}; name one such as en_ewt, ko_pud or UD_German-GSD")
+    tb = _lookup(name)
+    return [_resolve(tb, tb.file(split).split, download=True) for split in (splits or tb.splits)]
 
 
 @dataclass(frozen=True)
@@ -181,7 +301,8 @@ class Whereabouts:
 
 
 def whereabouts() -> list[Whereabouts]:
-    """Every split of every treebank in :data:`KNOWN_TREEBANKS`, in name order, with where it would come from.
+    """Every split of every pinned treebank, in name order, with where it would come from; then the
+    treebanks found under ``$PROBING_TREEBANKS`` that are not pinned.
 
     >>> found = {(entry.name, entry.split): entry for entry in whereabouts()}
     >>> found["en_ewt", "dev"].origin in ("PROBING_TREEBANKS", "cache", "download")
@@ -190,38 +311,81 @@ def whereabouts() -> list[Whereabouts]:
     found = []
     for name, tb in sorted(KNOWN_TREEBANKS.items()):
         for tb_file in tb.files:
-            copy, cached = _local_copy_path(tb, tb_file), _cache_path(tb, tb_file)
-            if copy is not None and copy.is_file():
+            copy, cached = _local_copy_path(tb, tb_file), cache_dir() / tb.name / tb_file.filename
+            if copy is not None:
                 found.append(Whereabouts(name, tb_file.split, "PROBING_TREEBANKS", str(copy)))
             elif cached.is_file():
                 found.append(Whereabouts(name, tb_file.split, "cache", str(cached)))
             else:
                 found.append(Whereabouts(name, tb_file.split, "download", tb.url(tb_file)))
+    for tb in local_treebanks():
+        for tb_file in tb.files:
+            found.append(Whereabouts(tb.name, tb_file.split, "PROBING_TREEBANKS", str(_local_copy_path(tb, tb_file))))
     return found
 
 
-def fetch(name: str, splits: list[str] | tuple[str, ...] | None = None) -> list[Path]:
-    """Make ``name``'s splits (all by default) available locally; return their paths.
-
-    A split already in ``PROBING_TREEBANKS`` or the cache is not downloaded again.
-    """
-    tb = _lookup(name)
-    return [_resolve(tb, split, download=True) for split in (splits or tb.splits)]
+def local_treebanks() -> list[Treebank]:
+    """The treebanks found under ``$PROBING_TREEBANKS`` (``<code or repository>/<code>-ud-<split>.conllu``)."""
+    root = os.environ.get("PROBING_TREEBANKS")
+    if not root or not Path(root).expanduser().is_dir():
+        return []
+    found = {}
+    for folder in sorted(Path(root).expanduser().iterdir()):
+        treebank = _local_treebank(folder.name) if folder.is_dir() else None
+        if treebank is not None:
+            found.setdefault(treebank.name, treebank)
+    return list(found.values())
 
 
 def _known_names() -> str:
     return ", ".join(sorted(KNOWN_TREEBANKS))
 
 
-def _lookup(name: str) -> Treebank:
-    try:
+def _lookup(name: str, *, download: bool = True) -> Treebank:
+    """The treebank a code or repository name means: pinned, else a local copy, else the UD catalogue."""
+    if name in KNOWN_TREEBANKS:
         return KNOWN_TREEBANKS[name]
-    except KeyError:
-        raise ProbingError(f"unknown treebank {name!r}; known treebanks: {_known_names()}") from None
+    if name in _BY_REPOSITORY:
+        return _BY_REPOSITORY[name]
+    local = _local_treebank(name)
+    if local is not None:
+        return local
+    entry = catalogue.lookup(name, cache_dir(), offline=not download, pinned=_known_names())
+    files = tuple(TreebankFile(split, filename, None) for split, filename in sorted(entry["files"].items()))
+    return Treebank(entry["code"], entry["repo"], entry["commit"], files)
+
+
+def _local_treebank(name: str) -> Treebank | None:
+    """A treebank not pinned here but present under ``$PROBING_TREEBANKS/<name>/`` (code or repository name)."""
+    root = os.environ.get("PROBING_TREEBANKS")
+    if not root or name in KNOWN_TREEBANKS or name in _BY_REPOSITORY:
+        return None
+    folder = Path(root).expanduser() / name
+    if not folder.is_dir():
+        return None
+    files: dict[str, TreebankFile] = {}
+    codes = set()
+    for path in sorted(folder.glob("*-ud-*.conllu")):
+        match = _UD_FILE.match(path.name)
+        if match is not None and (match.group(1) == name or name.startswith("UD_")):
+            codes.add(match.group(1))
+            files[match.group(2)] = TreebankFile(match.group(2), path.name, None)
+    if len(codes) != 1:
+        return None
+    code = codes.pop()
+    return Treebank(code, name if name.startswith("UD_") else None, None, tuple(files[s] for s in sorted(files)))
 
 
 def _pick_split(tb: Treebank, split: str | None) -> str:
     if split is not None:
+        if split in HALVES or split == WHOLE:
+            if len(tb.splits) != 1:
+                choices = " or ".join(f"{tb.name}:{s}" for s in tb.splits)
+                if split == WHOLE and WHOLE in tb.splits:
+                    return WHOLE
+                raise ProbingError(f"{tb.name} has several splits ({choices}); halves are for a treebank "
+                                   "with one split, such as a PUD treebank")
+            return tb.splits[0]
         return tb.file(split).split
     if len(tb.splits) == 1:
         return tb.splits[0]
@@ -238,7 +402,7 @@ def _resolve(tb: Treebank, split: str, *, download: bool) -> Path:
     cached = _cached(tb, tb_file)
     if cached is not None:
         return cached
-    if not download:
+    if not download or tb.commit is None:
         raise ProbingError(
             f"{tb.name}:{split} is not in the cache ({cache_dir()}); run `probing data fetch "
             f"{tb.name}` or set PROBING_TREEBANKS to a folder holding {tb.name}/{tb_file.filename}"
@@ -247,18 +411,20 @@ def _resolve(tb: Treebank, split: str, *, download: bool) -> Path:
 
 
 def _local_copy_path(tb: Treebank, tb_file: TreebankFile) -> Path | None:
-    """Where ``$PROBING_TREEBANKS`` would hold the file (None when it is not set)."""
+    """The file under ``$PROBING_TREEBANKS/<code or repository>/``, if there is one (not checked)."""
     root = os.environ.get("PROBING_TREEBANKS")
-    return Path(root).expanduser() / tb.name / tb_file.filename if root else None
-
-
-def _cache_path(tb: Treebank, tb_file: TreebankFile) -> Path:
-    return cache_dir() / tb.name / tb_file.filename
+    if not root:
+        return None
+    for folder in dict.fromkeys(name for name in (tb.name, tb.repo) if name):
+        path = Path(root).expanduser() / folder / tb_file.filename
+        if path.is_file():
+            return path
+    return None
 
 
 def _local_copy(tb: Treebank, tb_file: TreebankFile) -> Path | None:
     path = _local_copy_path(tb, tb_file)
-    if path is None or not path.is_file():
+    if path is None:
         return None
     # A local copy with a known checksum must be the pinned file: a silently
     # different treebank would make scores incomparable.
@@ -270,7 +436,7 @@ def _local_copy(tb: Treebank, tb_file: TreebankFile) -> Path | None:
 
 
 def _cached(tb: Treebank, tb_file: TreebankFile) -> Path | None:
-    path = _cache_path(tb, tb_file)
+    path = cache_dir() / tb.name / tb_file.filename
     if not path.is_file():
         return None
     actual = sha256_of(path)
@@ -297,28 +463,21 @@ def _cached(tb: Treebank, tb_file: TreebankFile) -> Path | None:
 
 def _download(tb: Treebank, tb_file: TreebankFile) -> Path:
     url = tb.url(tb_file)
-    folder = cache_dir() / tb.name
+    final = cache_dir() / tb.name / tb_file.filename
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        final.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProbingError(
-            f"cannot create the cache folder ({exc}); set PROBING_CACHE", source=str(folder)
+            f"cannot create the cache folder ({exc}); set PROBING_CACHE", source=str(final.parent)
         ) from None
     print(f"probing: downloading {url}", file=sys.stderr)
-    # The temp file sits in the target folder so os.replace is an atomic rename:
-    # an interrupted or bad download never leaves a file under the final name.
-    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{tb_file.filename}.", suffix=".part")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
+    # probing.atomic: an interrupted or bad download never leaves a file under the final name.
+    with atomic_path(final, suffix=".part") as temporary:
+        with open(temporary, "wb") as out:
             actual = _copy_url(url, out, tb_file)
         if tb_file.sha256 is not None and actual != tb_file.sha256:
             raise ProbingError(_mismatch(tb_file, actual, f"downloaded from {url}; nothing was cached"),
                                source=f"{tb.name}/{tb_file.filename}")
-        final = folder / tb_file.filename
-        os.replace(tmp, final)
-    finally:
-        tmp.unlink(missing_ok=True)
     if tb_file.sha256 is None:
         _record(tb, tb_file, actual, url=url)
         _warn_unverified(tb, tb_file, actual)
@@ -364,7 +523,8 @@ def _manifest_key(tb: Treebank, tb_file: TreebankFile) -> str:
     return f"{tb.name}/{tb_file.filename}"
 
 
-def _read_manifest() -> dict:
+def read_manifest() -> dict:
+    """The record of files trusted on first download (``{"<code>/<file>": {sha256, url, verified}}``)."""
     path = cache_dir() / MANIFEST
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -377,23 +537,15 @@ def _read_manifest() -> dict:
 
 
 def _manifest_sha(tb: Treebank, tb_file: TreebankFile) -> str | None:
-    entry = _read_manifest().get(_manifest_key(tb, tb_file))
+    entry = read_manifest().get(_manifest_key(tb, tb_file))
     return entry.get("sha256") if isinstance(entry, dict) else None
 
 
 def _record(tb: Treebank, tb_file: TreebankFile, sha: str, url: str | None = None) -> None:
-    manifest = _read_manifest()
+    manifest = read_manifest()
     manifest[_manifest_key(tb, tb_file)] = {
         "sha256": sha,
-        "url": url or tb.url(tb_file),
+        "url": url or (tb.url(tb_file) if tb.commit else None),
         "verified": False,
     }
-    path = cache_dir() / MANIFEST
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(manifest, out, indent=2, sort_keys=True)
-            out.write("\n")
-        os.replace(tmp, path)  # atomic, like the treebank files themselves
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    write_json_atomic(manifest, cache_dir() / MANIFEST)

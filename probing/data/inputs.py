@@ -12,23 +12,32 @@ BERT's pre-training. Units are numbered from 0 in file order; the number
 decides shard membership and seeds the bootstrap, so it never depends on
 batching.
 
+A one-split treebank can be read by halves (``ko_pud:even``, ``ko_pud:odd``: docs/languages.md): the
+first ``limit`` sentences of the file, then those whose 0-based index in the file is even (or odd),
+numbered again from 0 so that shards and the bootstrap treat a half like any file.
+
 >>> import io
 >>> [(u.first, u.second) for u in units_from_lines(io.StringIO("One.\\nTwo.\\n\\nThree.\\n"), pairs=True)]
 [('One.', 'Two.'), ('Three.', None)]
 >>> source = InputSource.treebank(str(sample_treebank_path()), limit=2)
 >>> [len(unit.words) for unit in source.units()], source.units_total
 ([11, 10], 75)
+>>> odd = InputSource(source.path, "treebank", limit=4, half="odd")
+>>> [(unit.index, unit.sentence.index) for unit in odd.units()]   # (number in the half, index in the file)
+[(0, 1), (1, 3)]
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from probing.errors import ProbingError
+from probing.data.datasets import HALVES
 from probing.data.treebank import Sentence, _decoding_message, check_input_file, read_treebank
 
 
@@ -81,6 +90,8 @@ class InputSource:
     pairs: bool = False
     limit: int | None = None
     given_as: str = ""
+    half: str | None = None
+    """``"even"`` or ``"odd"``: only the sentences of that half of the file are read (after ``limit``)."""
     units_total: int | None = None
     windows: object | None = None
     """For ``documents``: the probing.data.windows.WindowRule that cuts documents into windows; it
@@ -94,16 +105,22 @@ class InputSource:
 
         ``option`` is what errors call the file (the command-line option that gave it).
         """
-        from probing.data.datasets import resolve_treebank
+        from probing.data.datasets import resolve_treebank, treebank_half
 
         with given_by(option):
             path = resolve_treebank(spec)
-        return cls(path=path, kind="treebank", pairs=pairs, limit=limit, given_as=spec)
+        half = treebank_half(spec)
+        if half is not None and pairs:
+            raise ProbingError("segment pairs are consecutive sentences; a half has none", source=option)
+        return cls(path=path, kind="treebank", pairs=pairs, limit=limit, given_as=spec, half=half)
 
     @classmethod
     def documents(cls, spec: str, *, limit: int | None = None, option: str | None = "--treebank") -> "InputSource":
         """A treebank read as documents cut into windows (coreference); set ``windows`` before reading."""
         source = cls.treebank(spec, limit=limit, option=option)
+        if source.half is not None:
+            raise ProbingError(f"a half ({spec}) has no whole documents; name the whole file ({spec.rsplit(':', 1)[0]}"
+                               ":test)", source=option)
         source.kind = "documents"
         return source
 
@@ -133,13 +150,18 @@ class InputSource:
     def units(self) -> Iterator[Unit]:
         """Every unit of the file in order; ``units_total`` is set when the file has been read to its end.
 
-        Units beyond ``limit`` are read (and so validated) but not yielded.
+        Units beyond ``limit`` or outside ``half`` are read (and so validated) but not yielded.
         """
         count = 0
+        parity = None if self.half is None else HALVES.index(self.half)
         for unit in self._all_units():
             count += 1
-            if self.limit is None or unit.index < self.limit:
+            if self.limit is not None and unit.index >= self.limit:
+                continue
+            if parity is None:
                 yield unit
+            elif unit.index % 2 == parity:
+                yield dataclasses.replace(unit, index=unit.index // 2)
         self._set_total(count)
 
     def validate(self) -> None:
@@ -174,6 +196,8 @@ class InputSource:
         if self.units_total is None:
             return None
         read = self.units_total if self.limit is None else min(self.limit, self.units_total)
+        if self.half is not None:  # the even or odd units of those, numbered again from 0
+            read = len(range(HALVES.index(self.half), read, 2))
         return read if shard is None else len(range(shard[0], read, shard[1]))
 
     def _all_units(self) -> Iterator[Unit]:
@@ -206,13 +230,24 @@ class InputSource:
 
     def describe(self) -> dict:
         """The ``input`` block of a result file (counts are filled in by the run)."""
-        return {
+        described = {
             "path": self.recorded_path,
             "file": self.path.name,
             "sha256": self.sha256,
             "kind": self.kind,
             "pairs": self.pairs,
         }
+        if self.half is not None:
+            described["half"] = self.half_rule()
+        return described
+
+    def half_rule(self) -> dict | None:
+        """What a result records of a half: which one, and the rule in words (None when the whole file is read)."""
+        if self.half is None:
+            return None
+        first = "the whole file" if self.limit is None else f"the first {self.limit} sentences of the file"
+        return {"half": self.half, "limit": self.limit,
+                "rule": f"of {first}, the sentences with an {self.half} 0-based index, numbered again from 0"}
 
 
 def units_from_sentences(sentences: Iterable[Sentence], *, pairs: bool = False) -> Iterator[Unit]:

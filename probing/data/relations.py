@@ -120,18 +120,37 @@ def _prepositional_objects(sentence: Sentence) -> Pairs:
     return pairs
 
 
+POSSESSOR_LABELS = frozenset({"nmod:poss", "det:poss", "poss"})
+"""Labels that mark a possessor in every language (docs/languages.md): English and most UD v2 treebanks use
+``nmod:poss``, German and the Nordic ones ``det:poss``, UD v1 and Stanford Dependencies ``poss``."""
+
+
 @register_relation("poss")
 def _possessives(sentence: Sentence) -> Pairs:
     """Possessors paired with their heads, scoring a following ``'s`` clitic instead.
 
+    A possessor is a word labelled ``nmod:poss``, ``det:poss`` or ``poss``, or a determiner (base label
+    ``det``) whose FEATS say ``Poss=Yes`` (French *son*, Spanish *su*, which UD labels plain ``det``).
     The paper scores the clitic because in "John 's dog" a model's attention
     from "'s" is what points at "dog".
+
+    >>> from probing.data.treebank import Sentence
+    >>> son = Sentence(words=("son", "chat"), heads=(1, -1), labels=("det", "root"), upos=("DET", "NOUN"),
+    ...                feats=("Poss=Yes|Person=3", "_"))
+    >>> relation_pairs("poss", son), relation_pairs("det", son)
+    ([(0, 1)], [(0, 1)])
     """
     pairs = []
     for i, (head, label) in enumerate(zip(sentence.heads, sentence.labels)):
-        if label in ("nmod:poss", "poss"):
+        if label in POSSESSOR_LABELS or (_base(label) == "det" and _has_feature(sentence, i, "Poss=Yes")):
             pairs.append((_possessive_clitic_after(sentence, i) or i, head))
     return pairs
+
+
+def _has_feature(sentence: Sentence, word: int, feature: str) -> bool:
+    """Whether word's FEATS column (``Case=Nom|Poss=Yes``) holds ``feature``; a sentence built without
+    FEATS has none."""
+    return word < len(sentence.feats) and feature in sentence.feats[word].split("|")
 
 
 def _possessive_clitic_after(sentence: Sentence, possessor: int) -> int | None:

@@ -115,6 +115,19 @@ class Sentence:
     def __len__(self) -> int:
         return len(self.words)
 
+    @property
+    def space_after(self) -> tuple[bool, ...]:
+        """Whether the running text has a space after each word: not where MISC holds ``SpaceAfter=No``
+        (a sentence built without MISC has a space after every word).
+
+        >>> Sentence(words=("Hi", "!"), heads=(ROOT, 0), labels=("root", "punct"), upos=("INTJ", "PUNCT"),
+        ...          misc=("SpaceAfter=No", "_")).space_after
+        (False, True)
+        """
+        if not self.misc:
+            return (True,) * len(self.words)
+        return tuple("SpaceAfter=No" not in misc.split("|") for misc in self.misc)
+
 
 def read_sentences(
     stream: IO[str] | IO[bytes] | Iterable[str] | Iterable[bytes],

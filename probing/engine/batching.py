@@ -82,6 +82,7 @@ class BatchStats:
     units_in_part: int = 0
     too_long: int = 0
     unk_substituted_words: int = 0
+    tokenized_apart_words: int = 0
     words: int = 0
     batches: int = 0
 
@@ -95,6 +96,7 @@ class Encoded:
     segment: tuple[int, ...]
     special: tuple[bool, ...]
     unk_substituted: int = 0
+    tokenized_apart: int = 0
 
     def __len__(self) -> int:
         return len(self.input_ids)
@@ -106,7 +108,10 @@ def encode_units(tokenizer, units: Sequence[Unit], *, prepend: int | None = None
     single = [i for i, unit in enumerate(units) if unit.is_split and unit.second is None]
     paired = [i for i, unit in enumerate(units) if unit.is_split and unit.second is not None]
     if single:
-        aligned = align_words(tokenizer, [units[i].first for i in single], prepend=prepend)
+        # Running text needs the treebank's spaces (SpaceAfter=No); a unit of bare words has them everywhere.
+        spaces = [units[i].sentences[0].space_after if len(units[i].sentences) == 1 else None for i in single]
+        aligned = align_words(tokenizer, [units[i].first for i in single], prepend=prepend,
+                              spaces=[gap or (True,) * len(units[i].first) for i, gap in zip(single, spaces)])
         for i, item in zip(single, aligned):
             encoded[i] = _from_aligned(item, len(units[i].first))
     if paired:
@@ -122,7 +127,7 @@ def encode_units(tokenizer, units: Sequence[Unit], *, prepend: int | None = None
 def _from_aligned(item: AlignedSentence, words_in_first: int) -> Encoded:
     segment = tuple(SPECIAL if w == SPECIAL else int(w >= words_in_first) for w in item.word_of_token)
     special = tuple(w == SPECIAL for w in item.word_of_token)
-    return Encoded(item.input_ids, item.word_of_token, segment, special, item.unk_substituted)
+    return Encoded(item.input_ids, item.word_of_token, segment, special, item.unk_substituted, item.tokenized_apart)
 
 
 def _encode_text(tokenizer, unit: Unit, prepend: int | None) -> Encoded:
@@ -159,6 +164,7 @@ def batches_of_chunk(
             stats.too_long += 1  # skipped, never truncated
             continue
         stats.unk_substituted_words += item.unk_substituted
+        stats.tokenized_apart_words += item.tokenized_apart
         kept.append((unit, item))
     kept.sort(key=lambda pair: len(pair[1]))  # stable: equal lengths keep their input order
     group: list[tuple[Unit, Encoded]] = []

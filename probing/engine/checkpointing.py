@@ -166,6 +166,7 @@ class Checkpointer(PassHooks):
             stats.units_in_part += counted.units_in_part
             stats.too_long += counted.too_long
             stats.unk_substituted_words += counted.unk_substituted_words
+            stats.tokenized_apart_words += counted.tokenized_apart_words
             stats.seconds_total += time.perf_counter() - self._started
             _add_stats(stats, self._previous)
         self.saved["passes"][self._key] = {
@@ -181,7 +182,7 @@ class Checkpointer(PassHooks):
 
 def _add_stats(stats: PassStats, previous: PassStats) -> None:
     """Add what earlier (killed) parts of a pass counted; ``units_total`` is the file's, not a sum."""
-    for name in ("units_in_part", "units_used", "too_long", "unk_substituted_words", "words", "batches",
+    for name in ("units_in_part", "units_used", "too_long", "unk_substituted_words", "tokenized_apart_words", "words", "batches",
                  "seconds_model", "seconds_total"):
         setattr(stats, name, getattr(stats, name) + getattr(previous, name))
 

@@ -202,6 +202,7 @@ class PassStats:
     units_used: int = 0
     too_long: int = 0
     unk_substituted_words: int = 0
+    tokenized_apart_words: int = 0
     words: int = 0
     batches: int = 0
     max_length: int = 0
@@ -237,7 +238,7 @@ class Pass:
             "tool": __version__,
             "model": model_identity(self.loaded),
             "input": {"sha256": self.source.sha256, "kind": self.source.kind, "pairs": self.source.pairs,
-                      "limit": self.source.limit},
+                      "limit": self.source.limit, "half": getattr(self.source, "half", None)},
             "options": _plain(options),
             "accumulators": _plain({f"{index}.{accumulator.analysis}": accumulator.identity()
                                     for index, accumulator in enumerate(self.accumulators)}),
@@ -324,6 +325,7 @@ def run_pass(
     run.stats.units_in_part += run.batching.units_in_part
     run.stats.too_long += run.batching.too_long
     run.stats.unk_substituted_words += run.batching.unk_substituted_words
+    run.stats.tokenized_apart_words += run.batching.tokenized_apart_words
     run.stats.seconds_total += time.perf_counter() - started
     hooks.finish(run)
     return run.stats

@@ -87,7 +87,15 @@ def input_block(source, stats) -> dict:
         "words": stats.words,
         "skipped": {"too_long": stats.too_long},
         "unk_substituted_words": stats.unk_substituted_words,
+        **apart_count(stats),
     }
+
+
+def apart_count(stats) -> dict:
+    """``{"tokenized_apart_words": n}`` when running text made n words share a piece with a neighbour, so that
+    they were tokenized on their own (probing.model.alignment); nothing when none did."""
+    count = getattr(stats, "tokenized_apart_words", 0)
+    return {"tokenized_apart_words": count} if count else {}
 
 
 def timing_block(stats) -> dict:

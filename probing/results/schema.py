@@ -276,6 +276,10 @@ INPUT = Obj(
         "units_total": Field(COUNT, "units in the file (sentences, lines, pairs or windows)"),
         "units_used": Field(COUNT, "units that reached the model (after --limit, --shard and skips)"),
         "skipped": Field(MapOf(COUNT, "reason"), "units not used, by reason (too_long, ...)"),
+        "half": Field(Obj({}), "the half of a one-split treebank read (even or odd), its --limit and the rule",
+                      required=False),
+        "tokenized_apart_words": Field(COUNT, "words of running text that shared a piece with a neighbour and "
+                                              "were tokenized on their own (absent: none)", required=False),
     }
 )
 
@@ -538,6 +542,11 @@ PAYLOADS: dict[str, dict[str, Field]] = {
                     "words_scored": Field(COUNT, "words of the scored sentences"),
                     "skipped": Field(MapOf(COUNT, "reason"), "sentences not scored, by reason"),
                     "unk_substituted_words": Field(COUNT, "words that gave no piece and were replaced by the unknown token"),
+                    "tokenized_apart_words": Field(COUNT, "words of running text that shared a piece with a "
+                                                          "neighbour and were tokenized on their own (absent: none)",
+                                                   required=False),
+                    "half": Field(Obj({}), "the half of a one-split treebank scored (even or odd), its --limit "
+                                           "and the rule", required=False),
                 }
             ),
             "the treebank block of the probe's contract (docs/results.md)",

@@ -20,19 +20,16 @@ Nothing here imports torch until a model must run (``score_heldout``);
 recomputes the held-out numbers after TEST shards are merged (``probing merge``).
 
 >>> default_splits("en_ewt"), default_splits("en_ewt:test"), default_splits("en_pud")
-(('en_ewt:dev', 'en_ewt:test'), None, None)
+(('en_ewt:dev', 'en_ewt:test'), None, ('en_pud:even', 'en_pud:odd'))
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from probing.errors import ProbingError
 from probing.stats.intervals import LEVEL, bootstrap_arrays, head_vs_baseline
 from probing.stats.selection import HeadChoice, OffsetChoice, choose
-
-_NAME_ONLY = re.compile(r"^\w+$")
 
 METHOD = (
     "layer, head and direction (ties: lower layer, lower head, dep_to_head first) and offset "
@@ -48,15 +45,13 @@ IN_SAMPLE = (
 
 
 def default_splits(spec: str | None) -> tuple[str, str] | None:
-    """``(dev, test)`` names for a bare known treebank name with both splits, else None."""
-    from probing.data.datasets import KNOWN_TREEBANKS
+    """``(choose on, report on)`` names for a bare treebank name, else None: dev and test for a treebank
+    with both, the even and odd halves for a one-split treebank such as ``ko_pud`` (docs/languages.md)."""
+    from probing.data.datasets import heldout_names
 
-    if not spec or Path(spec).expanduser().exists() or not _NAME_ONLY.match(spec):
+    if not spec or Path(spec).expanduser().exists():
         return None
-    treebank = KNOWN_TREEBANKS.get(spec)
-    if treebank is None or not {"dev", "test"} <= set(treebank.splits):
-        return None
-    return f"{spec}:dev", f"{spec}:test"
+    return heldout_names(spec)
 
 
 def is_result_file(select_on: str) -> bool:
@@ -226,7 +221,7 @@ def check_compatible(dev: dict, test: dict, source: str = "--select-on") -> None
     """Fail loudly unless DEV and TEST come from the same weights and scoring options."""
     from probing.results.identity import difference, selection_identity
 
-    if dev["input"]["sha256"] == test["input"]["sha256"]:
+    if dev["input"]["sha256"] == test["input"]["sha256"] and not _other_halves(dev["input"], test["input"]):
         raise ProbingError(
             "selects on the very treebank it reports on, which is in-sample selection; "
             "give the dev split (or drop --select-on for in-sample numbers)",
@@ -243,6 +238,13 @@ def check_compatible(dev: dict, test: dict, source: str = "--select-on") -> None
     found = difference(dev_identity, test_identity, labels=("DEV", "TEST"))
     if found:
         raise ProbingError(f"DEV and TEST are not of the same model and options: {found}", source=source)
+
+
+def _other_halves(dev_input: dict, test_input: dict) -> bool:
+    """Whether two readings of one file took its two different halves (choose on even, report on odd)."""
+    halves = [(block.get("half") or {}).get("half") for block in (dev_input, test_input)]
+    limits = [(block.get("half") or {}).get("limit") for block in (dev_input, test_input)]
+    return None not in halves and halves[0] != halves[1] and limits[0] == limits[1]
 
 
 def read_dev_result(path: str) -> dict:

@@ -23,6 +23,7 @@ import torch
 from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.naming import DIRECTIONS
+from probing.results.io import apart_count
 from probing.results.schema import decode_array, encode_array
 from probing.scoring.counts import BootstrapSpec, ProbeCounts
 from probing.scoring.pairs import collect_pairs
@@ -211,4 +212,6 @@ def treebank_block(source, stats, counts: ProbeCounts) -> dict:
         "words_scored": counts.words,
         "skipped": {"too_long": stats.too_long},
         "unk_substituted_words": stats.unk_substituted_words,
+        **apart_count(stats),
+        **({"half": source.half_rule()} if getattr(source, "half", None) else {}),
     }
