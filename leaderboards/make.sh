@@ -4,7 +4,7 @@
 #   bash leaderboards/make.sh                 # score every model on every treebank, then tables and plots
 #   SKIP_SCORING=1 bash leaderboards/make.sh  # only tables and plots, from the committed results
 #   SKIP_TABLES=1 bash leaderboards/make.sh   # only the runs (when several subsets run one after another)
-#   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, noop
+#   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, noop, atlas, atlas-trees
 #   MODELS=all-MiniLM-L6-v2 INITS=pretrained TREEBANKS=en_ewt ONLY=trees bash leaderboards/make.sh  # a subset
 #
 # Checkpoints are read from $PROBING_MODELS/<folder> (all-MiniLM-L6-v2, all-mpnet-base-v2,
@@ -92,6 +92,53 @@ if [ -z "${SKIP_SCORING:-}" ]; then
       done
     done
   fi
+fi
+
+# The multilingual atlas (docs/languages.md): every PUD treebank that is available (en_pud only for those who
+# fetched it) x the multilingual checkpoints and their random inits. A bare PUD name chooses each head and
+# offset on the file's even half and reports it on the odd half; --limit N takes the first N sentences of the
+# file before halving. ATLAS_LIMIT and ATLAS_TREES_LIMIT size the runs (empty: all 1,000 sentences); the
+# committed atlas was made with the defaults below, which fit two shared CPU cores (leaderboards/README.md).
+pud=(${PUD:-ar_pud de_pud en_pud fi_pud fr_pud hi_pud ru_pud tr_pud zh_pud})
+atlas_models=(${ATLAS_MODELS:-multilingual-e5-small gemma-3-270m})
+atlas_limit="${ATLAS_LIMIT-100}"
+atlas_trees_limit="${ATLAS_TREES_LIMIT-60}"
+atlas_trees_inits=(${ATLAS_TREES_INITS:-pretrained})
+atlas=leaderboards/atlas
+available() { "$python" -c "import sys; from probing.data.datasets import resolve_treebank; resolve_treebank(sys.argv[1], download=False)" "$1" 2>/dev/null; }
+atlas_present=()
+for name in "${atlas_models[@]}"; do
+  if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$name/config.json" ]; then
+    ln -sfn "$PROBING_MODELS/$name" ".cache/models/$name"
+    atlas_present+=("$name")
+  else
+    echo "$name is not in \$PROBING_MODELS: left out of the atlas" >&2
+  fi
+done
+if [ -z "${SKIP_SCORING:-}" ] && { wanted atlas || wanted atlas-trees; }; then
+  mkdir -p "$atlas/results"
+  for treebank in "${pud[@]}"; do
+    available "$treebank" || { echo "$treebank is not available (PROBING_TREEBANKS or the cache): left out" >&2; continue; }
+    for name in "${atlas_present[@]}"; do
+      for init in "${inits[@]}"; do
+        flag=(); suffix=""
+        if [ "$init" = random-init ]; then flag=(--random-init); suffix="-random-init"; fi
+        if wanted atlas; then
+          output="$atlas/results/$name$suffix-$treebank.json"
+          echo "score $name ($init) on $treebank -> $output" >&2
+          probing score --model ".cache/models/$name" --treebank "$treebank" ${atlas_limit:+--limit "$atlas_limit"} \
+            --bootstrap "$replicates" --seed 0 "${flag[@]}" --quiet --output "$output" > /dev/null
+        fi
+        if wanted atlas-trees && [[ " ${atlas_trees_inits[*]} " == *" $init "* ]]; then
+          output="$atlas/results/$name$suffix-$treebank-trees.json"
+          echo "trees $name ($init) on $treebank -> $output" >&2
+          probing trees --model ".cache/models/$name" --treebank "$treebank" \
+            ${atlas_trees_limit:+--limit "$atlas_trees_limit"} --no-probes --bootstrap "$replicates" --seed 0 \
+            "${flag[@]}" --quiet --output "$output" > /dev/null
+        fi
+      done
+    done
+  done
 fi
 
 if [ -n "${SKIP_TABLES:-}" ]; then echo "results written; tables and plots left as they were (SKIP_TABLES)" >&2; exit 0; fi
