@@ -28,6 +28,7 @@ COMMANDS = {
     "score": "score every attention head on a dependency treebank (Clark et al. 2019, sec. 4)",
     "merge": "add up the result files of --shard I/N parts into the result of one run",
     "leaderboard": "one table of held-out head accuracy per model, with intervals (md, csv, json, latex, html)",
+    "transfer": "one model's heads across languages: transfer matrices per relation and the atlas figure",
     "plot": "layer x head heatmaps of a result's accuracy per relation and direction (png, svg, pdf)",
     "trees": "does attention hold the whole tree? heads as trees (MAX, MST), head ensembles, attention probes: UAS",
     "surface": "attention to [CLS], [SEP], punctuation, previous/next/self, and entropy, per head (Clark et al. sec. 3)",

@@ -125,3 +125,37 @@ def tiny_bert(num_layers: int = 2, num_heads: int = 4, seed: int = 0) -> str:
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
+
+
+def planted_language_result(treebank: str, *, chosen: tuple[int, int, str], correct: dict[tuple[int, int], int],
+                            total: int, relation: str = "dobj", offsets_correct: tuple[int, ...] = (0, 0, 1, 2, 0, 0),
+                            num_layers: int = 2, num_heads: int = 2) -> dict:
+    """A held-out probe result of one language with planted counts, for the transfer matrix's doctests and tests.
+
+    ``chosen`` is the (layer, head, direction) its choice half chose, ``correct[(layer, head)]`` the correct
+    count of that head in ``dep_to_head`` on its report half of ``total`` pairs (every other count 0), and
+    ``offsets_correct`` the counts of offsets -3..+3 (without 0). No bootstrap: intervals are None.
+    """
+    heads = {direction: [[0] * num_heads for _ in range(num_layers)] for direction in ("dep_to_head", "head_to_dep")}
+    for (layer, head), count in correct.items():
+        heads["dep_to_head"][layer][head] = count
+    offsets = [-3, -2, -1, 1, 2, 3]
+    best = max(range(len(offsets)), key=lambda i: (offsets_correct[i], -i))
+    layer, head, direction = chosen
+    dev = {"pairs": total, "head": {"layer": layer, "head": head, "direction": direction, "accuracy": 1.0, "ties": 1},
+           "baseline": {"offset": offsets[best], "accuracy": 1.0, "ties": 1}}
+    reported = {"head": {"layer": layer, "head": head, "direction": direction,
+                         "accuracy": heads[direction][layer][head] / total, "interval": None},
+                "baseline": {"offset": offsets[best], "accuracy": offsets_correct[best] / total, "interval": None},
+                "difference": None}
+    return {
+        "analysis": "probe",
+        "model": {"name_or_path": "planted", "fingerprint": "f", "random_init": False, "num_layers": num_layers,
+                  "num_heads": num_heads},
+        "config": {"offsets": offsets, "pooling": {"to": "sum", "from": "mean"}, "attention": "weights"},
+        "treebank": {"path": f"{treebank}:odd"},
+        "relations": {relation: {"total": total, "heads": heads,
+                                 "baselines": {str(o): c for o, c in zip(offsets, offsets_correct)}}},
+        "bootstrap": None,
+        "heldout": {"relations": {relation: {"pairs": total, "dev": dev, "heldout": reported}}},
+    }

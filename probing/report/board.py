@@ -198,9 +198,13 @@ def leaderboard_from_files(paths: Iterable[str | Path], references: Iterable[str
 
 
 def mean_over(row: Row, columns: list[str]) -> float | None:
-    """Mean accuracy over ``columns``; None when one is missing or has no pairs."""
-    values = [row.cells.get(name) and row.cells[name].accuracy for name in columns]
-    return None if any(v is None for v in values) else sum(values) / len(values)
+    """Mean accuracy over ``columns``; None when one is missing or has no pairs. A column whose cell says the
+    treebank has no pair of it at all (count 0, shown as none) is left out: such a relation is never ranked."""
+    cells = [row.cells.get(name) for name in columns]
+    values = [cell and cell.accuracy for cell in cells if not (cell is not None and cell.pairs == 0)]
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)
 
 
 def rank_rows(rows: list[Row], columns: list[str]) -> list[Row]:
@@ -227,7 +231,7 @@ def cell_text(cell: Cell | None) -> str:
     if cell is None:
         return "not scored"
     if cell.accuracy is None:
-        return "no pairs"
+        return "none" if cell.pairs == 0 else "no pairs"
     text = percent(cell.accuracy) + (f" {interval_text(cell.interval)}" if cell.interval else "")
     suffix = cell_suffix(cell)
     return f"{text} {suffix}" if suffix else text

@@ -123,6 +123,9 @@ def relation_table(results: list[dict], references: Iterable[dict] = ()) -> Tabl
         for row in reference_rows(data):
             row.mean = mean_over(row, relations)
             rows.append(row)
+    if any(cell is not None and cell.pairs == 0 for row in rows for cell in row.cells.values()):
+        notes.append("none: the treebank has no pair of that relation (count 0); it is left out of the mean and "
+                     "never ranked.")
     treebanks = sorted({row.treebank for row in rows if row.kind != "reference"})
     title = "Attention-head probe leaderboard" + (f": {', '.join(treebanks)}" if treebanks else "")
     return Table(relations, rows, notes, level=level, title=title, key="probe")
