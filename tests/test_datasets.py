@@ -27,6 +27,10 @@ EWT = KNOWN_TREEBANKS["en_ewt"]
 EWT_DEV = EWT.file("dev")
 PUD = KNOWN_TREEBANKS["en_pud"]
 PUD_TEST = PUD.file("test")
+# A UD treebank that is not pinned: what the catalogue records for it once looked up.
+GSD_ENTRY = {"code": "de_gsd", "repo": "UD_German-GSD", "commit": "b" * 40,
+             "files": {"dev": "de_gsd-ud-dev.conllu", "test": "de_gsd-ud-test.conllu"}}
+TINY = b"# sent_id = 1\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
 
 
 def _shared_treebanks() -> Path:
@@ -83,12 +87,20 @@ class _Server:
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    """A clean environment: cache in tmp_path, no local copy, no proxies."""
+    """A clean environment: cache in tmp_path, no local copy, no proxies, and the UD catalogue at a port
+    nobody listens on (no test reaches the real network)."""
     for var in ("PROBING_TREEBANKS", "PROBING_UD_BASE_URL", "http_proxy", "HTTP_PROXY",
                 "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("PROBING_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PROBING_UD_API_URL", f"http://127.0.0.1:{_closed_port()}")
     return tmp_path
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:  # a port nobody listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -122,7 +134,7 @@ def test_registry_matches_the_shared_readme():
         for f in tb.files:
             assert f"| {name}/{f.filename} |" in readme
             assert f.sha256 and f.sha256 in readme
-    assert PUD.splits == ("test",) and PUD_TEST.sha256 is None
+    assert PUD.splits == ("test",) and PUD_TEST.sha256 in readme
     assert len(PUD.commit) == 40
     with pytest.raises(dataclasses.FrozenInstanceError):
         EWT.commit = "0" * 40
@@ -238,32 +250,103 @@ def test_local_copy_without_the_file_falls_back_to_download(server, env, ewt_dev
     assert len(server.requests) == 1
 
 
+def _record_gsd() -> None:
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    (cache_dir() / "catalogue.json").write_text(json.dumps({"de_gsd": GSD_ENTRY}))
+
+
 def test_unverified_treebank_is_trusted_on_first_use(server, capsys):
-    data = b"# sent_id = 1\n1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
-    server.put(PUD, PUD_TEST, data)
+    _record_gsd()
+    gsd = datasets._lookup("de_gsd")
+    server.put(gsd, gsd.file("dev"), TINY)
 
-    path = resolve_treebank("en_pud")  # one split: no need to name it
+    path = resolve_treebank("de_gsd:dev")
 
-    assert path.read_bytes() == data
+    assert path.read_bytes() == TINY
     err = capsys.readouterr().err
     assert "unverified" in err and "warning" in err
     manifest = json.loads((cache_dir() / "manifest.json").read_text())
-    entry = manifest["en_pud/en_pud-ud-test.conllu"]
-    assert entry["sha256"] == datasets.hashlib.sha256(data).hexdigest()
+    entry = manifest["de_gsd/de_gsd-ud-dev.conllu"]
+    assert entry["sha256"] == datasets.hashlib.sha256(TINY).hexdigest()
     assert entry["verified"] is False
 
-    assert resolve_treebank("en_pud:test") == path
+    assert resolve_treebank("UD_German-GSD:dev") == path  # the repository name means the same file
     assert len(server.requests) == 1
 
-    path.write_bytes(data + b"tampered")
+    path.write_bytes(TINY + b"tampered")
     with pytest.raises(ProbingError, match="recorded on first download"):
-        resolve_treebank("en_pud")
+        resolve_treebank("de_gsd:dev")
+
+
+def _serve_catalogue(server) -> None:
+    """The organisation's API as GitHub answers it, for two GSD treebanks (the query strings are ignored)."""
+    api = server.root / "api"
+    (api / "orgs" / "UniversalDependencies").mkdir(parents=True)
+    (api / "orgs" / "UniversalDependencies" / "repos").write_text(json.dumps(
+        [{"name": "UD_French-GSD"}, {"name": "UD_German-HDT"}, {"name": "UD_German-GSD"}, {"name": "docs"}]))
+    for repo, sha, files in (("UD_French-GSD", "a" * 40, ["fr_gsd-ud-test.conllu", "README.md"]),
+                             ("UD_German-GSD", "b" * 40, ["de_gsd-ud-dev.conllu", "de_gsd-ud-test.conllu",
+                                                          "LICENSE.txt"])):
+        folder = api / "repos" / "UniversalDependencies" / repo
+        (folder / "commits").mkdir(parents=True)
+        (folder / "commits" / "HEAD").write_text(json.dumps({"sha": sha}))
+        (folder / "contents").write_text(json.dumps([{"name": name} for name in files]))
+
+
+def test_a_ud_code_is_looked_up_in_the_organisation_once(server, monkeypatch, capsys):
+    _serve_catalogue(server)
+    monkeypatch.setenv("PROBING_UD_API_URL", f"{server.base_url}/api")
+    gsd = datasets.Treebank("de_gsd", "UD_German-GSD", "b" * 40, ())
+    url = server.put(gsd, datasets.TreebankFile("dev", "de_gsd-ud-dev.conllu", None), TINY)
+
+    path = resolve_treebank("de_gsd:dev")
+
+    assert path.read_bytes() == TINY and url.removeprefix(server.base_url) in server.requests
+    recorded = json.loads((cache_dir() / "catalogue.json").read_text())["de_gsd"]
+    assert recorded == {**GSD_ENTRY}
+    asked = len(server.requests)
+    monkeypatch.setenv("PROBING_UD_API_URL", f"http://127.0.0.1:{_closed_port()}")  # no network any more
+    assert resolve_treebank("UD_German-GSD:dev") == path and resolve_treebank("de_gsd:dev") == path
+    assert len(server.requests) == asked
+    with pytest.raises(ProbingError, match="de_gsd has several splits; name one: de_gsd:dev or de_gsd:test"):
+        resolve_treebank("de_gsd")
+    capsys.readouterr()
+
+
+def test_a_name_no_repository_holds_is_unknown(server, monkeypatch):
+    _serve_catalogue(server)
+    monkeypatch.setenv("PROBING_UD_API_URL", f"{server.base_url}/api")
+    with pytest.raises(ProbingError, match="unknown treebank 'xx_gsd': no UniversalDependencies repository holds it"):
+        resolve_treebank("xx_gsd:test")
+    assert not (cache_dir() / "catalogue.json").exists()
+
+
+def test_without_network_an_unpinned_name_fails_in_one_line(env):
+    with pytest.raises(ProbingError) as info:
+        resolve_treebank("de_gsd:dev")
+    message = str(info.value)
+    assert "cannot look up treebank 'de_gsd'" in message and "PROBING_TREEBANKS" in message
+    assert "\n" not in message and _cache_files() == []
+
+
+def test_an_unpinned_local_copy_needs_no_network(env, monkeypatch):
+    local = env / "local"
+    for folder in ("de_gsd", "UD_Korean-Kaist"):
+        (local / folder).mkdir(parents=True)
+    (local / "de_gsd" / "de_gsd-ud-dev.conllu").write_bytes(TINY)
+    (local / "UD_Korean-Kaist" / "ko_kaist-ud-test.conllu").write_bytes(TINY)
+    monkeypatch.setenv("PROBING_TREEBANKS", str(local))
+
+    assert resolve_treebank("de_gsd:dev") == local / "de_gsd" / "de_gsd-ud-dev.conllu"
+    assert resolve_treebank("UD_Korean-Kaist") == local / "UD_Korean-Kaist" / "ko_kaist-ud-test.conllu"
+    assert {tb.name for tb in datasets.local_treebanks()} == {"de_gsd", "ko_kaist"}
+    assert _cache_files() == []
 
 
 def test_unknown_names_and_splits_list_the_known_ones(env):
     with pytest.raises(ProbingError) as info:
         resolve_treebank("en_foo:dev")
-    for name in ("en_ewt", "en_gum", "en_pud"):
+    for name in ("en_ewt", "en_gum", "en_pud", "ko_pud"):
         assert name in str(info.value)
 
     with pytest.raises(ProbingError, match="known splits: dev, test"):
@@ -272,7 +355,7 @@ def test_unknown_names_and_splits_list_the_known_ones(env):
     with pytest.raises(ProbingError, match="en_ewt:dev or en_ewt:test"):
         resolve_treebank("en_ewt")
 
-    with pytest.raises(ProbingError, match="known treebanks: en_ewt, en_gum, en_pud"):
+    with pytest.raises(ProbingError, match="not a treebank name: 'nope'"):
         fetch("nope")
 
 
