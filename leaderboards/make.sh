@@ -166,4 +166,27 @@ for treebank in "${treebanks[@]}"; do
     esac
   done
 done
+# The atlas's tables: one board of every language (each with its best-offset row) and the whole-tree table;
+# per model and init, the transfer matrices (.md, .json with intervals) and the languages x relations figure.
+if [ -d "$atlas/results" ]; then
+  shopt -s nullglob; results=("$atlas"/results/*.json); shopt -u nullglob
+  if [ "${#results[@]}" -gt 0 ]; then
+    for format in md:md csv:csv json:json html:html; do
+      probing leaderboard "${results[@]}" --format "${format%%:*}" --output "$atlas/leaderboard.${format#*:}"
+    done
+    mkdir -p "$atlas/transfer"
+    for name in "${atlas_models[@]}"; do
+      for init in "${inits[@]}"; do
+        suffix=""; [ "$init" = random-init ] && suffix="-random-init"
+        files=()
+        for treebank in "${pud[@]}"; do
+          [ -f "$atlas/results/$name$suffix-$treebank.json" ] && files+=("$atlas/results/$name$suffix-$treebank.json")
+        done
+        [ "${#files[@]}" -eq 0 ] && continue
+        probing transfer "${files[@]}" --output "$atlas/transfer/$name$suffix.md" --figure "$atlas/$name$suffix.png"
+        probing transfer "${files[@]}" --output "$atlas/transfer/$name$suffix.json"
+      done
+    done
+  fi
+fi
 echo "leaderboards regenerated: $(ls leaderboards/*/leaderboard.md | tr '\n' ' ')" >&2

@@ -155,12 +155,14 @@ def atlas_figure(atlas: dict, path, title: str):
                 axes.text(column, row, "none", ha="center", va="center", fontsize=8, color="0.4")
                 continue
             value, offset = values[row, column], own["offset"]
-            if offset is not None and own["head"]["accuracy"] <= offset["accuracy"]:
+            beaten = offset is not None and own["head"]["accuracy"] <= offset["accuracy"]
+            if beaten:
                 axes.add_patch(plt.Rectangle((column - 0.5, row - 0.5), 1, 1, fill=False, hatch="///",
                                              edgecolor="white", linewidth=0))
             label = f"{value:.1f} {head_text(own['head'])}\noffset {offset_text(offset)}"
             axes.text(column, row, label, ha="center", va="center", fontsize=7.5,
-                      color="black" if value > 60 else "white")
+                      color="black" if value > 60 or beaten else "white",
+                      bbox=dict(facecolor="white", alpha=0.75, linewidth=0, pad=1.5) if beaten else None)
     axes.set_xticks(range(len(relations)), relations)
     axes.set_yticks(range(len(languages)), languages)
     axes.set_title(title, fontsize=10)
