@@ -158,9 +158,9 @@ def _real_tokenizer(folder: str):
     root = os.environ.get("PROBING_MODELS")
     if not root or not (Path(root) / folder / "tokenizer.json").is_file():
         _unavailable(f"checkpoint {folder}", "set PROBING_MODELS to a folder holding it")
-    from probing.model.loading import _load_tokenizer
+    from probing.model.tokenizers import load_tokenizer
 
-    return _load_tokenizer(str(Path(root) / folder), {"revision": None, "trust_remote_code": False})
+    return load_tokenizer(str(Path(root) / folder), {"revision": None, "trust_remote_code": False})
 
 
 def _pud(name: str) -> Path:

@@ -218,3 +218,23 @@ def test_pins_are_the_fourteen_pud_rows_of_the_shared_readme():
         assert (tb.repo, tb.commit, tb.files[0].sha256, tb.splits) == (repo, commit.split()[0], sha, ("test",))
         assert resolve_treebank  # names and repository names mean the same treebank
         assert datasets._lookup(repo) is tb and parse_name(f"{repo}:odd") == (repo, "odd")
+
+
+def test_shards_of_a_half_merge_into_the_whole_half(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PROBING_TREEBANKS", str(tmp_path))
+    (tmp_path / "xx_toy").mkdir()
+    shutil.copyfile(Path(__file__).resolve().parents[1] / "data" / "sample.conllu",
+                    tmp_path / "xx_toy" / "xx_toy-ud-test.conllu")
+    common = ["score", "--treebank", "xx_toy:odd", "--limit", "16", "--bootstrap", "10", "--relations", "det", "all",
+              "--quiet"]
+    assert main(common + ["--output", str(tmp_path / "whole.json")]) == 0
+    for index in range(2):
+        assert main(common + ["--shard", f"{index}/2", "--output", str(tmp_path / f"part{index}.json")]) == 0
+    assert main(["merge", str(tmp_path / "part0.json"), str(tmp_path / "part1.json"),
+                 "--output", str(tmp_path / "merged.json")]) == 0
+    capsys.readouterr()
+    whole, merged = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("whole", "merged"))
+    assert merged["relations"] == whole["relations"]
+    assert merged["treebank"]["half"] == whole["treebank"]["half"] == {
+        "half": "odd", "limit": 16, "rule": whole["treebank"]["half"]["rule"]}
+    assert merged["treebank"]["sentences_scored"] == 8

@@ -1,4 +1,4 @@
-"""``probing data fetch NAME [--split S]``: download pinned UD treebanks into the cache; ``probing data list``:
+"""``probing data fetch NAME [--split S]``: download UD treebanks (pinned ones checked) into the cache; ``probing data list``:
 every known treebank's splits, where each would be read from, and which are on this machine already."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True,
                                     help="fetch (download a treebank) or list (the known ones)")
     fetch_parser = actions.add_parser("fetch", help="download a treebank's files (checked by sha256)")
-    fetch_parser.add_argument("name", choices=sorted(KNOWN_TREEBANKS), metavar="NAME",
-                              help=f"treebank to fetch: {', '.join(sorted(KNOWN_TREEBANKS))}")
+    fetch_parser.add_argument("name", metavar="NAME",
+                              help=f"treebank to fetch: a UD code or repository name (de_gsd, UD_German-GSD); pinned: "
+                                   f"{', '.join(sorted(KNOWN_TREEBANKS))}")
     fetch_parser.add_argument("--split", action="append", metavar="SPLIT",
                               help="only this split, such as dev (repeatable; default: all)")
     actions.add_parser("list", help="list the known treebanks: where each split would come from, which are local")

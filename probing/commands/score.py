@@ -14,7 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Without options it scores the packaged all-MiniLM-L6-v2 on the project's sample treebank, offline. "
         "--treebank en_ewt (a public treebank with dev and test splits) chooses heads on en_ewt:dev and reports "
-        "them on en_ewt:test with 95% intervals. --model RUN_FOLDER, a folder of checkpoint-STEP/ subfolders "
+        "them on en_ewt:test with 95% intervals; --treebank ko_pud (a treebank with one split, such as every PUD "
+        "treebank) chooses on ko_pud:even and reports on ko_pud:odd (docs/languages.md). --model RUN_FOLDER, a folder of checkpoint-STEP/ subfolders "
         "(transformers Trainer's layout), scores each checkpoint in step order and draws the curve: with --output "
         "NAME.json, NAME-stepSTEP.json per checkpoint and NAME-curve.csv, .md and .png (docs/training.md); "
         "--random-init then adds the untrained control as step 0. Layers and heads in tables count from 1; the "

@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.epilog = (
         "--treebank en_ewt (a public treebank with dev and test splits) chooses on en_ewt:dev and reports on "
-        "en_ewt:test with 95% intervals; --select-on DEV --treebank TEST does the same for any pair, and DEV may be "
+        "en_ewt:test with 95% intervals (a one-split treebank such as ko_pud: on ko_pud:even and ko_pud:odd); "
+        "--select-on DEV --treebank TEST does the same for any pair, and DEV may be "
         "the result JSON of a trees run on DEV, so that shards of TEST (--shard I/N, then probing merge) do not "
         "choose again. Without either, every number is chosen and measured on --treebank (in-sample), and the "
         "result holds the choices for a later --select-on. With --output T.json, T-uas.png shows every head's MST "

@@ -103,7 +103,7 @@ def _merged_counts(parts: list[dict], block: str) -> dict:
     merged = dict(parts[0][block])
     for part in parts[1:]:
         for key, value in part[block].items():
-            if key in ("units_total", "limit") or not _is_count(value) and not isinstance(value, dict):
+            if key in ("units_total", "limit", "half") or not _is_count(value) and not isinstance(value, dict):
                 continue
             merged[key] = _added(merged.get(key), value)
     return merged
