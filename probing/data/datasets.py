@@ -377,15 +377,13 @@ def _local_treebank(name: str) -> Treebank | None:
 
 
 def _pick_split(tb: Treebank, split: str | None) -> str:
+    if split in HALVES and len(tb.splits) != 1:
+        choices = " or ".join(f"{tb.name}:{s}" for s in tb.splits)
+        raise ProbingError(f"{tb.name} has several splits ({choices}); halves are for a treebank with one split, "
+                           "such as a PUD treebank")
+    if split in HALVES or (split == WHOLE and len(tb.splits) == 1):
+        return tb.splits[0]  # a half is read from the whole file (probing.data.inputs takes the half)
     if split is not None:
-        if split in HALVES or split == WHOLE:
-            if len(tb.splits) != 1:
-                choices = " or ".join(f"{tb.name}:{s}" for s in tb.splits)
-                if split == WHOLE and WHOLE in tb.splits:
-                    return WHOLE
-                raise ProbingError(f"{tb.name} has several splits ({choices}); halves are for a treebank "
-                                   "with one split, such as a PUD treebank")
-            return tb.splits[0]
         return tb.file(split).split
     if len(tb.splits) == 1:
         return tb.splits[0]
