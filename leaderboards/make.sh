@@ -171,8 +171,9 @@ done
 if [ -d "$atlas/results" ]; then
   shopt -s nullglob; results=("$atlas"/results/*.json); shopt -u nullglob
   if [ "${#results[@]}" -gt 0 ]; then
-    for format in md:md csv:csv json:json html:html; do
-      probing leaderboard "${results[@]}" --format "${format%%:*}" --output "$atlas/leaderboard.${format#*:}"
+    for format in md:md csv:csv json:json latex:tex html:html; do  # the same formats and reference as the English boards
+      probing leaderboard "${results[@]}" --reference "$reference" --format "${format%%:*}" \
+        --output "$atlas/leaderboard.${format#*:}"
     done
     mkdir -p "$atlas/transfer"
     for name in "${atlas_models[@]}"; do
