@@ -171,6 +171,7 @@ POSITIONAL_INPUT = {
     "merge": lambda tmp: [_missing(tmp), "--output", str(tmp / "merged.json")],
     "leaderboard": lambda tmp: [_missing(tmp)],
     "plot": lambda tmp: [_missing(tmp), "--output", str(tmp / "plot.png")],
+    "transfer": lambda tmp: [_missing(tmp)],
 }
 
 SKIPPED = {
@@ -183,6 +184,9 @@ SKIPPED = {
     ("plot", "batch size 0"): "plot reads a result file: no batches",
     ("plot", "limit -1"): "plot reads a whole result file",
     ("plot", "unknown model folder"): "plot reads no model",
+    ("transfer", "batch size 0"): "transfer reads result files: no batches",
+    ("transfer", "limit -1"): "transfer reads whole result files",
+    ("transfer", "unknown model folder"): "transfer reads no model",
     ("data", "batch size 0"): "data fetches treebanks: no batches",
     ("data", "limit -1"): "data fetches whole treebanks",
     ("data", "missing input file"): "data reads no local input",
