@@ -238,3 +238,22 @@ def test_shards_of_a_half_merge_into_the_whole_half(tmp_path, monkeypatch, capsy
     assert merged["treebank"]["half"] == whole["treebank"]["half"] == {
         "half": "odd", "limit": 16, "rule": whole["treebank"]["half"]["rule"]}
     assert merged["treebank"]["sentences_scored"] == 8
+
+
+@pytest.mark.real_data
+def test_score_on_a_real_pud_file_checks_it_and_holds_out_by_halves(tmp_path, monkeypatch, capsys):
+    from probing.testing import tiny_bert
+
+    tb_file = KNOWN_TREEBANKS["de_pud"].file("test")
+    if not (SHARED / "de_pud" / tb_file.filename).is_file():
+        _unavailable("the shared de_pud", "set PROBING_TREEBANKS to the folder holding the PUD treebanks")
+    monkeypatch.setenv("PROBING_TREEBANKS", str(SHARED))
+    output = tmp_path / "de.json"
+    assert main(["score", "--model", tiny_bert(), "--treebank", "de_pud", "--limit", "12", "--bootstrap", "20",
+                 "--quiet", "--output", str(output)]) == 0
+    capsys.readouterr()
+    result = json.loads(output.read_text())
+    assert result["treebank"]["sha256"] == tb_file.sha256 and result["treebank"]["path"] == "de_pud:odd"
+    assert result["heldout"]["select_on"]["treebank"]["path"] == "de_pud:even"
+    # German marks possessors det:poss: the relation has pairs here
+    assert result["heldout"]["relations"]["poss"]["dev"]["pairs"] + result["relations"]["poss"]["total"] > 0
