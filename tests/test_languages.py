@@ -133,7 +133,7 @@ def _numbered_treebank(path: Path, sentences: int) -> Path:
 
 def test_halves_take_the_first_limit_sentences_then_even_or_odd(tmp_path):
     path = _numbered_treebank(tmp_path / "t.conllu", 7)
-    read = lambda half, limit=None: [(u.index, u.sentence.index) for u in  # noqa: E731
+    read = lambda half, limit=None: [(u.index, u.sentence.index) for u in
                                      InputSource(path, "treebank", half=half, limit=limit).units()]
     assert read("even") == [(0, 0), (1, 2), (2, 4), (3, 6)]
     assert read("odd") == [(0, 1), (1, 3), (2, 5)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
@@ -94,7 +95,7 @@ def test_the_command_writes_tables_numbers_and_the_figure(tmp_path, capsys, monk
         path.write_text(json.dumps(result))
         paths.append(str(path))
     # planted results hold only what the matrix reads; the schema's full validation is not what is tested here
-    monkeypatch.setattr("probing.results.io.read_result", lambda path, analysis=None: json.loads(open(path).read()))
+    monkeypatch.setattr("probing.results.io.read_result", lambda path, analysis=None: json.loads(Path(path).read_text()))
     assert main(["transfer", *paths, "--output", str(tmp_path / "t.md"), "--figure", str(tmp_path / "t.png"),
                  "--title", "planted"]) == 0
     assert "# planted" in (tmp_path / "t.md").read_text() and (tmp_path / "t.png").stat().st_size > 0

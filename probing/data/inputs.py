@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from probing.errors import ProbingError
 from probing.data.datasets import HALVES
 from probing.data.treebank import Sentence, _decoding_message, check_input_file, read_treebank
+from probing.errors import ProbingError
 
 
 @dataclass(frozen=True)
