@@ -105,7 +105,15 @@ atlas_limit="${ATLAS_LIMIT-100}"
 atlas_trees_limit="${ATLAS_TREES_LIMIT-60}"
 atlas_trees_inits=(${ATLAS_TREES_INITS:-pretrained})
 atlas=leaderboards/atlas
-available() { "$python" -c "import sys; from probing.data.datasets import resolve_treebank; resolve_treebank(sys.argv[1], download=False)" "$1" 2>/dev/null; }
+available() {  # a treebank already local (PROBING_TREEBANKS or the cache); else say why on one line, return 1
+  "$python" -c "import sys
+from probing.data.datasets import resolve_treebank
+from probing.errors import ProbingError
+try:
+    resolve_treebank(sys.argv[1], download=False)
+except ProbingError as error:
+    sys.exit(f'{sys.argv[1]}: {error}')" "$1"
+}
 atlas_present=()
 for name in "${atlas_models[@]}"; do
   if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$name/config.json" ]; then
@@ -118,7 +126,7 @@ done
 if [ -z "${SKIP_SCORING:-}" ] && { wanted atlas || wanted atlas-trees; }; then
   mkdir -p "$atlas/results"
   for treebank in "${pud[@]}"; do
-    available "$treebank" || { echo "$treebank is not available (PROBING_TREEBANKS or the cache): left out" >&2; continue; }
+    available "$treebank" || { echo "$treebank left out of the atlas" >&2; continue; }
     for name in "${atlas_present[@]}"; do
       for init in "${inits[@]}"; do
         flag=(); suffix=""
