@@ -103,7 +103,7 @@ pud=(${PUD:-ar_pud de_pud en_pud fi_pud fr_pud hi_pud ru_pud tr_pud zh_pud})
 atlas_models=(${ATLAS_MODELS:-multilingual-e5-small gemma-3-270m})
 atlas_limit="${ATLAS_LIMIT-100}"
 atlas_trees_limit="${ATLAS_TREES_LIMIT-60}"
-atlas_trees_inits=(${ATLAS_TREES_INITS:-pretrained})
+atlas_trees_inits=(${ATLAS_TREES_INITS:-pretrained random-init})
 atlas=leaderboards/atlas
 available() {  # a treebank already local (PROBING_TREEBANKS or the cache); else say why on one line, return 1
   "$python" -c "import sys
