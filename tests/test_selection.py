@@ -71,11 +71,12 @@ def test_same_rule_as_the_in_sample_best_of_result_files():
         assert offset.offset == best_baseline(baselines, [int(o) for o in offsets], 9)["offset"]
 
 
-def test_default_splits_only_for_bare_names_with_dev_and_test(tmp_path):
+def test_default_splits_only_for_bare_names(tmp_path):
     assert default_splits("en_ewt") == ("en_ewt:dev", "en_ewt:test")
     assert default_splits("en_gum") == ("en_gum:dev", "en_gum:test")
     assert default_splits("en_ewt:test") is None
-    assert default_splits("en_pud") is None  # test split only
+    assert default_splits("en_pud") == ("en_pud:even", "en_pud:odd")  # one split: its halves
+    assert default_splits("en_pud:even") is None
     assert default_splits(None) is None
     (tmp_path / "en_ewt").write_text("")
     assert default_splits(str(tmp_path / "en_ewt")) is None
