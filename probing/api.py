@@ -34,8 +34,6 @@ from pathlib import Path
 from probing.errors import ProbingError
 from probing.results.objects import Result, result_object
 
-RESULT_COMMANDS = ("score", "trees", "coref", "surface", "heads", "gradients", "patterns", "compare", "ablate")
-"""The commands that write one result JSON to ``--output``, which :func:`run` reads back as an object."""
 
 
 def score(model: str | None = None, treebank: str | None = None, *, select_on: str | None = None,
@@ -93,15 +91,17 @@ def run(command: str, *, output: str | Path | None = None, echo: bool = False, *
     ('surface', 4, False)
     """
     from probing.cli import command_parser
+    from probing.plugins import commands
 
-    if command not in RESULT_COMMANDS:
-        raise ProbingError(f"{command!r} writes no result to read back; use one of: {', '.join(RESULT_COMMANDS)}",
+    runnable = [name for name, record in commands().items() if record.writes_result]
+    if command not in runnable:
+        raise ProbingError(f"{command!r} writes no result to read back; use one of: {', '.join(runnable)}",
                            source="probing.run")
     argv = command_line(options)
     with tempfile.TemporaryDirectory(prefix=f"probing-{command}-") as folder:
         path = Path(output) if output is not None else Path(folder) / f"{command}.json"
         args = command_parser(command).parse_args([*argv, "--output", str(path), "--quiet"])
-        module = importlib.import_module(f"probing.commands.{command}")
+        module = importlib.import_module(commands()[command].module)
         with contextlib.ExitStack() as quiet:
             if not echo:
                 quiet.enter_context(contextlib.redirect_stdout(io.StringIO()))
