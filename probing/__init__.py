@@ -12,7 +12,7 @@ and ``probing.read``; its names are imported on first use, so that
 ['Choice', 'CorefResult', 'ProbeResult', 'Result', 'TreesResult', 'coref', 'read', 'run', 'score', 'trees']
 """
 
-from probing.version import __version__
+from probing.version import __version__  # noqa: F401  (probing.__version__)
 
 _API = {
     "score": "probing.api",

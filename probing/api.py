@@ -46,7 +46,7 @@ def score(model: str | None = None, treebank: str | None = None, *, select_on: s
     :class:`~probing.analyses.probe.result.ProbeResult`."""
     from probing.analyses.probe.config import ScoreConfig
     from probing.analyses.probe.result import ProbeResult
-    from probing.stats.heldout import score_with_selection
+    from probing.analyses.probe.heldout import score_with_selection
 
     if "relations" in options:
         options["relations"] = tuple(options["relations"])

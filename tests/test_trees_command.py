@@ -232,7 +232,6 @@ def test_seeded_probes_rerun_identically_and_another_seed_differs(model, parts, 
     assert main(trees(model, "--select-on", str(parts["dev"]), "--treebank", str(parts["test"]), "--seed", "1",
                       "--no-probes", "--output", str(reseeded))) == 0
     assert read(reseeded)["selection"]["probes"] == {}
-    from probing.analyses.trees.selection import EmbeddingVectors, ExamplesAccumulator, TreeOptions, choose
     from probing.results.schema import decode_array
 
     seeded = {}

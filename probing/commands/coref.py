@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.coref.accumulator import CorefAccumulator
     from probing.analyses.probe.api import require_units
     from probing.analyses.coref.report import arrays_of, check_selectable, choice_summary, choose_head, coref_table, heldout_block, select_on_block
-    from probing.data.windows import WindowRule
+    from probing.engine.batching import window_rule
     from probing.engine.passes import run_pass
     from probing.errors import ProbingError
     from probing.stats.heldout import is_result_file
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     with EngineCommand(args, source=source, inputs=(dev_path,)) as command:
         loaded = command.loaded
         window = window_length(args.window, args.max_length, loaded)
-        rule = WindowRule.for_model(loaded.tokenizer, window, prepend=loaded.prepend_token_id)
+        rule = window_rule(loaded.tokenizer, window, prepend=loaded.prepend_token_id)
         heads = READINGS[args.attention].heads(loaded.num_heads)
         config = {"window": window, "bootstrap": args.bootstrap}
 

@@ -11,7 +11,6 @@ validated and on a leaderboard, without editing any file of the package. docs/ar
 from __future__ import annotations
 
 import argparse
-import sys
 
 import torch
 
