@@ -18,8 +18,23 @@ from probing.results.io import read_result
 from probing.testing import sample_path, tiny_bert
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"
-sys.path.insert(0, str(PLUGINS))
-import toy_analysis  # noqa: E402  (registers the analysis, as $PROBING_PLUGINS would)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def toy_analysis():
+    """The plug-in registered for this module's tests only (importing it registers it, as $PROBING_PLUGINS
+    would), and taken out again so that other tests see the built-in analyses alone."""
+    from probing.plugins import analyses
+
+    sys.path.insert(0, str(PLUGINS))
+    try:
+        import toy_analysis as module
+
+        yield module
+    finally:
+        analyses()._entries.pop("toy", None)  # the registry has no public removal: nothing else needs one
+        sys.modules.pop("toy_analysis", None)
+        sys.path.remove(str(PLUGINS))
 
 
 def toy(capsys, *args: str) -> int:
@@ -74,7 +89,7 @@ def test_shards_merge_into_the_whole_run(whole, tmp_path, capsys):
         assert merged_row == pytest.approx(whole_row, rel=1e-6)
 
 
-def test_an_interrupted_run_resumes_to_the_same_numbers(whole, tmp_path, capsys, monkeypatch):
+def test_an_interrupted_run_resumes_to_the_same_numbers(whole, tmp_path, capsys, monkeypatch, toy_analysis):
     output = tmp_path / "resumed.json"
     monkeypatch.setattr(toy_analysis.SelfAttentionAccumulator, "interrupt_after", 20)  # a chunk is 16 batches: the first is saved
     assert toy(capsys, "--output", str(output), "--checkpoint-every", "0") == 130
