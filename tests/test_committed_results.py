@@ -34,6 +34,7 @@ def counts(result: dict) -> dict:
 
 @pytest.mark.parametrize("treebank", ["en_ewt", "en_gum"])
 @pytest.mark.parametrize("random_init", [False, True], ids=["trained", "random-init"])
+@pytest.mark.slow
 def test_minilm_results_come_out_the_same(treebank, random_init, tmp_path, capsys):
     name = "all-MiniLM-L6-v2" + ("-random-init" if random_init else "")
     committed = validate(json.loads((COMMITTED / treebank / "results" / f"{name}.json").read_text()))

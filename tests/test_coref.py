@@ -195,6 +195,7 @@ def test_two_shards_merge_into_the_whole_run(whole, tmp_path, capsys):
     assert result["input"]["skipped"] == whole["input"]["skipped"]
 
 
+@pytest.mark.slow
 def test_two_processes_under_torchrun_equal_one(whole, tmp_path):
     output = tmp_path / "two.json"
     script = tmp_path / "run.py"
@@ -206,6 +207,7 @@ def test_two_processes_under_torchrun_equal_one(whole, tmp_path):
     assert numbers(json.loads(output.read_text())) == numbers(whole)
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_to_the_same_counts(whole, tmp_path, capsys):
     output = tmp_path / "killed.json"
     checkpoint = checkpointing.default_path(output)

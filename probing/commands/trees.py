@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.trees.accumulator import TreesAccumulator
     from probing.analyses.trees.report import tables, uas_figure
     from probing.errors import ProbingError
-    from probing.stats.heldout import default_splits, is_result_file
+    from probing.stats.heldout import IN_SAMPLE_SELECTION, is_result_file, plan, same_reading
     from probing.data.inputs import InputSource, sample_treebank_path
     from probing.engine.readings import READINGS
     from probing.scoring.counts import BootstrapSpec
@@ -89,10 +89,7 @@ def run(args: argparse.Namespace) -> int:
     vectors = vector_source(args.word_vectors)
     options = tree_options(args, vectors)
     reading = {"attention": args.attention, "pool_from": args.pool_from}
-    treebank, select_on = args.treebank, args.select_on
-    splits = default_splits(treebank)
-    if splits is not None:
-        select_on, treebank = select_on or splits[0], splits[1]
+    treebank, select_on = plan(args.treebank, args.select_on)
     source = InputSource.treebank(treebank or str(sample_treebank_path()), limit=args.limit)
     dev_source = dev_selection = None
     inputs = [args.word_vectors]
@@ -103,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
         inputs.append(select_on)
     elif select_on:
         dev_source = InputSource.treebank(select_on, limit=args.limit, option="--select-on")
-        if dev_source.sha256 == source.sha256 and (dev_source.half is None or dev_source.half == source.half):
-            raise ProbingError("is the very treebank reported on, which is in-sample selection; give the dev split "
-                               "(or drop --select-on for in-sample numbers)", source=f"--select-on {select_on}")
+        if same_reading(dev_source.sha256, dev_source.half and (dev_source.half, dev_source.limit), source.sha256,
+                        source.half and (source.half, source.limit)):
+            raise ProbingError(IN_SAMPLE_SELECTION, source=f"--select-on {select_on}")
         inputs.append(str(dev_source.path))
 
     with EngineCommand(args, source=source, inputs=tuple(path for path in inputs if path), figures=("uas",)) as command:

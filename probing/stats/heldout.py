@@ -55,6 +55,20 @@ def default_splits(spec: str | None) -> tuple[str, str] | None:
     return heldout_names(spec)
 
 
+def plan(treebank: str | None, select_on: str | None) -> tuple[str | None, str | None]:
+    """``(report on, choose on)`` for what a user gave, the same for every analysis that chooses on DEV: a bare
+    name with two splits (or halves) is held out on them, ``--select-on`` chooses on what it names, and anything
+    else is in-sample (None to choose on).
+
+    >>> plan("en_ewt", None), plan("en_ewt:test", "en_ewt:dev"), plan("ko_pud", None), plan("x.conllu", None)
+    (('en_ewt:test', 'en_ewt:dev'), ('en_ewt:test', 'en_ewt:dev'), ('ko_pud:odd', 'ko_pud:even'), ('x.conllu', None))
+    """
+    splits = default_splits(treebank)
+    if splits is not None:
+        return splits[1], select_on or splits[0]
+    return treebank, select_on
+
+
 def is_result_file(select_on: str) -> bool:
     """Whether ``--select-on`` names a result JSON rather than a treebank."""
     return select_on.lower().endswith(".json")
@@ -218,41 +232,55 @@ def _pair(interval) -> list[float] | None:
     return None if interval is None else [interval[0], interval[1]]
 
 
-def check_compatible(dev: dict, test: dict, source: str = "--select-on") -> None:
-    """Fail loudly unless DEV and TEST come from the same weights and scoring options."""
+IN_SAMPLE_SELECTION = ("selects on the very treebank it reports on, which is in-sample selection; give the dev "
+                       "split (or drop --select-on for in-sample numbers)")
+
+
+def check_dev_test(dev: dict, test: dict, *, source: str = "--select-on", may_differ: tuple[str, ...] = ()) -> None:
+    """The one DEV/TEST check of every analysis that chooses on DEV: DEV is not the treebank reported on (its
+    other half is), not one shard, and of the same weights and options (``may_differ``: config fields that may,
+    such as the probe's relations)."""
     from probing.results.identity import difference, selection_identity
 
-    if dev["input"]["sha256"] == test["input"]["sha256"] and not _other_halves(dev["input"], test["input"]):
-        raise ProbingError(
-            "selects on the very treebank it reports on, which is in-sample selection; "
-            "give the dev split (or drop --select-on for in-sample numbers)",
-            source=source,
-        )
+    if same_reading(dev["input"]["sha256"], _half(dev["input"]), test["input"]["sha256"], _half(test["input"])):
+        raise ProbingError(IN_SAMPLE_SELECTION, source=source)
     if (dev["config"].get("shard") or None) is not None:
         raise ProbingError("is one shard of DEV; merge its shards first (probing merge)", source=source)
-    missing = [name for name in test["relations"] if name not in dev["relations"]]
-    if missing:
-        raise ProbingError(f"DEV result lacks relations {missing}; score DEV with them too", source=source)
     dev_identity, test_identity = selection_identity(dev), selection_identity(test)
-    dev_identity["config"].pop("relations", None)
-    test_identity["config"].pop("relations", None)
+    for name in may_differ:
+        dev_identity["config"].pop(name, None)
+        test_identity["config"].pop(name, None)
     found = difference(dev_identity, test_identity, labels=("DEV", "TEST"))
     if found:
         raise ProbingError(f"DEV and TEST are not of the same model and options: {found}", source=source)
 
 
-def _other_halves(dev_input: dict, test_input: dict) -> bool:
-    """Whether two readings of one file took its two different halves (choose on even, report on odd)."""
-    halves = [(block.get("half") or {}).get("half") for block in (dev_input, test_input)]
-    limits = [(block.get("half") or {}).get("limit") for block in (dev_input, test_input)]
-    return None not in halves and halves[0] != halves[1] and limits[0] == limits[1]
+def same_reading(dev_sha256: str, dev_half: tuple | None, test_sha256: str, test_half: tuple | None) -> bool:
+    """Whether DEV and TEST read the same sentences: one file, and not its two halves at the same ``--limit``
+    (a half is ``(half, limit)``)."""
+    if dev_sha256 != test_sha256:
+        return False
+    return dev_half is None or test_half is None or dev_half[0] == test_half[0] or dev_half[1] != test_half[1]
 
 
-def read_dev_result(path: str) -> dict:
-    """A DEV result file, checked to be one (``--select-on FILE.json``)."""
+def _half(block: dict) -> tuple | None:
+    half = block.get("half")
+    return None if not half else (half.get("half"), half.get("limit"))
+
+
+def check_compatible(dev: dict, test: dict, source: str = "--select-on") -> None:
+    """The probe's DEV/TEST check: :func:`check_dev_test`, and DEV has every relation TEST reports."""
+    check_dev_test(dev, test, source=source, may_differ=("relations",))
+    missing = [name for name in test["relations"] if name not in dev["relations"]]
+    if missing:
+        raise ProbingError(f"DEV result lacks relations {missing}; score DEV with them too", source=source)
+
+
+def read_dev_result(path: str, analysis: str = "probe") -> dict:
+    """A DEV result file of ``analysis``, checked to be one (``--select-on FILE.json``)."""
     from probing.results.io import read_result
 
     try:
-        return read_result(path, analysis="probe")
+        return read_result(path, analysis=analysis)
     except ProbingError as error:
         raise ProbingError(f"{error} (given as --select-on)") from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from probing.analyses.probe.api import load_for, run_probe
 from probing.data.inputs import open_input
 from probing.errors import ProbingError
-from probing.stats.heldout import attach_heldout, default_splits, is_result_file, read_dev_result
+from probing.stats.heldout import attach_heldout, is_result_file, plan, read_dev_result
 
 
 def score_heldout(config, select_on: str, *, progress: bool = False) -> dict:
@@ -55,10 +55,8 @@ def _check_config_against(dev: dict, config, source: str) -> None:
 def score_with_selection(config, select_on: str | None, *, progress: bool = False) -> dict:
     """What ``probing score`` runs: held-out when ``select_on`` is given or the treebank is a
     bare name with dev and test splits (select on dev, report on test), else in-sample."""
-    splits = default_splits(config.treebank)
-    if splits is not None:
-        select_on = select_on or splits[0]
-        config = config.replace(treebank=splits[1])
+    treebank, select_on = plan(config.treebank, select_on)
+    config = config.replace(treebank=treebank)
     if not select_on:
         return run_probe(config, progress=progress)
     return score_heldout(config, select_on, progress=progress)
