@@ -39,6 +39,8 @@ LAYERS = {
 BUILDS_ON = {
     ("heads", "surface"): "the heads map colours every head by its surface behaviour, so heads runs surface's "
                           "accumulator beside its own over the same batches",
+    ("trees", "probe"): "head ensembles are chosen among each relation's best single heads, which trees counts with "
+                        "the probe's accumulator in its first pass",
 }
 """(analysis, analysis it imports) -> why: the one composition the layout allows inside the analyses layer."""
 

@@ -53,7 +53,7 @@ def window_length(requested: int | None, max_length: int | None, loaded) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.coref.accumulator import CorefAccumulator
-    from probing.analyses.probe.api import require_units
+    from probing.engine.passes import require_units
     from probing.analyses.coref.report import arrays_of, choice_summary, choose_head, coref_table, heldout_block, select_on_block
     from probing.engine.batching import window_rule
     from probing.engine.passes import run_pass
