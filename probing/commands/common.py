@@ -232,6 +232,8 @@ def model_inputs(args: argparse.Namespace) -> list[str]:
         if not hasattr(args, option):
             continue
         given = getattr(args, option)
+        if not given and option != "model":
+            continue
         try:
             folder = local_folder(given, getattr(args, "revision", None)) if given else default_model_path()
         except (ProbingError, OSError):  # not there (yet): the model's own check reports it, after the outputs
