@@ -28,7 +28,7 @@ import json
 import math
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -80,6 +80,8 @@ class Shape:
 
     num_layers: int | None = None
     num_heads: int | None = None
+    arrays: list = field(default_factory=list, compare=False)
+    """(path, encoded array) of every array met: decoded only after the checks of their expected shapes."""
 
 
 def _found(value) -> str:
@@ -263,10 +265,15 @@ class Array(Spec):
         if len(value["shape"]) > MAX_ARRAY_AXES or math.prod(value["shape"]) > MAX_ARRAY_NUMBERS:
             raise Invalid(f"{path}.shape", f"{_found(value['shape'])} is larger than any result holds (at most "
                                            f"{MAX_ARRAY_AXES} axes and {MAX_ARRAY_NUMBERS} numbers)")
-        try:
-            decode_array(value)
-        except (ValueError, zlib.error, TypeError) as error:
-            raise Invalid(path, f"cannot be decoded ({error})") from None
+        shape.arrays.append((path, value))
+
+
+def decoded(encoded: dict, path: str) -> np.ndarray:
+    """:func:`decode_array`, its failure an :class:`Invalid` at ``path``."""
+    try:
+        return decode_array(encoded)
+    except (ValueError, zlib.error, TypeError) as error:
+        raise Invalid(path, f"cannot be decoded ({error})") from None
 
 
 # ---------------------------------------------------------------------------- arrays
@@ -782,7 +789,7 @@ def _probe_bootstrap_shapes(result: dict) -> None:
         found = boot["arrays"][name]["shape"]
         if len(found) != len(shape) or any(want is not None and want != got for want, got in zip(shape, found)):
             raise Invalid(f"bootstrap.arrays.{name}.shape", f"is {found}, expected {[s if s else 'O' for s in shape]}")
-        if decode_array(boot["arrays"][name]).min(initial=0) < 0:
+        if decoded(boot["arrays"][name], f"bootstrap.arrays.{name}").min(initial=0) < 0:
             raise Invalid(f"bootstrap.arrays.{name}", "holds a negative count")
 
 
@@ -867,7 +874,7 @@ def _coref_counts_within_totals(result: dict) -> None:
             raise Invalid(f"state.{name}", "missing")
         if state[name]["shape"] != shape:
             raise Invalid(f"state.{name}.shape", f"is {state[name]['shape']}, expected {shape}")
-    if int(decode_array(state["scored"])[0]) != coref["scored"]["all"]:
+    if int(decoded(state["scored"], "state.scored")[0]) != coref["scored"]["all"]:
         raise Invalid("state.scored", "disagrees with coref.scored")
 
 
@@ -974,8 +981,10 @@ def validate(result: object, *, source: str | None = None) -> dict:
             rollout = isinstance(result.get("config"), dict) and result["config"].get("attention") == "rollout"
             shape = Shape(model["num_layers"], 1 if rollout else model["num_heads"])
         Obj({**COMMON, **PAYLOADS[analysis]}).check(result, "", shape)
-        for check in _CHECKS.get(analysis, []):
+        for check in _CHECKS.get(analysis, []):  # the shapes an analysis expects, before any array is inflated
             check(result)
+        for path, encoded in shape.arrays:
+            decoded(encoded, path)
     except Invalid as error:
         raise ProbingError(str(error), source=source) from None
     return result
