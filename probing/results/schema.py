@@ -865,7 +865,8 @@ def _coref_counts_within_totals(result: dict) -> None:
     state = result["state"]
     model = result["model"]
     types, kinds = len(COREF_TYPES), len(coref["baseline_names"])
-    expected = {"scored": [types], "heads": [types, 2, model["num_layers"], model["num_heads"]],
+    heads = 1 if result["config"].get("attention") == "rollout" else model["num_heads"]  # rollout: one per layer
+    expected = {"scored": [types], "heads": [types, 2, model["num_layers"], heads],
                 "baselines": [types, kinds]}
     if boot:
         expected.update({f"boot_{name}": [boot["replicates"], *shape] for name, shape in list(expected.items())})
