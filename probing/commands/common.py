@@ -252,7 +252,7 @@ class EngineCommand:
     checkpoints and the model, then passes; rank 0 writes. Use as a context manager.
     """
 
-    def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple[str, ...] = (),
+    def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple = (),
                  source=None, inputs: tuple[str, ...] = (), figures: tuple[str, ...] = ()):
         from probing.engine import checkpointing
         from probing.atomic import check_output_path
@@ -266,8 +266,11 @@ class EngineCommand:
         # from its outputs.
         self.inputs = [self.source.path, *(path for path in inputs if path), *model_inputs(args)]
         self.outputs = []
-        for path in ([args.output] if args.output else []) + list(outputs):
-            self.outputs.append(check_output_path(path, inputs=self.inputs, follow_symlinks=args.follow_symlinks))
+        # an output is a path (of --output) or (path, the option that named it)
+        named = [output if isinstance(output, tuple) else (output, "--output") for output in outputs]
+        for path, option in ([(args.output, "--output")] if args.output else []) + named:
+            self.outputs.append(check_output_path(path, option=option, inputs=self.inputs,
+                                                  follow_symlinks=args.follow_symlinks))
         # Figures beside --output are outputs too: checked now, before any model time, not after the pass.
         self.figures = {name: self.figure_path(name) for name in figures} if args.output else {}
         if args.checkpoint:

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.views and Path(args.views).exists() and not Path(args.views).is_dir():
         raise ProbingError("is a file; the views go into a folder", source=f"--views {args.views}")
     inputs = tuple(path for path in [args.result, args.surface, *args.also] if path)
-    with EngineCommand(args, outputs=tuple(outputs), inputs=inputs) as command:
+    with EngineCommand(args, outputs=tuple((path, "--save-results") for path in outputs), inputs=inputs) as command:
         target = dict(zip(["page", *outputs], command.outputs))
         loaded = command.loaded
         if given:

@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.results.io import write_result
     from probing.analyses.probe.tables import run_header, score_tables
     from probing.commands.common import model_inputs, progress_wanted
+    from probing.data.relations import warn_unmatched
 
     config = config_from_args(args).validated()
     checkpoints = find_checkpoints(args.model)
@@ -86,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
             result = score_with_selection(config, args.select_on, progress=progress_wanted(args) and ranks.is_main)
         if not ranks.is_main:
             return 0
+        warn_unmatched({name: entry["total"] for name, entry in result["relations"].items()},
+                       result["treebank"]["path"], command="score")
         print(run_header(result))
         print(score_tables(result))
         if args.output:
