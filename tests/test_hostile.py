@@ -65,6 +65,8 @@ class Case:
     subprocess: bool = False
     within_seconds: float | None = None
     check: Callable[[], None] | None = None
+    memory_gib: int | None = None
+    """Run in a subprocess whose address space is capped at this (a file must not be inflated in full)."""
 
 
 @pytest.fixture(scope="module")
@@ -91,10 +93,23 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": str(REPO) + (os.pathsep + path if path else "")}
 
 
-def run_cli(argv: list[str], capsys, *, in_subprocess: bool = False) -> tuple[int, str, str]:
-    if in_subprocess:
+def _capped(gib: int | None):
+    if gib is None:
+        return None
+
+    def cap():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+
+    return cap
+
+
+def run_cli(argv: list[str], capsys, *, in_subprocess: bool = False, memory_gib: int | None = None
+            ) -> tuple[int, str, str]:
+    if in_subprocess or memory_gib:
         completed = subprocess.run([sys.executable, "-m", "probing", *argv], capture_output=True, text=True,
-                                   env=_env(), timeout=300)
+                                   env=_env(), timeout=300, preexec_fn=_capped(memory_gib))
         return completed.returncode, completed.stdout, completed.stderr
     code = main(argv)
     captured = capsys.readouterr()
@@ -582,7 +597,8 @@ for _text in HOSTILE_TEXT:
             spoil, where = HOSTILE_TEXT[text]
             path = _spoiled_text(env, spoil)
             return Case(READERS[reader](env, path), [str(path), where], inputs=[path],
-                        absent=[env.tmp / "plot.png", env.tmp / "merged.json"])
+                        absent=[env.tmp / "plot.png", env.tmp / "merged.json"],
+                        memory_gib=2 if "inflates" in text else None)
 
 
 for _label, _content in (("{}", {"reference": {}}), ("a list", {"reference": []}), ("a NaN figure", None)):
@@ -647,7 +663,7 @@ def test_refused(name, env, capsys):
     case = REFUSED[name](env)
     before = {path: digest(path) for path in case.inputs}
     started = time.monotonic()
-    code, out, err = run_cli(case.argv, capsys, in_subprocess=case.subprocess)
+    code, out, err = run_cli(case.argv, capsys, in_subprocess=case.subprocess, memory_gib=case.memory_gib)
     elapsed = time.monotonic() - started
     assert code == 2, err
     assert out == ""
