@@ -658,6 +658,23 @@ def _(env):
     return Case(_quiet("surface", "--model", env.model, "--device", "cpu:9"), ["--device", "cpu:9"])
 
 
+# --- found by the hostile campaign (issue 27) -----------------------------------------------------
+
+
+@refused("explore --views inside the --model folder")
+def _(env):
+    folder = _model_copy(env)
+    return Case(_quiet("explore", "--model", str(folder), "--limit", "2", "--bootstrap", "0", "--views",
+                       str(folder / "views"), "--output", str(env.tmp / "page.html")),
+                ["--views", f"is inside {folder}"], inputs=[folder], absent=[folder / "views", env.tmp / "page.html"])
+
+
+@refused("explore --sentences 1000000000")
+def _(env):
+    # each sentence view holds every head's maps: a billion were allocated at once (exit 1, out of memory)
+    return Case(_quiet("explore", "--model", env.model, "--sentences", "1000000000"), ["--sentences", "at most"])
+
+
 @pytest.mark.parametrize("name", REFUSED)
 def test_refused(name, env, capsys):
     case = REFUSED[name](env)
