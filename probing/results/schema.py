@@ -1056,7 +1056,33 @@ def markdown() -> str:
     lines += ["", "### `relations.NAME` (probe)", ""] + _table(RELATION.fields)
     for name, block in (("trees", TREES), ("selection", SELECTION), ("heldout", TREES_HELDOUT)):
         lines += ["", f"### `{name}` (trees)", ""] + _table(block.fields)
+    lines += ["", "### `heldout` (probe)", ""] + _table(PROBE_HELDOUT.fields)
+    lines += ["", "### `heldout` (coref)", ""] + _table(COREF_HELDOUT.fields)
+    lines += ["", "## Reference files (`leaderboard --reference`)", ""] + _table(REFERENCE.fields["reference"].spec.fields)
     lines += ["", f"Arrays are stored as `{ARRAY_ENCODING}` with their `shape` and `dtype`.", ""]
+    lines += [
+        "## What is validated",
+        "",
+        "Every result is checked when it is written and whenever any command reads it (leaderboard, plot, merge,",
+        "transfer, explore, `heads --probe`, `score`/`trees`/`coref --select-on`), and reference files the same way,",
+        "before a number is used, an array inflated or a table built. A file that fails is one line naming the file",
+        "and the field, exit status 2. Beyond the tables above:",
+        "",
+        "- the JSON itself: no `NaN` or `Infinity`, no integer of more than 4300 digits or beyond int64, nesting at",
+        f"  most {MAX_DEPTH} levels, at most {MAX_RESULT_BYTES >> 30} GiB;",
+        "- accuracies and shares between 0 and 1 (they are shares in files; tables show percentages), differences",
+        "  between -1 and 1, coverage levels strictly between 0 and 1;",
+        "- intervals are `[low, high]` with low <= high, within those bounds (whether an interval holds its estimate",
+        "  is not checked: a percentile bootstrap interval of few replicates may leave it out);",
+        "- layer and head indices of chosen heads (in-sample and held-out) exist in the model the result records",
+        "  (rollout results: one head per layer); [layer][head] grids have the model's shape;",
+        "- counts are integers >= 0 and at most their totals; a held-out block has the result's relations (coref:",
+        "  its mention types) and their pair counts;",
+        f"- encoded arrays: at most {MAX_ARRAY_AXES} axes and {MAX_ARRAY_NUMBERS} numbers by their declared shape,",
+        "  the shape an analysis expects (bootstrap replicates, coref state) checked before any byte is inflated, and",
+        "  inflated no further than the shape needs.",
+        "",
+    ]
     return "\n".join(lines)
 
 
