@@ -669,6 +669,13 @@ def _(env):
                 ["--views", f"is inside {folder}"], inputs=[folder], absent=[folder / "views", env.tmp / "page.html"])
 
 
+@refused("compare --second-model that does not exist")
+def _(env):
+    missing = env.tmp / "no-such-second-model"
+    return Case(_quiet("compare", "--model", env.model, "--second-model", str(missing), "--limit", "2"),
+                ["--second-model", "model folder not found", str(missing)])
+
+
 @refused("explore --sentences 1000000000")
 def _(env):
     # each sentence view holds every head's maps: a billion were allocated at once (exit 1, out of memory)
