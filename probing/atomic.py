@@ -5,7 +5,8 @@ goes through :func:`atomic_path`: the content is written to a temporary file
 in the same folder, flushed, and renamed over the target, keeping the mode of
 the file it replaces. Before any model time, :func:`check_output_path`
 refuses an output that would destroy something: a path that is an input of
-the run (``--output t.conllu`` with ``--treebank t.conllu``), a device, FIFO
+the run (``--output t.conllu`` with ``--treebank t.conllu``) or a path inside a folder the run reads
+(``--output MODEL/config.json`` with ``--model MODEL``), a device, FIFO
 or other non-regular file (``--output /dev/null`` would replace the system's
 ``/dev/null``), a symlink (unless ``follow_symlinks``: then its target is
 replaced and the link kept), a folder, a name ending in ``/``, a folder that
@@ -51,7 +52,13 @@ def check_output_path(
     where = f"{option} {text}" if option else text
     if text.endswith(("/", os.sep)):
         raise ProbingError("ends with '/'; give a file name, not a folder", source=where)
-    path = Path(text).expanduser()
+    try:
+        return _checked_output(Path(text).expanduser(), where, inputs, follow_symlinks)
+    except OSError as error:  # a name the system refuses (ENAMETOOLONG, ELOOP) before any check could run
+        raise ProbingError(f"cannot be used as a path: {error.strerror or error}", source=where) from None
+
+
+def _checked_output(path: Path, where: str, inputs: Iterable[str | Path], follow_symlinks: bool) -> Path:
     if path.is_symlink():
         if not follow_symlinks:
             raise ProbingError("is a symbolic link; pass --follow-symlinks to replace the file it points to",
@@ -64,11 +71,17 @@ def check_output_path(
         if not stat.S_ISREG(mode):
             raise ProbingError("is not a regular file (a device, FIFO or socket); refusing to replace it",
                                source=where)
-        for given in inputs:
-            given = Path(given).expanduser()
-            if given.exists() and os.path.samefile(path, given):
-                raise ProbingError(f"is also an input of this run ({given}); writing it would destroy the input",
-                                   source=where)
+    for given in inputs:
+        given = Path(given).expanduser()
+        if not given.exists():
+            continue
+        if given.is_dir():  # a model folder: every file in it is read (config, weights, tokenizer)
+            if path.resolve().is_relative_to(given.resolve()):
+                raise ProbingError(f"is inside {given}, a folder this run reads; writing there could destroy "
+                                   "its files", source=where)
+        elif path.exists() and os.path.samefile(path, given):
+            raise ProbingError(f"is also an input of this run ({given}); writing it would destroy the input",
+                               source=where)
     folder = _existing_ancestor(path.parent, where)
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ProbingError(f"cannot write in {folder} (permission denied)", source=where)

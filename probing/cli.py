@@ -88,6 +88,39 @@ def command_parser(name: str) -> argparse.ArgumentParser:
     return parser
 
 
+PATH_METAVARS = frozenset({"FILE", "FILE_OR_NAME", "FOLDER", "ID_OR_FOLDER", "CSV", "DEV", "RESULT", "PART", "MORE",
+                           "REFERENCE", "SURFACE"})
+"""The metavars of options and positionals that name a file or folder."""
+
+
+def check_path_names(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse a path with a component longer than the system allows (ENAMETOOLONG), naming the option, before
+    any command looks at it: ``Path.exists()`` raises on such a name instead of answering False.
+
+    >>> parser = CommandParser(prog="probing x")
+    >>> _ = parser.add_argument("--output", metavar="FILE")
+    >>> check_path_names(parser, parser.parse_args(["--output", "a/" + "b" * 300]))
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --output: a name in the path is 300 bytes long; file names can be at most 255
+    """
+    try:
+        longest = os.pathconf("/", "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        longest = 255
+    for action in parser._actions:
+        if action.metavar not in PATH_METAVARS:
+            continue
+        values = getattr(args, action.dest, None)
+        for value in values if isinstance(values, list) else [values]:
+            if not isinstance(value, str):
+                continue
+            size = max(len(part.encode("utf-8", "surrogateescape")) for part in value.split(os.sep))
+            if size > longest:
+                option = action.option_strings[0] if action.option_strings else action.metavar
+                raise ProbingError(f"a name in the path is {size} bytes long; file names can be at most {longest}",
+                                 source=option)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     name = argv[0] if argv and not argv[0].startswith("-") else None
@@ -100,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         known = commands()
         if name not in known:
             raise UsageError(f"unknown command {name!r}; use one of: {', '.join(known)} (see probing --help)")
-        args = command_parser(name).parse_args(argv[1:])
+        parser = command_parser(name)
+        args = parser.parse_args(argv[1:])
+        check_path_names(parser, args)
         module = importlib.import_module(known[name].module)
         status = module.run(args)
         sys.stdout.flush()  # a reader that left shows up here, inside the handlers below, not at exit

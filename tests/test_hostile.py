@@ -20,6 +20,7 @@ output were checked only after loading the model.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -52,6 +53,7 @@ class Env:
     model: str
     result: Path
     treebank: Path
+    heldout: Path
 
 
 @dataclass
@@ -63,6 +65,8 @@ class Case:
     subprocess: bool = False
     within_seconds: float | None = None
     check: Callable[[], None] | None = None
+    memory_gib: int | None = None
+    """Run in a subprocess whose address space is capped at this (a file must not be inflated in full)."""
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +79,13 @@ def valid_result(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch, valid_result, tmp_path_factory) -> Env:
+def env(tmp_path, monkeypatch, valid_result, heldout_result, tmp_path_factory) -> Env:
     monkeypatch.setenv("PROBING_CACHE", str(tmp_path_factory.mktemp("cache")))
     result = tmp_path / "r.json"
     shutil.copyfile(valid_result, result)
     treebank = tmp_path / "t.conllu"
     shutil.copyfile(sample_path(), treebank)
-    return Env(tmp_path, monkeypatch, tiny_bert(), result, treebank)
+    return Env(tmp_path, monkeypatch, tiny_bert(), result, treebank, heldout_result)
 
 
 def _env() -> dict:
@@ -89,10 +93,23 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": str(REPO) + (os.pathsep + path if path else "")}
 
 
-def run_cli(argv: list[str], capsys, *, in_subprocess: bool = False) -> tuple[int, str, str]:
-    if in_subprocess:
+def _capped(gib: int | None):
+    if gib is None:
+        return None
+
+    def cap():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+
+    return cap
+
+
+def run_cli(argv: list[str], capsys, *, in_subprocess: bool = False, memory_gib: int | None = None
+            ) -> tuple[int, str, str]:
+    if in_subprocess or memory_gib:
         completed = subprocess.run([sys.executable, "-m", "probing", *argv], capture_output=True, text=True,
-                                   env=_env(), timeout=300)
+                                   env=_env(), timeout=300, preexec_fn=_capped(memory_gib))
         return completed.returncode, completed.stdout, completed.stderr
     code = main(argv)
     captured = capsys.readouterr()
@@ -434,12 +451,243 @@ def _(env):
                 ["shard 3/4 holds no unit"], absent=[output])
 
 
+# --- issue 27: a model folder's files are inputs ---------------------------------------------------
+
+for _command, _name in (("score", "config.json"), ("score", "model.safetensors"), ("surface", "tokenizer.json"),
+                        ("surface", "new.json"), ("trees", "config.json")):
+
+    @refused(f"{_command}: --output {_name} inside the --model folder")
+    def _(env, command=_command, name=_name):
+        folder = _model_copy(env)
+        return Case(_quiet(command, "--model", str(folder), "--limit", "2", "--output", str(folder / name)),
+                    ["--output", f"is inside {folder}", "a folder this run reads"], inputs=[folder])
+
+
+@refused("compare: --output inside the --second-model folder")
+def _(env):
+    folder = _model_copy(env)
+    return Case(_quiet("compare", "--model", env.model, "--second-model", str(folder), "--limit", "2",
+                       "--output", str(folder / "config.json")),
+                ["--output", f"is inside {folder}"], inputs=[folder])
+
+
+# --- issue 27: path names over the system's limit (ENAMETOOLONG) -----------------------------------
+
+LONG_NAME = "n" * 300
+
+for _label, _argv, _option in (
+    ("score --treebank", lambda env: _quiet("score", "--model", NO_MODEL, "--treebank", str(env.tmp / LONG_NAME)),
+     "--treebank"),
+    ("trees --treebank", lambda env: _quiet("trees", "--model", NO_MODEL, "--treebank", str(env.tmp / LONG_NAME)),
+     "--treebank"),
+    ("score --output", lambda env: _quiet("score", "--model", NO_MODEL, "--output", str(env.tmp / LONG_NAME / "r.json")),
+     "--output"),
+    ("score --model", lambda env: _quiet("score", "--model", str(env.tmp / LONG_NAME)), "--model"),
+    ("a leaderboard RESULT", lambda env: ["leaderboard", str(env.tmp / f"{LONG_NAME}.json")], "RESULT"),
+    ("a merge PART", lambda env: ["merge", str(env.result), str(env.tmp / f"{LONG_NAME}.json"), "--output",
+                                  str(env.tmp / "merged.json")], "PART"),
+):
+
+    @refused(f"ENAMETOOLONG: {_label}")
+    def _(env, argv=_argv, option=_option):
+        return Case(argv(env), [f"{option}: a name in the path is 30", "bytes long"], inputs=[env.result])
+
+
+# --- issue 27: held-out blocks, hostile JSON, reference files -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def heldout_result(tmp_path_factory) -> Path:
+    """A held-out probe result of the tiny BERT: chosen on the sample's first 20 sentences, reported on the next 20."""
+    folder = tmp_path_factory.mktemp("heldout")
+    blocks = sample_path().read_text(encoding="utf-8").split("\n\n")
+    (folder / "dev.conllu").write_text("\n\n".join(blocks[:20]) + "\n\n", encoding="utf-8")
+    (folder / "test.conllu").write_text("\n\n".join(blocks[20:40]) + "\n\n", encoding="utf-8")
+    path = folder / "h.json"
+    assert main(["score", "--quiet", "--model", tiny_bert(), "--treebank", str(folder / "test.conllu"),
+                 "--select-on", str(folder / "dev.conllu"), "--bootstrap", "20", "--output", str(path)]) == 0
+    return path
+
+
+def _dobj(result: dict) -> dict:
+    return result["heldout"]["relations"]["dobj"]
+
+
+HELDOUT_DAMAGES = {
+    "a NaN held-out accuracy": (lambda r: _dobj(r)["heldout"]["head"].__setitem__("accuracy", float("nan")),
+                                "NaN, which is not a number"),
+    "a held-out layer 99 of a 2-layer model": (lambda r: _dobj(r)["heldout"]["head"].__setitem__("layer", 99),
+                                               "heldout.relations.dobj.heldout.head.layer: layer 99 does not exist"),
+    "a short held-out interval": (lambda r: _dobj(r)["heldout"]["head"].__setitem__("interval", [0.1]),
+                                  "heldout.relations.dobj.heldout.head.interval: expected 2 entries"),
+    "a reversed held-out interval": (lambda r: _dobj(r)["heldout"]["baseline"].__setitem__("interval", [0.9, 0.1]),
+                                     "heldout.relations.dobj.heldout.baseline.interval: [0.9, 0.1] is not an interval"),
+    "an accuracy above 1 in dev": (lambda r: _dobj(r)["dev"]["head"].__setitem__("accuracy", 23.8),
+                                   "heldout.relations.dobj.dev.head.accuracy: expected a number between 0 and 1"),
+    "a relation missing from heldout": (lambda r: r["heldout"]["relations"].pop("det"), "heldout.relations: has"),
+    "a held-out dev block that is a list": (lambda r: _dobj(r).__setitem__("dev", []),
+                                            "heldout.relations.dobj.dev: expected an object"),
+    "a held-out block without relations": (lambda r: r["heldout"].pop("relations"), "heldout.relations: missing"),
+}
+
+for _damage in HELDOUT_DAMAGES:
+    for _command in ("leaderboard", "plot", "merge"):
+
+        @refused(f"{_command}: {_damage}")
+        def _(env, damage=_damage, command=_command):
+            spoil, where = HELDOUT_DAMAGES[damage]
+            result = json.loads(env.heldout.read_text())
+            spoil(result)
+            env.result.write_text(json.dumps(result))
+            output = env.tmp / ("merged.json" if command == "merge" else "board.md" if command == "leaderboard"
+                                else "plot.png")
+            return Case([command, str(env.result), "--output", str(output)], [str(env.result), where],
+                        inputs=[env.result], absent=[output])
+
+
+def _spoiled_text(env: Env, spoil: Callable[[dict], str]) -> Path:
+    env.result.write_text(spoil(json.loads(env.result.read_text())))
+    return env.result
+
+
+@functools.lru_cache(maxsize=1)
+def _bomb_data() -> str:
+    """3 GiB of zeros, deflated to about 3 MB, in base64."""
+    import base64
+    import zlib
+
+    deflater = zlib.compressobj(9)
+    chunk = bytes(1 << 24)
+    data = b"".join(deflater.compress(chunk) for _ in range((3 << 30) >> 24)) + deflater.flush()
+    return base64.b64encode(data).decode()
+
+
+def _bomb(result: dict) -> str:
+    """boot_total as an array that inflates to 3 GiB: its declared shape must be refused before inflating."""
+    result["bootstrap"]["arrays"]["boot_total"] = {"shape": [1 << 20, 384], "dtype": "int64", "data": _bomb_data()}
+    return json.dumps(result)
+
+
+HOSTILE_TEXT = {
+    "nesting 200,000 deep": (lambda r: '{"a":' * 200_000 + "1" + "}" * 200_000, "nested deeper than a result"),
+    "a 5,000-digit integer": (lambda r: json.dumps(r).replace('"seed": 0', '"seed": 1' + "0" * 5000, 1),
+                              "a number is too long to read"),
+    "a shape of 2**70": (lambda r: json.dumps({**r, "bootstrap": {**r["bootstrap"], "arrays": {
+        **r["bootstrap"]["arrays"], "boot_total": {**r["bootstrap"]["arrays"]["boot_total"], "shape": [2**70]}}}}),
+                         "bootstrap.arrays.boot_total.shape[0]"),
+    "a 3 MB array that inflates to 3 GiB": (_bomb, "bootstrap.arrays.boot_total.shape: is [1048576, 384]"),
+    "Infinity as a total": (lambda r: json.dumps(r).replace('"total": ', '"total": Infinity, "_": ', 1),
+                            "Infinity, which is not a number"),
+}
+
+READERS = {
+    "leaderboard": lambda env, path: ["leaderboard", str(path)],
+    "plot": lambda env, path: ["plot", str(path), "--output", str(env.tmp / "plot.png")],
+    "merge": lambda env, path: ["merge", str(path), "--output", str(env.tmp / "merged.json")],
+    "heads --probe": lambda env, path: _quiet("heads", "--model", env.model, "--probe", str(path)),
+    "score --select-on": lambda env, path: _quiet("score", "--model", env.model, "--select-on", str(path)),
+}
+"""Every way a result file is read: each goes through the one parser and validator."""
+
+for _text in HOSTILE_TEXT:
+    for _reader in READERS:
+
+        @refused(f"{_reader}: {_text}")
+        def _(env, text=_text, reader=_reader):
+            spoil, where = HOSTILE_TEXT[text]
+            path = _spoiled_text(env, spoil)
+            return Case(READERS[reader](env, path), [str(path), where], inputs=[path],
+                        absent=[env.tmp / "plot.png", env.tmp / "merged.json"],
+                        memory_gib=2 if "inflates" in text else None)
+
+
+for _label, _content in (("{}", {"reference": {}}), ("a list", {"reference": []}), ("a NaN figure", None)):
+
+    @refused(f"leaderboard --reference: {_label}")
+    def _(env, content=_content):
+        reference = env.tmp / "ref.json"
+        if content is None:
+            quoted = json.loads((REPO / "leaderboards" / "reference" / "clark2019-bert-base-wsj.json").read_text())
+            quoted["reference"]["relations"]["det"]["accuracy"] = 94.3  # a percentage where a share belongs
+            content = quoted
+        reference.write_text(json.dumps(content))
+        output = env.tmp / "board.md"
+        return Case(["leaderboard", str(env.result), "--reference", str(reference), "--output", str(output)],
+                    [str(reference), "reference"], inputs=[reference], absent=[output])
+
+
+# --- issue 27: options named as given ---------------------------------------------------------------
+
+
+@refused("coref --window 1")
+def _(env):
+    from coref_data import coref_treebank_path
+
+    return Case(_quiet("coref", "--model", env.model, "--treebank", str(coref_treebank_path("all")), "--limit", "4",
+                       "--window", "1"), ["--window", "at least 2"])
+
+
+@refused("explore --save-results is a file")
+def _(env):
+    blocker = env.tmp / "saved.txt"
+    blocker.write_text("a file, not a folder\n")
+    return Case(_quiet("explore", "--model", NO_MODEL, "--save-results", str(blocker), "--output",
+                       str(env.tmp / "page.html")), ["--save-results", f"{blocker} is a file"], inputs=[blocker],
+                absent=[env.tmp / "page.html"])
+
+
+@refused("patterns --hand-labels: a layer that is not a number")
+def _(env):
+    labels = env.tmp / "labels.csv"
+    labels.write_text(f"model,layer,head,label,note\n{Path(env.model).name},1,1,block,\n{Path(env.model).name},x,1,"
+                      "block,\n", encoding="utf-8")
+    return Case(_quiet("patterns", "--model", env.model, "--limit", "2", "--hand-labels", str(labels)),
+                [f"{labels}:3", "layer must be a number from 1, got 'x'"], inputs=[labels])
+
+
+@refused("patterns --hand-labels: a head the model lacks")
+def _(env):
+    labels = env.tmp / "labels.csv"
+    labels.write_text(f"model,layer,head,label,note\n{Path(env.model).name},9,1,block,\n", encoding="utf-8")
+    return Case(_quiet("patterns", "--model", env.model, "--limit", "2", "--hand-labels", str(labels)),
+                [f"{labels}:2", "head 9-1 does not exist"], inputs=[labels])
+
+
+@refused("--device cpu:9")
+def _(env):
+    return Case(_quiet("surface", "--model", env.model, "--device", "cpu:9"), ["--device", "cpu:9"])
+
+
+# --- found by the hostile campaign (issue 27) -----------------------------------------------------
+
+
+@refused("explore --views inside the --model folder")
+def _(env):
+    folder = _model_copy(env)
+    return Case(_quiet("explore", "--model", str(folder), "--limit", "2", "--bootstrap", "0", "--views",
+                       str(folder / "views"), "--output", str(env.tmp / "page.html")),
+                ["--views", f"is inside {folder}"], inputs=[folder], absent=[folder / "views", env.tmp / "page.html"])
+
+
+@refused("compare --second-model that does not exist")
+def _(env):
+    missing = env.tmp / "no-such-second-model"
+    return Case(_quiet("compare", "--model", env.model, "--second-model", str(missing), "--limit", "2"),
+                ["--second-model", "model folder not found", str(missing)])
+
+
+@refused("explore --sentences 1000000000")
+def _(env):
+    # each sentence view holds every head's maps: a billion were allocated at once (exit 1, out of memory)
+    return Case(_quiet("explore", "--model", env.model, "--sentences", "1000000000"), ["--sentences", "at most"])
+
+
 @pytest.mark.parametrize("name", REFUSED)
 def test_refused(name, env, capsys):
     case = REFUSED[name](env)
     before = {path: digest(path) for path in case.inputs}
     started = time.monotonic()
-    code, out, err = run_cli(case.argv, capsys, in_subprocess=case.subprocess)
+    code, out, err = run_cli(case.argv, capsys, in_subprocess=case.subprocess, memory_gib=case.memory_gib)
     elapsed = time.monotonic() - started
     assert code == 2, err
     assert out == ""
@@ -706,3 +954,46 @@ def test_names_from_files_stay_text(name, env, capsys):
     else:
         assert code == 0, err
     case.check(code)
+
+
+# ---------------------------------------------------------------------------- accepted cases of issue 27
+
+
+def _rollout_argv(env: Env, command: str) -> tuple[list[str], list[Path]]:
+    """A rollout run of ``command`` and the files it must write (all of them, or none)."""
+    from coref_data import coref_treebank_path
+
+    if command == "heads":
+        return (_quiet("heads", "--model", env.model, "--limit", "4", "--attention", "rollout", "--output",
+                       str(env.tmp / "h.json")), [env.tmp / "h.json", env.tmp / "h-heads.png"])
+    if command == "coref":
+        return (_quiet("coref", "--model", env.model, "--treebank", str(coref_treebank_path("all")), "--limit", "12",
+                       "--bootstrap", "10", "--attention", "rollout", "--output", str(env.tmp / "c.json")),
+                [env.tmp / "c.json"])
+    folder = env.tmp / "report"
+    return (_quiet("report", "--model", env.model, "--limit", "4", "--bootstrap", "10", "--attention", "rollout",
+                   "--output", str(folder)), [folder / "README.md", folder / "heads-heads.png", folder / "probe.json"])
+
+
+@pytest.mark.parametrize("command", ["heads", "coref", "report"])
+def test_rollout_runs_and_writes_every_output(command, env, capsys):
+    """Rollout has one map per layer: heads drew its map with the model's head count (and crashed after writing
+    its JSON), coref refused its own result's state, report blamed a --probe nobody gave."""
+    argv, written = _rollout_argv(env, command)
+    code, _, err = run_cli(argv, capsys)
+    assert code == 0, err
+    for path in written:
+        assert path.is_file(), f"{path} was not written"
+    result = json.loads(written[0].read_text()) if written[0].suffix == ".json" else None
+    if result is not None:
+        assert result["config"]["attention"] == "rollout"
+
+
+def test_a_relation_label_no_word_has_is_counted_0_and_named_on_stderr(env, capsys):
+    output = env.tmp / "out.json"
+    code, _, err = run_cli(_score(env, output, "--relations", "det", "nosuchrel"), capsys)
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "--relations nosuchrel" in warnings[0], err
+    result = json.loads(output.read_text())
+    assert result["relations"]["nosuchrel"]["total"] == 0 and result["relations"]["det"]["total"] > 0

@@ -212,6 +212,37 @@ def figure_path(args: argparse.Namespace, name: str) -> Path:
     return output.with_name(f"{output.stem}-{name}.{args.figure_format}")
 
 
+MODEL_OPTIONS = ("model", "second_model")
+"""Every option that names a model: its folder's files (config, weights, tokenizer) are inputs of the run."""
+
+
+def model_inputs(args: argparse.Namespace) -> list[str]:
+    """The folders that the model options of ``args`` read: a local folder as given, a hub id's folder in the
+    local cache, the packaged default when ``--model`` is not given. An output inside one is refused by
+    :func:`probing.atomic.check_output_path`, like an output that is the treebank.
+
+    >>> model_inputs(argparse.Namespace(model="./no-such-folder", second_model=None, revision=None))
+    []
+    """
+    from probing.errors import ProbingError
+    from probing.model.hub import default_model_path, local_folder
+
+    folders = []
+    for option in MODEL_OPTIONS:
+        if not hasattr(args, option):
+            continue
+        given = getattr(args, option)
+        if not given and option != "model":
+            continue
+        try:
+            folder = local_folder(given, getattr(args, "revision", None)) if given else default_model_path()
+        except (ProbingError, OSError):  # not there (yet): the model's own check reports it, after the outputs
+            continue
+        if folder:
+            folders.append(folder)
+    return folders
+
+
 def progress_wanted(args: argparse.Namespace) -> bool:
     return not getattr(args, "quiet", False) and sys.stderr.isatty()
 
@@ -221,7 +252,7 @@ class EngineCommand:
     checkpoints and the model, then passes; rank 0 writes. Use as a context manager.
     """
 
-    def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple[str, ...] = (),
+    def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple = (),
                  source=None, inputs: tuple[str, ...] = (), figures: tuple[str, ...] = ()):
         from probing.engine import checkpointing
         from probing.atomic import check_output_path
@@ -231,11 +262,15 @@ class EngineCommand:
         self.args = args
         self.source = source or open_input(getattr(args, "treebank", None), getattr(args, "text", None),
                                            pairs=getattr(args, "pairs", False), limit=args.limit)
-        # Every file the command reads (the input, a --probe result, hand labels) is protected from its outputs.
-        self.inputs = [self.source.path, *(path for path in inputs if path)]
+        # Every file the command reads (the input, a --probe result, hand labels, the model folders) is protected
+        # from its outputs.
+        self.inputs = [self.source.path, *(path for path in inputs if path), *model_inputs(args)]
         self.outputs = []
-        for path in ([args.output] if args.output else []) + list(outputs):
-            self.outputs.append(check_output_path(path, inputs=self.inputs, follow_symlinks=args.follow_symlinks))
+        # an output is a path (of --output) or (path, the option that named it)
+        named = [output if isinstance(output, tuple) else (output, "--output") for output in outputs]
+        for path, option in ([(args.output, "--output")] if args.output else []) + named:
+            self.outputs.append(check_output_path(path, option=option, inputs=self.inputs,
+                                                  follow_symlinks=args.follow_symlinks))
         # Figures beside --output are outputs too: checked now, before any model time, not after the pass.
         self.figures = {name: self.figure_path(name) for name in figures} if args.output else {}
         if args.checkpoint:

@@ -26,14 +26,21 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from probing.analyses.compare.accumulator import CompareAccumulator, check_compatible, layer_means, plot_similarity
+    from probing.errors import ProbingError
     from probing.naming import head_name
     from probing.model.loading import load_model
     from probing.engine.readings import READINGS
 
     with EngineCommand(args, figures=("compare",)) as command:
         first = command.loaded
-        second = load_model(args.second_model, device=first.device, dtype=args.dtype, random_init=args.second_random_init,
-                            seed=args.seed, trust_remote_code=args.trust_remote_code, stack=args.stack)
+        try:
+            second = load_model(args.second_model, device=first.device, dtype=args.dtype,
+                                random_init=args.second_random_init, seed=args.seed,
+                                trust_remote_code=args.trust_remote_code, stack=args.stack)
+        except ProbingError as error:  # the loader speaks of --model: this one is --second-model
+            if error.source != "--model":
+                raise
+            raise ProbingError(error.message, source="--second-model") from None
         check_compatible(first, second)
         reading = READINGS[args.attention]
         cosines = CompareAccumulator(first.num_layers, reading.heads(first.num_heads), second, reading)

@@ -44,6 +44,8 @@ def window_length(requested: int | None, max_length: int | None, loaded) -> int:
     limit = loaded.max_length(max_length)
     if requested is None:
         return limit
+    if requested < 2:  # the window becomes the pass's longest unit: said here, about the option the user gave
+        raise ProbingError(f"must be at least 2 tokens, got {requested}", source="--window")
     if requested > limit:
         where = "--max-length" if max_length is not None else f"{loaded.name}'s limit"
         raise ProbingError(f"{requested} tokens is more than the longest unit allowed ({limit}, {where})",

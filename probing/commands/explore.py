@@ -17,6 +17,15 @@ from pathlib import Path
 from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, positive_int
 
 DEFAULT_SENTENCES = 8
+MAX_SENTENCES = 1000
+"""Sentence views kept for the page: each holds every head's maps, so the page (and memory) grows with N."""
+
+
+def sentence_count(text: str) -> int:
+    value = positive_int(text)
+    if value > MAX_SENTENCES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SENTENCES} sentences, got {value}")
+    return value
 OFFSETS = (-3, -2, -1, 1, 2, 3)
 
 
@@ -39,9 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--surface", metavar="SURFACE", help="a surface result (probing surface) to show on the page")
     parser.add_argument("--also", nargs="+", default=[], metavar="RESULT",
                         help="other result files whose leaderboard tables the page shows")
-    parser.add_argument("--sentences", type=positive_int, default=DEFAULT_SENTENCES, metavar="N",
-                        help="sentence views: the first N sentences with 2 to 30 words "
-                             f"(default: {DEFAULT_SENTENCES})")
+    parser.add_argument("--sentences", type=sentence_count, default=DEFAULT_SENTENCES, metavar="N",
+                        help="sentence views: the first N sentences with 2 to 30 words, at most "
+                             f"{MAX_SENTENCES} (default: {DEFAULT_SENTENCES})")
     parser.add_argument("--views", metavar="FOLDER",
                         help="also write each relation's chosen head's sentence views here as RELATION-L-H.svg/.png")
     parser.add_argument("--save-results", metavar="FOLDER",
@@ -56,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.views.accumulator import SentenceViews
     from probing.atomic import write_text_atomic
     from probing.errors import ProbingError
+    from probing.atomic import check_output_path
     from probing.report.board import read_json
     from probing.report.page import render_page
     from probing.engine.readings import READINGS
@@ -73,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
     if args.views and Path(args.views).exists() and not Path(args.views).is_dir():
         raise ProbingError("is a file; the views go into a folder", source=f"--views {args.views}")
     inputs = tuple(path for path in [args.result, args.surface, *args.also] if path)
-    with EngineCommand(args, outputs=tuple(outputs), inputs=inputs) as command:
+    with EngineCommand(args, outputs=tuple((path, "--save-results") for path in outputs), inputs=inputs) as command:
+        if args.views:  # the views' folder against the inputs (a model folder), before any model time
+            check_output_path(Path(args.views) / "view.svg", option="--views", inputs=command.inputs)
         target = dict(zip(["page", *outputs], command.outputs))
         loaded = command.loaded
         if given:

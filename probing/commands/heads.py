@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
         result["heads"]["probe"] = args.probe
         result["heads"]["probe_marks"] = [] if probe is None else probe_marks(probe, loaded.num_layers, heads)
         print(behaviour_table(result))
-        if command.write(result):
-            print(f"wrote {mds_figure(result, command.figure_path('heads'))}", file=sys.stderr)
+        if command.is_main and args.output:  # the figure first: a failure to draw it leaves no result behind
+            figure = mds_figure(result, command.figure_path("heads"))
+            command.write(result)
+            print(f"wrote {figure}", file=sys.stderr)
         command.hint()
     return 0

@@ -29,9 +29,24 @@ def read_hand_labels(path: str, model: str) -> list[dict]:
     """The labelled heads of ``model`` in a hand-label CSV, read before any model time."""
     from probing.errors import ProbingError
 
+    from probing.analyses.patterns.accumulator import TYPES
+
+    rows = []
     try:
         with open(path, encoding="utf-8", newline="") as stream:
-            rows = [row for row in csv.DictReader(stream) if row.get("model") == model]
+            reader = csv.DictReader(stream)
+            for row in reader:
+                if row.get("model") != model:
+                    continue
+                for column in ("layer", "head"):  # counted from 1, as the file's header says
+                    value = row.get(column) or ""
+                    if not (value.isascii() and value.isdigit() and int(value) >= 1):
+                        raise ProbingError(f"{column} must be a number from 1, got {value!r}", source=path,
+                                           line=reader.line_num)
+                if row.get("label") not in TYPES:
+                    raise ProbingError(f"label must be one of {', '.join(TYPES)}, got {row.get('label')!r}",
+                                       source=path, line=reader.line_num)
+                rows.append({**row, "line": reader.line_num})
     except OSError as error:
         raise ProbingError(f"cannot read hand labels: {error.strerror}", source=f"--hand-labels {path}") from None
     except (UnicodeDecodeError, csv.Error) as error:
@@ -56,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
     with EngineCommand(args, inputs=(args.hand_labels,), figures=("patterns",)) as command:
         loaded = command.loaded
         heads = READINGS[args.attention].heads(loaded.num_heads)
+        for row in labels or []:  # before the pass: a head the model does not have, at its line
+            if int(row["layer"]) > loaded.num_layers or int(row["head"]) > heads:
+                raise ProbingError(f"head {row['layer']}-{row['head']} does not exist: {loaded.name} has "
+                                   f"{loaded.num_layers} layers of {heads} heads (from 1)", source=args.hand_labels,
+                                   line=row["line"])
         patterns = PatternAccumulator(loaded.num_layers, heads, keep_maps=args.maps)
         stats = command.run([patterns], "pattern shares")
         if not command.is_main:

@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from probing.data.inputs import InputSource, open_input
     from probing.results.io import write_result
     from probing.analyses.probe.tables import run_header, score_tables
-    from probing.commands.common import progress_wanted
+    from probing.commands.common import model_inputs, progress_wanted
+    from probing.data.relations import warn_unmatched
 
     config = config_from_args(args).validated()
     checkpoints = find_checkpoints(args.model)
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         inputs.append(InputSource.treebank(args.select_on, option="--select-on").path)
     elif args.select_on:
         inputs.append(args.select_on)
+    inputs += model_inputs(args)
     if args.output:
         check_output_path(args.output, inputs=inputs, follow_symlinks=args.follow_symlinks)
     if args.checkpoint:
@@ -86,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
             result = score_with_selection(config, args.select_on, progress=progress_wanted(args) and ranks.is_main)
         if not ranks.is_main:
             return 0
+        warn_unmatched({name: entry["total"] for name, entry in result["relations"].items()},
+                       result["treebank"]["path"], command="score")
         print(run_header(result))
         print(score_tables(result))
         if args.output:
@@ -115,7 +119,7 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
     from probing.data.inputs import InputSource, open_input
     from probing.results.io import write_result
     from probing.analyses.probe.tables import heldout_table, in_sample_title, run_header, score_table
-    from probing.commands.common import progress_wanted
+    from probing.commands.common import model_inputs, progress_wanted
 
     for given, option in ((args.shard, "--shard"), (args.checkpoint, "--checkpoint"), (args.resume, "--resume"),
                           (args.revision, "--revision")):
@@ -135,6 +139,7 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
     inputs = [open_input(spec, limit=args.limit).path for spec in (splits or [config.treebank])]
     if args.select_on:
         inputs.append(InputSource.treebank(args.select_on, option="--select-on").path)
+    inputs += model_inputs(args)
     steps = ([0] if config.random_init else []) + [checkpoint.step for checkpoint in checkpoints]
     if args.output:
         for path in planned_outputs(args.output, steps):

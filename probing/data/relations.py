@@ -70,6 +70,26 @@ def check_relation_names(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return tuple(names)
 
 
+def unmatched_labels(totals: dict[str, int]) -> list[str]:
+    """The UD labels among ``totals`` (relation -> pairs scored) that matched no word: a typo such as
+    ``nsubjj`` is a valid-looking label, counted 0 as the rules say, and the user is told on stderr.
+
+    >>> unmatched_labels({"det": 0, "nosuchrel": 0, "amod": 3})
+    ['nosuchrel']
+    """
+    return [name for name, total in totals.items() if total == 0 and name not in RELATIONS]
+
+
+def warn_unmatched(totals: dict[str, int], treebank: str, *, command: str) -> None:
+    """One stderr line per UD label of ``--relations`` that no word of ``treebank`` has."""
+    import sys
+
+    for name in unmatched_labels(totals):
+        print(f"probing {command}: warning: --relations {name}: no scored word of {treebank} has this "
+              "label; "
+              "it is counted 0 (a typo?)", file=sys.stderr)
+
+
 def relation_pairs(name: str, sentence: Sentence) -> Pairs:
     """The (query, head) pairs of one relation in one sentence."""
     if name in RELATIONS:

@@ -50,6 +50,24 @@ def display_name(name_or_path: str) -> str:
     return path.name if path.exists() else name_or_path
 
 
+def local_folder(name_or_path: str, revision: str | None = None) -> str | None:
+    """The folder on this machine that a model name reads: the folder itself, or a cached hub id's folder in
+    the Hugging Face cache (``models--ORG--NAME``, its snapshots and blobs); None when there is none."""
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        return str(path)
+    if not _HUB_ID.match(name_or_path):
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        config = try_to_load_from_cache(name_or_path, "config.json", revision=revision)
+    except Exception:  # an unusual cache layout: nothing known to protect
+        return None
+    # .../models--ORG--NAME/snapshots/REVISION/config.json
+    return str(Path(config).parents[2]) if isinstance(config, str) else None
+
+
 def check_location(name_or_path: str, revision: str | None) -> bool:
     """True for a local folder. A path that does not exist, or a hub id that is neither cached nor
     reachable, is one clear error now, not 27 seconds of retries later."""

@@ -317,6 +317,11 @@ def check_device(device: str) -> None:
         raise ProbingError("mps was asked for but this machine has no Apple GPU", source="--device")
     if parsed.type not in ("cpu", "cuda", "mps"):
         raise ProbingError(f"cannot run on {parsed.type!r} (use cpu, cuda or cuda:N)", source="--device")
+    if parsed.type in ("cpu", "mps") and parsed.index not in (None, 0):  # torch accepts cpu:9 and runs on the CPU
+        raise ProbingError(f"there is one {parsed.type} device; give {parsed.type}, not {device}", source="--device")
+    if parsed.type == "cuda" and parsed.index is not None and parsed.index >= torch.cuda.device_count():
+        raise ProbingError(f"{device} does not exist: {torch.cuda.device_count()} GPU(s) visible, from cuda:0",
+                           source="--device")
 
 
 def _position_limit(config) -> int | None:

@@ -22,7 +22,6 @@ registry of analyses.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,15 +102,14 @@ class Leaderboard:
 
 def read_json(path: str | Path) -> dict:
     """A result file (validated) or a reference file of quoted figures."""
-    from probing.results.io import read_result
+    from probing.results.io import read_result, read_result_text
+    from probing.results.schema import parse_json, validate_reference
 
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        data = None
-    if isinstance(data, dict) and "reference" in data:
-        return data
+    if path.is_file():
+        data = parse_json(read_result_text(path), source=str(path))
+        if isinstance(data, dict) and "reference" in data:
+            return validate_reference(data, source=str(path))
     return read_result(path)
 
 

@@ -131,7 +131,7 @@ def file_name(name: str) -> str:
     UTF-8 bytes, a leading dot as ``%2E``; a long result is cut and ends in a hash of the whole name."""
     text = "".join(char if char.isalnum() or char in FILE_NAME_KEEPS else
                    "_" if char == ":" else "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
-                   for char in str(name)) or "_"
+                   for char in str(name)) or "%"  # no other name gives a lone % (each is %XX)
     if text.startswith("."):
         text = "%2E" + text[1:]
     if len(text.encode("utf-8")) > FILE_NAME_BYTES:

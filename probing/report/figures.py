@@ -179,7 +179,8 @@ def mds_figure(result: dict, path) -> Path:
     """Section 6 of the paper: heads embedded by MDS, coloured by behaviour and by layer."""
     coords = np.asarray(result["heads"]["mds"], dtype=float)
     labels = [label for row in result["heads"]["behaviour"] for label in row]
-    num_layers, num_heads = result["model"]["num_layers"], result["model"]["num_heads"]
+    # heads per layer as the grids have them: one per layer for rollout, whatever the model's count
+    num_layers, num_heads = result["model"]["num_layers"], len(result["heads"]["behaviour"][0])
     layers = np.repeat(np.arange(1, num_layers + 1), num_heads)
     figure = new_figure(13, 6.4)
     axes = figure.subplots(1, 2)

@@ -15,7 +15,6 @@ line that names the file and the field.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import platform
 import subprocess
 from importlib import metadata
@@ -25,7 +24,7 @@ from probing.version import __version__
 from probing.atomic import write_json_atomic
 from probing.errors import ProbingError
 from probing.results.identity import model_identity as _identity_of_block
-from probing.results.schema import SCHEMA_VERSION, validate
+from probing.results.schema import MAX_RESULT_BYTES, SCHEMA_VERSION, parse_json, validate
 
 PACKAGES = ("torch", "transformers", "tokenizers", "numpy", "scikit-learn")
 """The packages whose versions every result records."""
@@ -126,6 +125,16 @@ def write_result(result: dict, path: str | Path, *, follow_symlinks: bool = Fals
     return write_json_atomic(result, path, follow_symlinks=follow_symlinks)
 
 
+def read_result_text(path: Path) -> str:
+    """The text of a result (or reference) file, refused in one line when it is too large or not UTF-8."""
+    if path.stat().st_size > MAX_RESULT_BYTES:
+        raise ProbingError(f"is larger than any result file ({MAX_RESULT_BYTES >> 30} GiB)", source=str(path))
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ProbingError("not a JSON result file (not UTF-8 text)", source=str(path)) from None
+
+
 def read_result(path: str | Path, *, analysis: str | tuple[str, ...] | None = None) -> dict:
     """Load and validate a result file; ``analysis`` names the kind(s) the caller can use."""
     path = Path(path)
@@ -133,13 +142,7 @@ def read_result(path: str | Path, *, analysis: str | tuple[str, ...] | None = No
         raise ProbingError("result file not found", source=str(path))
     if not path.is_file():
         raise ProbingError("is not a regular file", source=str(path))
-    try:
-        result = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise ProbingError("not a JSON result file (not UTF-8 text)", source=str(path)) from None
-    except json.JSONDecodeError as error:
-        raise ProbingError(f"not a JSON result file (line {error.lineno}: {error.msg})", source=str(path)) from None
-    result = validate(result, source=str(path))
+    result = validate(parse_json(read_result_text(path), source=str(path)), source=str(path))
     wanted = (analysis,) if isinstance(analysis, str) else analysis
     if wanted and result["analysis"] not in wanted:
         raise ProbingError(

@@ -24,10 +24,11 @@ probing.errors.ProbingError: r.json: analysis: missing (which analysis made this
 from __future__ import annotations
 
 import base64
+import json
 import math
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,6 +42,19 @@ READABLE_VERSIONS = ("1", "2")
 and ``model.fingerprint``; they are read as probe results."""
 
 ARRAY_ENCODING = "base64(zlib(little-endian C-order array))"
+
+MAX_ARRAY_AXES = 8
+MAX_ARRAY_NUMBERS = 1 << 31
+"""An encoded array's bounds, checked on its declared shape before a byte is inflated."""
+
+MAX_DEPTH = 64
+"""Deepest nesting of objects and lists a result may have (the schema's deepest is about 10)."""
+
+MAX_INTEGER = 2**63 - 1
+"""Largest magnitude of an integer in a result (counts, seeds, shapes): an int64."""
+
+MAX_RESULT_BYTES = 4 << 30
+"""Largest result file read."""
 
 
 # ---------------------------------------------------------------------------- value specs
@@ -66,6 +80,8 @@ class Shape:
 
     num_layers: int | None = None
     num_heads: int | None = None
+    arrays: list = field(default_factory=list, compare=False)
+    """(path, encoded array) of every array met: decoded only after the checks of their expected shapes."""
 
 
 def _found(value) -> str:
@@ -98,6 +114,57 @@ NUMBER = _Simple("a finite number", _is_number)
 SHARE = _Simple("a number between 0 and 1", lambda v: _is_number(v) and -1e-9 <= v <= 1 + 1e-9)
 SECONDS = _Simple("a number of seconds >= 0", lambda v: _is_number(v) and v >= 0)
 ANY = _Simple("any value", lambda v: True)
+SIGNED_SHARE = _Simple("a number between -1 and 1", lambda v: _is_number(v) and -1 - 1e-9 <= v <= 1 + 1e-9)
+LEVEL = _Simple("a coverage strictly between 0 and 1", lambda v: _is_number(v) and 0 < v < 1)
+
+
+class _OneOf(Spec):
+    def __init__(self, choices: tuple[str, ...]):
+        self.choices = choices
+        self.describe = " or ".join(choices)
+
+    def check(self, value, path, shape):
+        if value not in self.choices:
+            raise Invalid(path, f"expected {self.describe}, found {_found(value)}")
+
+
+DIRECTION = _OneOf(("dep_to_head", "head_to_dep"))
+
+
+class Index(Spec):
+    """A layer or head index from 0, below the model's count (``Shape``): a layer 99 of a 2-layer model is
+    refused here, not shown as head "100-2"."""
+
+    def __init__(self, axis: str):
+        self.axis = axis
+        self.describe = f"a {axis} index from 0"
+
+    def check(self, value, path, shape):
+        COUNT.check(value, path, shape)
+        bound = shape.num_layers if self.axis == "layer" else shape.num_heads
+        if bound is not None and value >= bound:
+            raise Invalid(path, f"{self.axis} {value} does not exist: the model has {bound} {self.axis}s (from 0)")
+
+
+LAYER, HEAD = Index("layer"), Index("head")
+
+
+class Interval(Spec):
+    """``[low, high]`` within ``[lowest, highest]``, low <= high; null where there was no bootstrap. (Whether it
+    holds the estimate is not checked: a percentile bootstrap interval of few replicates may leave it out.)"""
+
+    def __init__(self, lowest: float = 0.0, highest: float = 1.0):
+        self.lowest, self.highest = lowest, highest
+        self.describe = f"null or [low, high] within [{lowest:g}, {highest:g}]"
+
+    def check(self, value, path, shape):
+        if value is None:
+            return
+        ListOf(NUMBER, 2).check(value, path, shape)
+        low, high = value
+        if not self.lowest - 1e-9 <= low <= high <= self.highest + 1e-9:
+            raise Invalid(path, f"{_found(value)} is not an interval [low <= high] within "
+                                f"[{self.lowest:g}, {self.highest:g}]")
 
 
 class Nullable(Spec):
@@ -195,10 +262,18 @@ class Array(Spec):
             raise Invalid(f"{path}.shape", f"expected a list of sizes, found {_found(value['shape'])}")
         if self.rank is not None and len(value["shape"]) != self.rank:
             raise Invalid(f"{path}.shape", f"expected {self.rank} axes, found {len(value['shape'])}")
-        try:
-            decode_array(value)
-        except (ValueError, zlib.error, TypeError) as error:
-            raise Invalid(path, f"cannot be decoded ({error})") from None
+        if len(value["shape"]) > MAX_ARRAY_AXES or math.prod(value["shape"]) > MAX_ARRAY_NUMBERS:
+            raise Invalid(f"{path}.shape", f"{_found(value['shape'])} is larger than any result holds (at most "
+                                           f"{MAX_ARRAY_AXES} axes and {MAX_ARRAY_NUMBERS} numbers)")
+        shape.arrays.append((path, value))
+
+
+def decoded(encoded: dict, path: str) -> np.ndarray:
+    """:func:`decode_array`, its failure an :class:`Invalid` at ``path``."""
+    try:
+        return decode_array(encoded)
+    except (ValueError, zlib.error, TypeError) as error:
+        raise Invalid(path, f"cannot be decoded ({error})") from None
 
 
 # ---------------------------------------------------------------------------- arrays
@@ -229,10 +304,15 @@ def decode_array(encoded: dict) -> np.ndarray:
     if name not in _LAYOUT:
         raise ValueError(f"unknown dtype {name!r} (known: {', '.join(_LAYOUT)})")
     dtype = np.dtype(_LAYOUT[name])
-    raw = zlib.decompress(base64.b64decode(encoded["data"], validate=True))
-    size = int(np.prod(encoded["shape"], dtype=np.int64))
-    if len(raw) != size * dtype.itemsize:
-        raise ValueError(f"holds {len(raw) // dtype.itemsize} numbers, its shape {encoded['shape']} needs {size}")
+    size = math.prod(encoded["shape"])  # Python integers: a shape of 2**70 cannot overflow
+    if size > MAX_ARRAY_NUMBERS:
+        raise ValueError(f"its shape {encoded['shape']} needs {size} numbers, more than any result holds")
+    # Inflate no further than the shape needs: 3 MB of zeros must not become 3 GiB before the size check.
+    inflater = zlib.decompressobj()
+    raw = inflater.decompress(base64.b64decode(encoded["data"], validate=True), size * dtype.itemsize + 1)
+    if len(raw) != size * dtype.itemsize or inflater.unconsumed_tail:
+        found = "more" if len(raw) > size * dtype.itemsize or inflater.unconsumed_tail else len(raw) // dtype.itemsize
+        raise ValueError(f"holds {found} numbers, its shape {encoded['shape']} needs {size}")
     return np.frombuffer(raw, dtype=dtype).reshape(encoded["shape"])
 
 
@@ -331,9 +411,9 @@ COMMON = {
 BEST = Nullable(
     Obj(
         {
-            "layer": Field(COUNT, "from 0"),
-            "head": Field(COUNT, "from 0"),
-            "direction": Field(STR, "dep_to_head or head_to_dep"),
+            "layer": Field(LAYER, "from 0"),
+            "head": Field(HEAD, "from 0"),
+            "direction": Field(DIRECTION, "dep_to_head or head_to_dep"),
             "accuracy": Field(SHARE, "correct / total"),
         }
     )
@@ -366,6 +446,66 @@ BOOTSTRAP = Nullable(
     )
 )
 
+_CHOSEN_HEAD = {"layer": Field(LAYER, "from 0"), "head": Field(HEAD, "from 0"),
+                "direction": Field(DIRECTION, "dep_to_head or head_to_dep")}
+_HEAD_REPORT = Nullable(Obj({**_CHOSEN_HEAD, "accuracy": Field(SHARE, "correct / pairs here"),
+                             "interval": Field(Interval(), "bootstrap interval, or null")}))
+_SHARE_REPORT = Obj({"accuracy": Field(SHARE, "correct / pairs here"),
+                     "interval": Field(Interval(), "bootstrap interval, or null")})
+_DIFFERENCE = Obj({"value": Field(SIGNED_SHARE, "head minus baseline accuracy"),
+                   "interval": Field(Interval(-1.0, 1.0), "paired bootstrap interval, or null"),
+                   "p_not_better": Field(Nullable(SHARE), "share of replicates where the head is not better")})
+_PROBE_REPORT = Obj({
+    "head": Field(_HEAD_REPORT, "the chosen head's accuracy here, or null"),
+    "baseline": Field(Nullable(Obj({"offset": Field(INT, "signed"), **_SHARE_REPORT.fields})),
+                      "the chosen offset's accuracy here, or null"),
+    "difference": Field(Nullable(_DIFFERENCE), "head minus baseline, or null"),
+})
+_SELECT_ON_MODEL = Obj({"fingerprint": Field(Nullable(STR), "the model chosen with")})
+
+PROBE_HELDOUT = Obj({
+    "level": Field(LEVEL, "coverage of the intervals"),
+    "replicates": Field(COUNT, "bootstrap replicates (0: no intervals)"),
+    "seed": Field(Nullable(INT), "seed of the replicates"),
+    "select_on": Field(Obj({"treebank": Field(Obj({"path": Field(STR, ""), "sha256": Field(STR, "")}),
+                                              "the DEV treebank"),
+                            "model": Field(_SELECT_ON_MODEL, "the DEV run's model")}), "the DEV run chosen on"),
+    "report_on": Field(Obj({"path": Field(STR, ""), "sha256": Field(STR, "")}), "this result's treebank"),
+    "relations": Field(MapOf(Obj({
+        "pairs": Field(COUNT, "pairs of the relation here"),
+        "dev": Field(Obj({"pairs": Field(COUNT, "pairs on DEV"),
+                          "head": Field(Nullable(Obj({**_CHOSEN_HEAD, "accuracy": Field(SHARE, "on DEV"),
+                                                      "ties": Field(COUNT, "heads tied on DEV")})), "or null"),
+                          "baseline": Field(Nullable(Obj({"offset": Field(INT, "signed"),
+                                                          "accuracy": Field(SHARE, "on DEV"),
+                                                          "ties": Field(COUNT, "offsets tied")})), "or null")}),
+                     "what DEV chose"),
+        "heldout": Field(_PROBE_REPORT, "DEV's choice measured here"),
+        "in_sample": Field(_PROBE_REPORT, "this treebank's own best, for comparison"),
+    }), "relation"), "per relation: the DEV choice, its held-out and in-sample numbers"),
+})
+
+_COREF_CHOICE = Nullable(Obj({**_CHOSEN_HEAD, "accuracy": Field(SHARE, "on the mentions chosen on"),
+                              "mentions": Field(COUNT, "scored mentions chosen on"),
+                              "ties": Field(COUNT, "heads tied")}))
+_COREF_TYPE_REPORT = Obj({
+    "mentions": Field(COUNT, "scored mentions of the type"),
+    "head": Field(_HEAD_REPORT, "the chosen head's accuracy, or null"),
+    "baselines": Field(MapOf(Nullable(_SHARE_REPORT), "baseline"), "each baseline's accuracy, or null"),
+    "difference": Field(MapOf(_DIFFERENCE, "baseline"), "head minus each baseline"),
+})
+COREF_REPORT = {
+    "level": Field(LEVEL, "coverage of the intervals"),
+    "types": Field(MapOf(_COREF_TYPE_REPORT, "type"), "per mention type"),
+}
+COREF_HELDOUT = Obj({
+    **COREF_REPORT,
+    "replicates": Field(COUNT, "bootstrap replicates (0: no intervals)"),
+    "select_on": Field(Obj({"input": Field(Obj({"path": Field(STR, ""), "sha256": Field(STR, "")}), "DEV"),
+                            "model": Field(_SELECT_ON_MODEL, "the DEV run's model")}), "the DEV run chosen on"),
+    "dev": Field(_COREF_CHOICE, "the head chosen on DEV's all-mentions accuracy, or null"),
+})
+
 COREF_TYPES = ("all", "pronoun", "proper", "nominal")
 """The mention types of a coref result (``all`` first); probing.analyses.coref.report.TYPE_AXIS."""
 
@@ -387,7 +527,8 @@ COREF = Obj(
         "sieves": Field(MapOf(MapOf(COUNT, "sieve"), "type"), "per type, how often each sieve decided the rule-based "
                                                               "choice"),
         "best": Field(MapOf(BEST, "type"), "each type's own most accurate head, in-sample"),
-        "in_sample": Field(Obj({}), "the head chosen on these counts' all-mentions accuracy, reported by type"),
+        "in_sample": Field(Obj({**COREF_REPORT, "choice": Field(_COREF_CHOICE, "the head chosen, or null")}),
+                           "the head chosen on these counts' all-mentions accuracy, reported by type"),
         "bootstrap": Field(Nullable(Obj({"replicates": Field(COUNT, "Poisson replicates over windows"),
                                          "seed": Field(INT, "seed of the per-window weights")})),
                            "replicate counts are in state (boot_scored, boot_heads, boot_baselines), or null"),
@@ -553,7 +694,8 @@ PAYLOADS: dict[str, dict[str, Field]] = {
         ),
         "relations": Field(MapOf(RELATION, "relation"), "per relation: counts of every head and offset"),
         "bootstrap": Field(BOOTSTRAP, "replicate counts for intervals, or null (--bootstrap 0)"),
-        "heldout": Field(Obj({}), "choice on a selection treebank, reported here with intervals", required=False),
+        "heldout": Field(PROBE_HELDOUT, "choice on a selection treebank, reported here with intervals",
+                         required=False),
     },
     "surface": {"surface": Field(Obj({}), "per-head shares and entropies (derived from state)"), "state": STATE},
     "heads": {"heads": Field(Obj({}), "divergences, MDS map, behaviours (derived from state)"), "state": STATE},
@@ -573,8 +715,8 @@ PAYLOADS: dict[str, dict[str, Field]] = {
     "coref": {
         "coref": Field(COREF, "antecedent counts per head, direction and mention type, and the baselines'"),
         "state": STATE,
-        "heldout": Field(Obj({}), "head chosen on a DEV treebank by all-mentions accuracy, reported here by type "
-                                  "with intervals", required=False),
+        "heldout": Field(COREF_HELDOUT, "head chosen on a DEV treebank by all-mentions accuracy, reported here by "
+                                        "type with intervals", required=False),
     },
     "noop": {"noop": Field(NOOP, "shares of attention to special tokens and punctuation from each relation's "
                                  "dependents and from other words (derived from state)"), "state": STATE},
@@ -619,6 +761,15 @@ def _probe_counts_within_totals(result: dict) -> None:
             if count > total:
                 raise Invalid(f"relations.{name}.reachable.{direction}", f"{count} of {total} pairs")
     _probe_bootstrap_shapes(result)
+    heldout = result.get("heldout")
+    if heldout:
+        if list(heldout["relations"]) != list(result["relations"]):
+            raise Invalid("heldout.relations", f"has relations {_found(list(heldout['relations']))}, the result "
+                                               f"{_found(list(result['relations']))}")
+        for name, entry in heldout["relations"].items():
+            if entry["pairs"] != result["relations"][name]["total"]:
+                raise Invalid(f"heldout.relations.{name}.pairs",
+                              f"{entry['pairs']}, but relations.{name}.total is {result['relations'][name]['total']}")
 
 
 def _probe_bootstrap_shapes(result: dict) -> None:
@@ -638,7 +789,7 @@ def _probe_bootstrap_shapes(result: dict) -> None:
         found = boot["arrays"][name]["shape"]
         if len(found) != len(shape) or any(want is not None and want != got for want, got in zip(shape, found)):
             raise Invalid(f"bootstrap.arrays.{name}.shape", f"is {found}, expected {[s if s else 'O' for s in shape]}")
-        if decode_array(boot["arrays"][name]).min(initial=0) < 0:
+        if decoded(boot["arrays"][name], f"bootstrap.arrays.{name}").min(initial=0) < 0:
             raise Invalid(f"bootstrap.arrays.{name}", "holds a negative count")
 
 
@@ -707,11 +858,15 @@ def _coref_counts_within_totals(result: dict) -> None:
         decided = sum(coref["sieves"][name].values())
         if decided != scored:
             raise Invalid(f"coref.sieves.{name}", f"decide {decided} mentions, not the {scored} scored")
+    for block, report in (("coref.in_sample", coref["in_sample"]), ("heldout", result.get("heldout"))):
+        if report and sorted(report["types"]) != sorted(COREF_TYPES):
+            raise Invalid(f"{block}.types", f"has types {sorted(report['types'])}, expected {list(COREF_TYPES)}")
     boot = coref.get("bootstrap")
     state = result["state"]
     model = result["model"]
     types, kinds = len(COREF_TYPES), len(coref["baseline_names"])
-    expected = {"scored": [types], "heads": [types, 2, model["num_layers"], model["num_heads"]],
+    heads = 1 if result["config"].get("attention") == "rollout" else model["num_heads"]  # rollout: one per layer
+    expected = {"scored": [types], "heads": [types, 2, model["num_layers"], heads],
                 "baselines": [types, kinds]}
     if boot:
         expected.update({f"boot_{name}": [boot["replicates"], *shape] for name, shape in list(expected.items())})
@@ -720,7 +875,7 @@ def _coref_counts_within_totals(result: dict) -> None:
             raise Invalid(f"state.{name}", "missing")
         if state[name]["shape"] != shape:
             raise Invalid(f"state.{name}.shape", f"is {state[name]['shape']}, expected {shape}")
-    if int(decode_array(state["scored"])[0]) != coref["scored"]["all"]:
+    if int(decoded(state["scored"], "state.scored")[0]) != coref["scored"]["all"]:
         raise Invalid("state.scored", "disagrees with coref.scored")
 
 
@@ -751,6 +906,54 @@ def upgrade(result: dict) -> dict:
     return upgraded
 
 
+class _NotANumber(ValueError):
+    pass
+
+
+def _refuse_constant(name: str):
+    raise _NotANumber(name)
+
+
+def parse_json(text: str, *, source: str) -> object:
+    """JSON text as Python values, with the bounds every reader needs before it looks inside: no ``NaN`` or
+    ``Infinity`` (not JSON, and no count or accuracy is one), no integer of more digits than Python reads, no
+    nesting deeper than Python's parser survives. What :func:`validate` checks comes next.
+
+    >>> parse_json('{"accuracy": NaN}', source="r.json")
+    Traceback (most recent call last):
+    probing.errors.ProbingError: r.json: not a JSON result file (it holds NaN, which is not a number a result may hold)
+    """
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except _NotANumber as error:
+        problem = f"it holds {error}, which is not a number a result may hold"
+    except json.JSONDecodeError as error:
+        problem = f"line {error.lineno}: {error.msg}"
+    except RecursionError:
+        problem = f"nested deeper than a result can be (at most {MAX_DEPTH} levels)"
+    except ValueError as error:  # Python's limit on the digits of an integer (4300)
+        problem = f"a number is too long to read ({str(error).split(';')[0]})"
+    raise ProbingError(f"not a JSON result file ({problem})", source=source) from None
+
+
+def check_bounds(value: object) -> None:
+    """Every value of a result within bounds, whatever block it is in (declared or not): nesting at most
+    :data:`MAX_DEPTH`, integers within int64, floats finite. Iterative, so a deep file cannot exhaust the stack."""
+    pending = [(value, "", 0)]
+    while pending:
+        item, path, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise Invalid(path or "(top level)", f"nested deeper than a result can be (at most {MAX_DEPTH} levels)")
+        if isinstance(item, dict):
+            pending += [(child, f"{path}.{key}" if path else str(key), depth + 1) for key, child in item.items()]
+        elif isinstance(item, list):
+            pending += [(child, f"{path}[{index}]", depth + 1) for index, child in enumerate(item)]
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise Invalid(path, f"{item} is not a number a result may hold")
+        elif _is_int(item) and abs(item) > MAX_INTEGER:
+            raise Invalid(path, f"{_found(item)} is larger than any number a result holds")
+
+
 def validate(result: object, *, source: str | None = None) -> dict:
     """Check a result object against this schema; return it (version-1 files upgraded).
 
@@ -759,6 +962,7 @@ def validate(result: object, *, source: str | None = None) -> dict:
     try:
         if not isinstance(result, dict):
             raise Invalid("(top level)", f"expected a JSON object, found {type(result).__name__}")
+        check_bounds(result)
         version = result.get("schema_version")
         if version not in READABLE_VERSIONS:
             if isinstance(version, str) and version.isdigit() and int(version) > int(SCHEMA_VERSION):
@@ -777,8 +981,10 @@ def validate(result: object, *, source: str | None = None) -> dict:
             rollout = isinstance(result.get("config"), dict) and result["config"].get("attention") == "rollout"
             shape = Shape(model["num_layers"], 1 if rollout else model["num_heads"])
         Obj({**COMMON, **payload}).check(result, "", shape)
-        for check in checks:
+        for check in checks:  # the shapes an analysis expects, before any array is inflated
             check(result)
+        for path, encoded in shape.arrays:
+            decoded(encoded, path)
     except Invalid as error:
         raise ProbingError(str(error), source=source) from None
     return result
@@ -793,6 +999,46 @@ def _payload_of(analysis) -> tuple[Mapping[str, Field], list[ConsistencyCheck]]:
         raise Invalid("analysis", f"expected one of {', '.join(registry.names())}, found {_found(analysis)}")
     record = registry[analysis]
     return record.load("payload"), [*_CHECKS.get(analysis, []), *record.load_checks()]
+
+
+REFERENCE = Obj({
+    "reference": Field(Obj({
+        "model": Field(STR, "the model the paper measured"),
+        "short_citation": Field(STR, "what the table's rows say: Clark et al. 2019, Table 1"),
+        "citation": Field(STR, "the full citation, in the table's notes"),
+        "treebank": Field(STR, "the data the figures are on"),
+        "selection": Field(STR, "in-sample or held-out", required=False),
+        "note": Field(STR, "what differs from this tool's numbers", required=False),
+        "analysis": Field(_OneOf(("probe",)), "the table the figures join (only probe's take references)",
+                          required=False),
+        "relations": Field(MapOf(Obj({
+            "layer": Field(COUNT, "from 0", required=False),
+            "head": Field(COUNT, "from 0", required=False),
+            "direction": Field(DIRECTION, "dep_to_head or head_to_dep", required=False),
+            "accuracy": Field(SHARE, "as a share (0.868), not a percentage"),
+            "baseline": Field(Obj({"offset": Field(INT, "signed"), "accuracy": Field(SHARE, "as a share")}),
+                              "the best offset's figure", required=False),
+        }), "relation"), "per relation, the figures quoted"),
+    }), "figures quoted from a paper (leaderboard --reference)"),
+})
+"""A reference file of quoted figures: ``leaderboard --reference FILE`` validates it like a result."""
+
+
+def validate_reference(data: object, *, source: str | None = None) -> dict:
+    """Check a reference file's figures; return them.
+
+    >>> validate_reference({"reference": {"model": "BERT"}}, source="ref.json")
+    Traceback (most recent call last):
+    probing.errors.ProbingError: ref.json: reference.short_citation: missing (what the table's rows say: Clark et al. 2019, Table 1)
+    """
+    try:
+        if not isinstance(data, dict):
+            raise Invalid("(top level)", f"expected a JSON object, found {type(data).__name__}")
+        check_bounds(data)
+        REFERENCE.check(data, "", Shape())
+    except Invalid as error:
+        raise ProbingError(str(error), source=source) from None
+    return data
 
 
 # ---------------------------------------------------------------------------- documentation
@@ -820,7 +1066,33 @@ def markdown() -> str:
     lines += ["", "### `relations.NAME` (probe)", ""] + _table(RELATION.fields)
     for name, block in (("trees", TREES), ("selection", SELECTION), ("heldout", TREES_HELDOUT)):
         lines += ["", f"### `{name}` (trees)", ""] + _table(block.fields)
+    lines += ["", "### `heldout` (probe)", ""] + _table(PROBE_HELDOUT.fields)
+    lines += ["", "### `heldout` (coref)", ""] + _table(COREF_HELDOUT.fields)
+    lines += ["", "## Reference files (`leaderboard --reference`)", ""] + _table(REFERENCE.fields["reference"].spec.fields)
     lines += ["", f"Arrays are stored as `{ARRAY_ENCODING}` with their `shape` and `dtype`.", ""]
+    lines += [
+        "## What is validated",
+        "",
+        "Every result is checked when it is written and whenever any command reads it (leaderboard, plot, merge,",
+        "transfer, explore, `heads --probe`, `score`/`trees`/`coref --select-on`), and reference files the same way,",
+        "before a number is used, an array inflated or a table built. A file that fails is one line naming the file",
+        "and the field, exit status 2. Beyond the tables above:",
+        "",
+        "- the JSON itself: no `NaN` or `Infinity`, no integer of more than 4300 digits or beyond int64, nesting at",
+        f"  most {MAX_DEPTH} levels, at most {MAX_RESULT_BYTES >> 30} GiB;",
+        "- accuracies and shares between 0 and 1 (they are shares in files; tables show percentages), differences",
+        "  between -1 and 1, coverage levels strictly between 0 and 1;",
+        "- intervals are `[low, high]` with low <= high, within those bounds (whether an interval holds its estimate",
+        "  is not checked: a percentile bootstrap interval of few replicates may leave it out);",
+        "- layer and head indices of chosen heads (in-sample and held-out) exist in the model the result records",
+        "  (rollout results: one head per layer); [layer][head] grids have the model's shape;",
+        "- counts are integers >= 0 and at most their totals; a held-out block has the result's relations (coref:",
+        "  its mention types) and their pair counts;",
+        f"- encoded arrays: at most {MAX_ARRAY_AXES} axes and {MAX_ARRAY_NUMBERS} numbers by their declared shape,",
+        "  the shape an analysis expects (bootstrap replicates, coref state) checked before any byte is inflated, and",
+        "  inflated no further than the shape needs.",
+        "",
+    ]
     return "\n".join(lines)
 
 

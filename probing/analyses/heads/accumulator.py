@@ -246,10 +246,13 @@ def probe_marks(probe: dict, num_layers: int, num_heads: int) -> list[dict]:
     from probing.errors import ProbingError
 
     model = probe.get("model", {})
-    if (model.get("num_layers"), model.get("num_heads")) != (num_layers, num_heads):
+    reading = probe.get("config", {}).get("attention", "weights")
+    # the probe's grids: one "head" per layer when it read rollout, like this run's when it does
+    probe_heads = 1 if reading == "rollout" else model.get("num_heads")
+    if (model.get("num_layers"), probe_heads) != (num_layers, num_heads):
         raise ProbingError(
-            f"the probe result is for a {model.get('num_layers')}x{model.get('num_heads')} model, "
-            f"this one is {num_layers}x{num_heads}",
+            f"the probe result has {model.get('num_layers')}x{probe_heads} heads ({reading}), "
+            f"this run reads {num_layers}x{num_heads}",
             source="--probe",
         )
     marks = []
