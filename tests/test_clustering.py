@@ -152,7 +152,7 @@ def test_planted_heads_are_labelled_as_planted():
 def test_probe_marks_need_a_probe_of_the_same_shape():
     probe = {"model": {"num_layers": 2, "num_heads": 4}, "relations": {"det": {"best": {"layer": 1, "head": 3, "accuracy": 0.5}}, "x": {"best": None}}}
     assert probe_marks(probe, 2, 4) == [{"relation": "det", "layer": 1, "head": 3, "accuracy": 0.5}]
-    with pytest.raises(ProbingError, match="2x4 model"):
+    with pytest.raises(ProbingError, match="has 2x4 heads"):
         probe_marks(probe, 6, 12)
 
 
