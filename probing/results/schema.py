@@ -339,6 +339,18 @@ BEST = Nullable(
     )
 )
 
+CAUSAL = Obj(
+    {
+        "heads": Field(Grid(), "correct counts of every head in the causal direction, [layer][head] from 0: the "
+                               "later word of a pair attends most, among earlier words, to the earlier one"),
+        "best": Field(BEST, "the most accurate head in the causal direction (ties: lower layer, lower head); "
+                            "direction 'causal'"),
+        "head_first": Field(COUNT, "pairs whose head precedes the dependent (what dep_to_head can reach; "
+                                   "head_to_dep reaches the others)"),
+    },
+    "the causal direction of a decoder",
+)
+
 RELATION = Obj(
     {
         "total": Field(COUNT, "(dependent, head) pairs scored"),
@@ -351,6 +363,8 @@ RELATION = Obj(
         "reachable": Field(MapOf(COUNT, "direction"), "pairs each direction can get right at all (causal stacks see "
                                                       "one side)", required=False),
         "best_reachable": Field(BEST, "the best head by accuracy over reachable pairs", required=False),
+        "causal": Field(CAUSAL, "decoders only: the causal direction (each pair scored by its later word)",
+                        required=False),
     }
 )
 
@@ -361,7 +375,8 @@ BOOTSTRAP = Nullable(
             "seed": Field(INT, "seed of the per-sentence weights"),
             "method": Field(STR, "'poisson'"),
             "arrays": Field(MapOf(Array(), "array"), "replicate counts (boot_total [B, R], boot_heads [B, R, 2, L, H], "
-                                                     "boot_baselines [B, R, O])"),
+                                                     "boot_baselines [B, R, O]; decoders also boot_causal "
+                                                     "[B, R, L, H])"),
         }
     )
 )
@@ -618,6 +633,17 @@ def _probe_counts_within_totals(result: dict) -> None:
         for direction, count in (entry.get("reachable") or {}).items():
             if count > total:
                 raise Invalid(f"relations.{name}.reachable.{direction}", f"{count} of {total} pairs")
+        causal = entry.get("causal")
+        if causal is not None:
+            if not result["model"].get("is_causal"):
+                raise Invalid(f"relations.{name}.causal", "present for a model that is not causal")
+            if causal["head_first"] > total:
+                raise Invalid(f"relations.{name}.causal.head_first", f"{causal['head_first']} of {total} pairs")
+            for layer, row in enumerate(causal["heads"]):
+                for head, count in enumerate(row):
+                    if count > total:
+                        raise Invalid(f"relations.{name}.causal.heads[{layer}][{head}]",
+                                      f"{count} correct of {total} pairs")
     _probe_bootstrap_shapes(result)
 
 
@@ -632,6 +658,8 @@ def _probe_bootstrap_shapes(result: dict) -> None:
                        1 if result["config"].get("attention") == "rollout" else model["num_heads"]],
         "boot_baselines": [boot["replicates"], relations, len(result["config"].get("offsets", [])) or None],
     }
+    if "boot_causal" in boot["arrays"]:
+        expected["boot_causal"] = expected["boot_heads"][:2] + expected["boot_heads"][3:]
     for name, shape in expected.items():
         if name not in boot["arrays"]:
             raise Invalid(f"bootstrap.arrays.{name}", "missing")
@@ -808,6 +836,7 @@ def markdown() -> str:
     for analysis, fields in PAYLOADS.items():
         lines += ["", f"## Payload of `{analysis}`", ""] + _table(fields)
     lines += ["", "### `relations.NAME` (probe)", ""] + _table(RELATION.fields)
+    lines += ["", "### `relations.NAME.causal` (probe, decoders)", ""] + _table(CAUSAL.fields)
     for name, block in (("trees", TREES), ("selection", SELECTION), ("heldout", TREES_HELDOUT)):
         lines += ["", f"### `{name}` (trees)", ""] + _table(block.fields)
     lines += ["", f"Arrays are stored as `{ARRAY_ENCODING}` with their `shape` and `dtype`.", ""]

@@ -101,6 +101,7 @@ def head_vs_baseline(
 def bootstrap_arrays(result: dict) -> dict[str, np.ndarray] | None:
     """The replicate counts of a result file as numpy arrays (no torch); None without a bootstrap.
 
+    A decoder's result also has ``boot_causal`` [B, R, L, H] (the causal direction).
     Mirrors ``probing.results.io.encode_bootstrap``: base64 of zlib-compressed
     little-endian int64 in C order, beside its shape.
     """
@@ -108,7 +109,7 @@ def bootstrap_arrays(result: dict) -> dict[str, np.ndarray] | None:
     if not boot:
         return None
     arrays = {}
-    for name in BOOTSTRAP_ARRAYS:
+    for name in BOOTSTRAP_ARRAYS + tuple(name for name in ("boot_causal",) if name in boot["arrays"]):
         encoded = boot["arrays"][name]
         raw = zlib.decompress(base64.b64decode(encoded["data"]))
         arrays[name] = np.frombuffer(raw, dtype="<i8").reshape(encoded["shape"])
