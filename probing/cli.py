@@ -38,6 +38,7 @@ COMMANDS = {
     "coref": "heads that find a mention's antecedent, by mention type, against three baselines (Clark et al. sec. 4.3)",
     "compare": "per-head cosine similarity of two checkpoints' attention maps (Kovaleva et al. 2019)",
     "ablate": "disable heads (uniform attention) and measure the change in a metric (Kovaleva et al. 2019)",
+    "pairs": "a causal LM on BLiMP's minimal pairs: accuracy per paradigm, per field and overall, with intervals",
     "report": "surface, heads, gradients and the probe on the same sentences: one folder with a Markdown summary",
     "explore": "one self-contained HTML page: heatmaps, sentence views of any head, the no-op test, the tables",
     "data": "fetch public UD treebanks into the local cache",

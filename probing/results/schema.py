@@ -315,7 +315,7 @@ CONFIG = Obj(
 COMMON = {
     "schema_version": Field(STR, f"'{SCHEMA_VERSION}'; readers refuse newer versions"),
     "analysis": Field(STR, "which analysis made this file (probe, surface, heads, patterns, compare, ablation, "
-                           "gradients, trees, coref, noop)"),
+                           "gradients, trees, coref, noop, pairs)"),
     "tool": Field(TOOL, "the program that wrote the file"),
     "model": Field(MODEL, "the checkpoint, identified by its fingerprint"),
     "input": Field(INPUT, "the text the model read, identified by its sha256"),
@@ -349,6 +349,41 @@ CAUSAL = Obj(
                                    "head_to_dep reaches the others)"),
     },
     "the causal direction of a decoder",
+)
+
+INTERVAL = Nullable(ListOf(SHARE, 2))
+
+PAIRS_PARADIGM = Obj(
+    {
+        "field": Field(STR, "BLiMP's field (syntax, morphology, semantics, syntax_semantics, ...)"),
+        "pairs": Field(COUNT, "pairs scored (the first --limit of the file, in file order)"),
+        "accuracy": Field(SHARE, "share of pairs with log p(good) > log p(bad); a tie is wrong"),
+        "interval": Field(INTERVAL, "95% percentile bootstrap interval over pairs, or null (--bootstrap 0)"),
+        "right": Field(ListOf(BOOL), "each pair, in file order: right or not"),
+        "log_p_good": Field(ListOf(NUMBER), "each pair's log p(grammatical sentence), natural log"),
+        "log_p_bad": Field(ListOf(NUMBER), "each pair's log p(ungrammatical sentence)"),
+    }
+)
+
+PAIRS_SUMMARY = Obj(
+    {
+        "paradigms": Field(COUNT, "paradigms in it"),
+        "pairs": Field(COUNT, "pairs in it"),
+        "accuracy": Field(Nullable(SHARE), "a field's: share right over its pairs; overall: the mean of the "
+                                           "paradigm accuracies (BLiMP's convention)"),
+        "interval": Field(INTERVAL, "95% percentile bootstrap interval (pairs resampled within each paradigm)"),
+    }
+)
+
+PAIRS = Obj(
+    {
+        "overall": Field(PAIRS_SUMMARY, "the mean of the paradigm accuracies"),
+        "fields": Field(MapOf(PAIRS_SUMMARY, "field"), "per BLiMP field"),
+        "paradigms": Field(MapOf(PAIRS_PARADIGM, "UID"), "per paradigm"),
+        "bootstrap": Field(Obj({"replicates": Field(COUNT, "0: no intervals"), "seed": Field(INT, ""),
+                                "level": Field(SHARE, "")}), "how the intervals were drawn"),
+        "context_token": Field(STR, "the one token before every sentence (BOS, else EOS)"),
+    }
 )
 
 RELATION = Obj(
@@ -591,6 +626,8 @@ PAYLOADS: dict[str, dict[str, Field]] = {
         "heldout": Field(Obj({}), "head chosen on a DEV treebank by all-mentions accuracy, reported here by type "
                                   "with intervals", required=False),
     },
+    "pairs": {"pairs": Field(PAIRS, "minimal pairs (BLiMP): accuracy per paradigm, per field and overall, "
+                                    "each pair's log-probabilities")},
     "noop": {"noop": Field(NOOP, "shares of attention to special tokens and punctuation from each relation's "
                                  "dependents and from other words (derived from state)"), "state": STATE},
 }
