@@ -151,3 +151,29 @@ def test_smollm2_on_two_paradigms_equals_the_reference():
     from probing.results.schema import validate
 
     validate(result)
+
+
+def test_the_blimp_board_quotes_the_published_figures_and_no_masked_lm():
+    from probing.analyses.pairs.report import PUBLISHED, leaderboard_table
+
+    pairs = [MinimalPair("a", "syntax", "", "")] * 2
+    block = accuracies(pairs, [-1.0, -3.0], [-2.0, -2.0], bootstrap=0)
+    result = {"analysis": "pairs", "model": {"name": "m", "name_or_path": "m", "architecture": "x"},
+              "config": {"limit": 2}, "pairs": block}
+    table = leaderboard_table([result])
+    quoted = {row.model: row.cells["overall"].accuracy for row in table.rows if row.kind == "reference"}
+    assert quoted == {f"{name} [W20]": value for name, value in PUBLISHED.items()}
+    assert table.rows[0].cells["overall"].accuracy == 0.5 and "first 2 pairs" in table.rows[0].treebank
+
+
+def test_the_committed_blimp_board_comes_out_byte_for_byte():
+    from probing.report.board import leaderboard_from_files
+    from probing.report.renderers import render
+
+    folder = Path(__file__).resolve().parents[1] / "leaderboards" / "blimp"
+    results = sorted(str(path) for path in (folder / "results").glob("*.json"))
+    if not results:
+        pytest.skip("no committed BLiMP results")
+    board = leaderboard_from_files(results)
+    for fmt, suffix in (("md", "md"), ("csv", "csv"), ("json", "json")):
+        assert render(board, fmt) == (folder / f"blimp.{suffix}").read_text(encoding="utf-8")

@@ -126,13 +126,13 @@ def read_paradigm(path: Path, uid: str, limit: int | None = None) -> list[Minima
 
 
 def read_pairs(paradigms, folder: str | None = None, limit: int | None = None) -> tuple[list[MinimalPair], dict]:
-    """Every pair of ``paradigms`` (first ``limit`` of each) and an ``input`` description: the folder read and
+    """Every pair of ``paradigms`` (first ``limit`` of each) and an ``input`` description: BLiMP at its pinned
+    commit (every file was checked by sha256, so where it was read from decides nothing and is not recorded) and
     one sha256 over the files' own sha256s, so that a result names exactly the text it scored."""
-    pairs, digests, where = [], [], None
+    pairs, digests = [], []
     for uid in paradigms:
         path = paradigm_file(uid, folder)
-        where = str(path.parent)
         pairs += read_paradigm(path, uid, limit)
         digests.append(f"{PINS[uid]}  {uid}.jsonl")
     combined = hashlib.sha256("\n".join(digests).encode()).hexdigest()
-    return pairs, {"path": where, "sha256": combined, "kind": "minimal_pairs", "commit": COMMIT}
+    return pairs, {"path": f"blimp@{COMMIT[:7]}", "sha256": combined, "kind": "minimal_pairs", "commit": COMMIT}

@@ -1,1 +1,10 @@
 """Minimal pairs (BLiMP): a causal LM's sentence log-probabilities and its accuracy per paradigm, field and overall."""
+
+from probing.plugins import Analysis, register
+
+register(Analysis(
+    name="pairs",
+    accumulator="probing.analyses.pairs.report:PairsAccumulator",
+    payload="probing.results.schema:PAYLOADS.pairs",
+    tables="probing.analyses.pairs.report:leaderboard_tables",
+))
