@@ -3,7 +3,7 @@
 # examples/train_tiny_mlm.py --figure makes, see docs/training.md) and the numbers the docs quote:
 #
 #   bash docs/make_figures.sh                   # every part, one after the other
-#   ONLY=analyses bash docs/make_figures.sh     # one part: analyses, dark-secrets, decoder, explore or readings
+#   ONLY=analyses bash docs/make_figures.sh     # one part: analyses, dark-secrets, decoder, causal, explore or readings
 #   LIMIT=300 ONLY=explore bash docs/make_figures.sh   # explore on the first 300 sentences only (a quick look)
 #
 # Parts (all on UD English-EWT dev, all-MiniLM-L6-v2 and all-mpnet-base-v2, on CPU):
@@ -17,6 +17,10 @@
 #                 SmolLM2-135M-Instruct, --each-layer on 200 sentences and --each-head on 64, `probing gradients`
 #                 on 100, and its probe on all of dev (are the heads whose removal matters the syntactic ones?);
 #                 numbers in build/docs/decoder.md
+#   causal        docs/dark-secrets.md, "Decoders: the direction they can read": `probing score` of
+#                 SmolLM2-135M-Instruct chosen on the first 100 sentences of en_ewt dev, reported on the first 100
+#                 of test, nsubj obj amod det all, classic and causal directions; its tables in build/docs/causal.txt
+#                 (the BLiMP figures of that section come from ONLY=blimp bash leaderboards/make.sh)
 #   explore       docs/explore.md: `probing explore` of each model (the no-op tables it prints are in
 #                 build/docs/explore/NAME-noop.txt), a 1280 px screenshot of each page, and the det head's views;
 #                 EXPLORE_MODELS="all-MiniLM-L6-v2 all-mpnet-base-v2 SmolLM2-135M-Instruct" adds SmolLM2's table
@@ -143,6 +147,13 @@ part_decoder() {  # a causal LM's own loss as the metric of head disabling, and 
   numbers decoder "$out" | tee "$build/decoder.md"
 }
 
+part_causal() {  # a decoder's classic and causal directions, held out, on a stated slice of en_ewt
+  link SmolLM2-135M-Instruct
+  probing score --model .cache/models/SmolLM2-135M-Instruct --treebank en_ewt --limit 100 \
+    --relations nsubj obj amod det all --bootstrap 500 --seed 0 --quiet --output "$build/causal.json" \
+    | tee "$build/causal.txt"
+}
+
 part_explore() {
   local out="$build/explore" name model profile limit=()
   if [ -n "${LIMIT:-}" ]; then limit=(--limit "$LIMIT"); fi
@@ -181,7 +192,7 @@ part_readings() {  # each model's surface statistics under the three readings, s
   done
 }
 
-for part in analyses dark-secrets decoder explore readings; do
+for part in analyses dark-secrets decoder causal explore readings; do
   if wanted "$part"; then timed "$part"; fi
 done
 echo "figures in $figures, numbers and results in $build" >&2

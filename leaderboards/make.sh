@@ -4,7 +4,8 @@
 #   bash leaderboards/make.sh                 # score every model on every treebank, then tables and plots
 #   SKIP_SCORING=1 bash leaderboards/make.sh  # only tables and plots, from the committed results
 #   SKIP_TABLES=1 bash leaderboards/make.sh   # only the runs (when several subsets run one after another)
-#   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, noop, atlas, atlas-trees
+#   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, noop, atlas, atlas-trees,
+#                                             # blimp
 #   MODELS=all-MiniLM-L6-v2 INITS=pretrained TREEBANKS=en_ewt ONLY=trees bash leaderboards/make.sh  # a subset
 #
 # Checkpoints are read from $PROBING_MODELS/<folder> (all-MiniLM-L6-v2, all-mpnet-base-v2,
@@ -149,6 +150,27 @@ if [ -z "${SKIP_SCORING:-}" ] && { wanted atlas || wanted atlas-trees; }; then
   done
 fi
 
+# BLiMP's minimal pairs (docs/minimal-pairs.md) for the intact decoders: the first $BLIMP_LIMIT pairs of each of the
+# 67 paradigms (10 by default: on two shared CPU cores SmolLM2 scores about 4 sentences a second, gemma-3-270m
+# about 2, so the full 67,000 pairs are out of reach here; empty BLIMP_LIMIT scores them all). The pairs are read
+# from $PROBING_BLIMP, else downloaded and checked by sha256.
+blimp_models=(${BLIMP_MODELS:-SmolLM2-135M-Instruct gemma-3-270m})
+blimp_limit="${BLIMP_LIMIT-10}"
+if [ -z "${SKIP_SCORING:-}" ] && wanted blimp; then
+  mkdir -p leaderboards/blimp/results
+  for name in "${blimp_models[@]}"; do
+    if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$name/config.json" ]; then
+      ln -sfn "$PROBING_MODELS/$name" ".cache/models/$name"
+    else
+      echo "$name is not in \$PROBING_MODELS: left out of BLiMP" >&2; continue
+    fi
+    output="leaderboards/blimp/results/$name-blimp.json"
+    echo "pairs $name on BLiMP${blimp_limit:+ (first $blimp_limit pairs of each paradigm)} -> $output" >&2
+    probing pairs --model ".cache/models/$name" ${blimp_limit:+--limit "$blimp_limit"} --bootstrap 1000 --seed 0 \
+      --output "$output" > /dev/null
+  done
+fi
+
 if [ -n "${SKIP_TABLES:-}" ]; then echo "results written; tables and plots left as they were (SKIP_TABLES)" >&2; exit 0; fi
 
 for treebank in "${treebanks[@]}"; do
@@ -197,5 +219,13 @@ if [ -d "$atlas/results" ]; then
       done
     done
   fi
+fi
+# BLiMP's board: the intact decoders beside BLiMP's published figures (not a leaderboard.* file: the probe's
+# reference rows, which every leaderboard.* carries, have no place on it).
+shopt -s nullglob; blimp_results=(leaderboards/blimp/results/*.json); shopt -u nullglob
+if [ "${#blimp_results[@]}" -gt 0 ]; then
+  for format in md:md csv:csv json:json; do
+    probing leaderboard "${blimp_results[@]}" --format "${format%%:*}" --output "leaderboards/blimp/blimp.${format#*:}"
+  done
 fi
 echo "leaderboards regenerated: $(ls leaderboards/*/leaderboard.md | tr '\n' ' ')" >&2

@@ -21,7 +21,7 @@ from probing.errors import ProbingError
 DIRECTIONS = ("dep_to_head", "head_to_dep")
 """The two directions a head can predict in, and their order on every direction axis."""
 
-ARROWS = {"dep_to_head": "dep->head", "head_to_dep": "head->dep"}
+ARROWS = {"dep_to_head": "dep->head", "head_to_dep": "head->dep", "causal": "later->earlier"}
 """Plain-text arrows (the paper writes head<-dep for head_to_dep)."""
 
 WORDS = {"dep_to_head": "dependent → head", "head_to_dep": "head → dependent"}

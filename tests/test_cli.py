@@ -191,6 +191,7 @@ SKIPPED = {
     ("data", "limit -1"): "data fetches whole treebanks",
     ("data", "missing input file"): "data reads no local input",
     ("data", "unknown model folder"): "data reads no model",
+    ("pairs", "missing input file"): "pairs reads BLiMP (--blimp), not a treebank",
 }
 """Combinations of command and mistake that cannot happen: the command has no such option (they are not
 generated, and test_the_left_out_combinations_are_exactly_the_missing_options checks this list)."""

@@ -97,6 +97,22 @@ def relation_pairs(name: str, sentence: Sentence) -> Pairs:
     return _label_pairs(sentence, _label_matcher(name))
 
 
+def dependent_pairs(name: str, sentence: Sentence) -> Pairs:
+    """The (dependent, head) pairs of one relation, in the order of :func:`relation_pairs`, without the
+    ``poss`` clitic rule: the causal direction scores the pair by its later word (the head noun), so the
+    possessor itself is the word its prediction must equal (docs/scoring.md, the causal direction).
+
+    >>> from probing.data.treebank import Sentence
+    >>> s = Sentence(words=("John", "'s", "dog"), heads=(2, 0, -1), labels=("nmod:poss", "case", "root"),
+    ...              upos=("PROPN", "PART", "NOUN"))
+    >>> relation_pairs("poss", s), dependent_pairs("poss", s)
+    ([(1, 2)], [(0, 2)])
+    """
+    if name == "poss":
+        return _possessives(sentence, clitic_rule=False)
+    return relation_pairs(name, sentence)
+
+
 def _base(label: str) -> str:
     return label.split(":", 1)[0]
 
@@ -146,7 +162,7 @@ POSSESSOR_LABELS = frozenset({"nmod:poss", "det:poss", "poss"})
 
 
 @register_relation("poss")
-def _possessives(sentence: Sentence) -> Pairs:
+def _possessives(sentence: Sentence, clitic_rule: bool = True) -> Pairs:
     """Possessors paired with their heads, scoring a following ``'s`` clitic instead.
 
     A possessor is a word labelled ``nmod:poss``, ``det:poss`` or ``poss``, or a determiner (base label
@@ -163,7 +179,8 @@ def _possessives(sentence: Sentence) -> Pairs:
     pairs = []
     for i, (head, label) in enumerate(zip(sentence.heads, sentence.labels)):
         if label in POSSESSOR_LABELS or (_base(label) == "det" and _has_feature(sentence, i, "Poss=Yes")):
-            pairs.append((_possessive_clitic_after(sentence, i) or i, head))
+            clitic = _possessive_clitic_after(sentence, i) if clitic_rule else None
+            pairs.append((i if clitic is None else clitic, head))
     return pairs
 
 

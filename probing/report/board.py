@@ -240,6 +240,8 @@ def cell_suffix(cell: Cell) -> str:
     text = cell.head
     if cell.direction == "head_to_dep":
         text += " h>d"
+    elif cell.direction == "causal":
+        text += " later>earlier"
     if cell.clearly_better is False:
         text += "*"
     if cell.ties > 1:

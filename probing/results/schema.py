@@ -395,7 +395,7 @@ CONFIG = Obj(
 COMMON = {
     "schema_version": Field(STR, f"'{SCHEMA_VERSION}'; readers refuse newer versions"),
     "analysis": Field(STR, "which analysis made this file (probe, surface, heads, patterns, compare, ablation, "
-                           "gradients, trees, coref, noop)"),
+                           "gradients, trees, coref, noop, pairs)"),
     "tool": Field(TOOL, "the program that wrote the file"),
     "model": Field(MODEL, "the checkpoint, identified by its fingerprint"),
     "input": Field(INPUT, "the text the model read, identified by its sha256"),
@@ -419,6 +419,53 @@ BEST = Nullable(
     )
 )
 
+CAUSAL = Obj(
+    {
+        "heads": Field(Grid(), "correct counts of every head in the causal direction, [layer][head] from 0: the "
+                               "later word of a pair attends most, among earlier words, to the earlier one"),
+        "best": Field(BEST, "the most accurate head in the causal direction (ties: lower layer, lower head); "
+                            "direction 'causal'"),
+        "head_first": Field(COUNT, "pairs whose head precedes the dependent (what dep_to_head can reach; "
+                                   "head_to_dep reaches the others)"),
+    },
+    "the causal direction of a decoder",
+)
+
+INTERVAL = Nullable(ListOf(SHARE, 2))
+
+PAIRS_PARADIGM = Obj(
+    {
+        "field": Field(STR, "BLiMP's field (syntax, morphology, semantics, syntax_semantics, ...)"),
+        "pairs": Field(COUNT, "pairs scored (the first --limit of the file, in file order)"),
+        "accuracy": Field(SHARE, "share of pairs with log p(good) > log p(bad); a tie is wrong"),
+        "interval": Field(INTERVAL, "95% percentile bootstrap interval over pairs, or null (--bootstrap 0)"),
+        "right": Field(ListOf(BOOL), "each pair, in file order: right or not"),
+        "log_p_good": Field(ListOf(NUMBER), "each pair's log p(grammatical sentence), natural log"),
+        "log_p_bad": Field(ListOf(NUMBER), "each pair's log p(ungrammatical sentence)"),
+    }
+)
+
+PAIRS_SUMMARY = Obj(
+    {
+        "paradigms": Field(COUNT, "paradigms in it"),
+        "pairs": Field(COUNT, "pairs in it"),
+        "accuracy": Field(Nullable(SHARE), "a field's: share right over its pairs; overall: the mean of the "
+                                           "paradigm accuracies (BLiMP's convention)"),
+        "interval": Field(INTERVAL, "95% percentile bootstrap interval (pairs resampled within each paradigm)"),
+    }
+)
+
+PAIRS = Obj(
+    {
+        "overall": Field(PAIRS_SUMMARY, "the mean of the paradigm accuracies"),
+        "fields": Field(MapOf(PAIRS_SUMMARY, "field"), "per BLiMP field"),
+        "paradigms": Field(MapOf(PAIRS_PARADIGM, "UID"), "per paradigm"),
+        "bootstrap": Field(Obj({"replicates": Field(COUNT, "0: no intervals"), "seed": Field(INT, ""),
+                                "level": Field(SHARE, "")}), "how the intervals were drawn"),
+        "context_token": Field(STR, "the one token before every sentence (BOS, else EOS)"),
+    }
+)
+
 RELATION = Obj(
     {
         "total": Field(COUNT, "(dependent, head) pairs scored"),
@@ -431,6 +478,8 @@ RELATION = Obj(
         "reachable": Field(MapOf(COUNT, "direction"), "pairs each direction can get right at all (causal stacks see "
                                                       "one side)", required=False),
         "best_reachable": Field(BEST, "the best head by accuracy over reachable pairs", required=False),
+        "causal": Field(CAUSAL, "decoders only: the causal direction (each pair scored by its later word)",
+                        required=False),
     }
 )
 
@@ -441,7 +490,8 @@ BOOTSTRAP = Nullable(
             "seed": Field(INT, "seed of the per-sentence weights"),
             "method": Field(STR, "'poisson'"),
             "arrays": Field(MapOf(Array(), "array"), "replicate counts (boot_total [B, R], boot_heads [B, R, 2, L, H], "
-                                                     "boot_baselines [B, R, O])"),
+                                                     "boot_baselines [B, R, O]; decoders also boot_causal "
+                                                     "[B, R, L, H])"),
         }
     )
 )
@@ -718,6 +768,8 @@ PAYLOADS: dict[str, dict[str, Field]] = {
         "heldout": Field(COREF_HELDOUT, "head chosen on a DEV treebank by all-mentions accuracy, reported here by "
                                         "type with intervals", required=False),
     },
+    "pairs": {"pairs": Field(PAIRS, "minimal pairs (BLiMP): accuracy per paradigm, per field and overall, "
+                                    "each pair's log-probabilities")},
     "noop": {"noop": Field(NOOP, "shares of attention to special tokens and punctuation from each relation's "
                                  "dependents and from other words (derived from state)"), "state": STATE},
 }
@@ -760,6 +812,17 @@ def _probe_counts_within_totals(result: dict) -> None:
         for direction, count in (entry.get("reachable") or {}).items():
             if count > total:
                 raise Invalid(f"relations.{name}.reachable.{direction}", f"{count} of {total} pairs")
+        causal = entry.get("causal")
+        if causal is not None:
+            if not result["model"].get("is_causal"):
+                raise Invalid(f"relations.{name}.causal", "present for a model that is not causal")
+            if causal["head_first"] > total:
+                raise Invalid(f"relations.{name}.causal.head_first", f"{causal['head_first']} of {total} pairs")
+            for layer, row in enumerate(causal["heads"]):
+                for head, count in enumerate(row):
+                    if count > total:
+                        raise Invalid(f"relations.{name}.causal.heads[{layer}][{head}]",
+                                      f"{count} correct of {total} pairs")
     _probe_bootstrap_shapes(result)
     heldout = result.get("heldout")
     if heldout:
@@ -783,6 +846,8 @@ def _probe_bootstrap_shapes(result: dict) -> None:
                        1 if result["config"].get("attention") == "rollout" else model["num_heads"]],
         "boot_baselines": [boot["replicates"], relations, len(result["config"].get("offsets", [])) or None],
     }
+    if "boot_causal" in boot["arrays"]:
+        expected["boot_causal"] = expected["boot_heads"][:2] + expected["boot_heads"][3:]
     for name, shape in expected.items():
         if name not in boot["arrays"]:
             raise Invalid(f"bootstrap.arrays.{name}", "missing")
@@ -1064,6 +1129,7 @@ def markdown() -> str:
     for analysis, fields in PAYLOADS.items():
         lines += ["", f"## Payload of `{analysis}`", ""] + _table(fields)
     lines += ["", "### `relations.NAME` (probe)", ""] + _table(RELATION.fields)
+    lines += ["", "### `relations.NAME.causal` (probe, decoders)", ""] + _table(CAUSAL.fields)
     for name, block in (("trees", TREES), ("selection", SELECTION), ("heldout", TREES_HELDOUT)):
         lines += ["", f"### `{name}` (trees)", ""] + _table(block.fields)
     lines += ["", "### `heldout` (probe)", ""] + _table(PROBE_HELDOUT.fields)

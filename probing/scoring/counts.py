@@ -24,6 +24,15 @@ correct there, even when a column of zeros breaks its tie on that word.
 >>> causal.update(predictions, pairs, sentence_indices=[0], num_words=[3])
 >>> causal.reachable.tolist(), causal.heads[0, :, 0, 0].tolist()
 ([[0, 1]], [0, 1])
+
+A causal stack also gets the **causal direction** (docs/scoring.md): every pair
+is scored by its later word, right when that word's strongest attention among
+earlier words (its ``dep_to_head`` prediction) is the earlier word, so no pair
+is out of reach; ``head_first`` counts the pairs whose head comes first.
+Here the head (word 1) is later and attends most to word 2, not the determiner:
+
+>>> causal.causal_heads.tolist(), causal.head_first.tolist()
+([[[0]]], [0])
 """
 
 from __future__ import annotations
@@ -55,10 +64,12 @@ class ProbeCounts:
     ``reachable`` [R, direction], the pairs a head of that direction can get
     right at all (every pair with a word as head, and on a ``causal`` stack only
     those on the side it can see); with a bootstrap also ``boot_total`` [B, R], ``boot_heads``
-    [B, R, direction, L, H], ``boot_baselines`` [B, R, O].
+    [B, R, direction, L, H], ``boot_baselines`` [B, R, O]. A ``causal`` stack adds ``causal_heads``
+    [R, L, H] (the causal direction's correct counts), ``head_first`` [R] (pairs whose head precedes
+    the dependent) and with a bootstrap ``boot_causal`` [B, R, L, H].
     """
 
-    boot_total, boot_heads, boot_baselines = replicated(), replicated(), replicated()
+    boot_total, boot_heads, boot_baselines, boot_causal = replicated(), replicated(), replicated(), replicated()
 
     def __init__(
         self,
@@ -79,11 +90,15 @@ class ProbeCounts:
         self.heads = torch.zeros(shape + (2, num_layers, num_heads), dtype=torch.long)
         self.baselines = torch.zeros(shape + (len(self.offsets),), dtype=torch.long)
         self.reachable = torch.zeros(shape + (2,), dtype=torch.long)
+        if causal:
+            self.causal_heads = torch.zeros(shape + (num_layers, num_heads), dtype=torch.long)
+            self.head_first = torch.zeros(shape, dtype=torch.long)
         self.sentences = 0
         self.words = 0
-        self.replicates = None if bootstrap is None else ReplicateSums(
-            bootstrap.replicates, bootstrap.seed,
-            {"total": self.total.shape, "heads": self.heads.shape, "baselines": self.baselines.shape})
+        shapes = {"total": self.total.shape, "heads": self.heads.shape, "baselines": self.baselines.shape}
+        if causal:
+            shapes["causal"] = self.causal_heads.shape
+        self.replicates = None if bootstrap is None else ReplicateSums(bootstrap.replicates, bootstrap.seed, shapes)
 
     def update(
         self,
@@ -111,20 +126,45 @@ class ProbeCounts:
         offsets = torch.tensor(self.offsets, dtype=torch.long, device=device)
         # [pair, offset]; a ROOT target (-1) is never right, even where query + offset == -1
         baseline_correct = ((query[:, None] + offsets[None, :]) == target[:, None]) & (target[:, None] >= 0)
-        # Every count of a pair side by side: [pair, 1 + direction * layer * head + offset]. One product
-        # with a one-hot [relation, pair] matrix adds them up per relation (whole numbers far below 2**24,
-        # exact in float32).
-        counted = torch.cat([torch.ones(len(pairs), 1, device=device), head_correct.flatten(1).float(),
-                             baseline_correct.float()], dim=1)
+        # Every count of a pair side by side: [pair, 1 + direction * layer * head + offset (+ layer * head
+        # on a causal stack)]. One product with a one-hot [relation, pair] matrix adds them up per relation
+        # (whole numbers far below 2**24, exact in float32).
+        columns = [torch.ones(len(pairs), 1, device=device), head_correct.flatten(1).float(), baseline_correct.float()]
+        if self.causal:
+            columns.append(self._causal_correct(predictions, pairs).flatten(1).float())
+        counted = torch.cat(columns, dim=1)
         by_relation = torch.nn.functional.one_hot(pairs.relation.to(device), len(self.relations)).T.float()
         sums = (by_relation @ counted).round().long().cpu()  # [relation, 1 + heads + offsets]
-        heads = self.heads[0].numel()
+        heads, offsets = self.heads[0].numel(), len(self.offsets)
         self.total += sums[:, 0]
         self.heads += sums[:, 1 : 1 + heads].view(self.heads.shape)
-        self.baselines += sums[:, 1 + heads :]
+        self.baselines += sums[:, 1 + heads : 1 + heads + offsets]
         self.reachable += (by_relation @ reachable.float()).round().long().cpu()
+        if self.causal:
+            self.causal_heads += sums[:, 1 + heads + offsets :].view(self.causal_heads.shape)
+            head_first = ((pairs.target >= 0) & (pairs.target < self._dependents(pairs))).float().to(device)
+            self.head_first += (by_relation @ head_first).round().long().cpu()
         if self.bootstrap is not None:
             self._update_bootstrap(pairs, sentence_indices, counted)
+
+    @staticmethod
+    def _dependents(pairs: PairBatch) -> torch.Tensor:
+        """long [pair]: each pair's dependent word (the query, unless the relation says otherwise)."""
+        return pairs.query if pairs.dependent is None else pairs.dependent
+
+    def _causal_correct(self, predictions: torch.Tensor, pairs: PairBatch) -> torch.Tensor:
+        """bool [pair, layer, head]: the later word of the pair predicts the earlier one.
+
+        On a causal stack a word's row of the word attention holds only itself and earlier words, so its
+        ``dep_to_head`` prediction (diagonal zeroed) is its strongest attention among earlier words.
+        A pair with ROOT as head is never right; the first word predicts nothing, and no pair has it as
+        its later word.
+        """
+        device = predictions.device
+        dependent, target = self._dependents(pairs).to(device), pairs.target.to(device)
+        later, earlier = torch.maximum(dependent, target), torch.minimum(dependent, target)
+        predicted = predictions[pairs.row.to(device), 0, :, :, later]  # [pair, layer, head]
+        return (predicted == earlier[:, None, None]) & (target >= 0)[:, None, None]
 
     def _reachable(self, pairs: PairBatch) -> torch.Tensor:
         """long [pair, direction]: 1 where a head of that direction can predict the pair's head."""
@@ -145,10 +185,12 @@ class ProbeCounts:
         by_sentence = torch.nn.functional.one_hot(key, batch * relations).T.float()  # [sentence * relation, pair]
         # whole numbers no larger than a sentence's pairs: exact in float32
         per_sentence = (by_sentence @ counted).view(batch, relations, -1)  # [sentence, relation, counts]
-        heads = self.heads[0].numel()
-        self.replicates.add(sentence_indices, {"total": per_sentence[:, :, 0],
-                                               "heads": per_sentence[:, :, 1 : 1 + heads],
-                                               "baselines": per_sentence[:, :, 1 + heads :]})
+        heads, offsets = self.heads[0].numel(), len(self.offsets)
+        parts = {"total": per_sentence[:, :, 0], "heads": per_sentence[:, :, 1 : 1 + heads],
+                 "baselines": per_sentence[:, :, 1 + heads : 1 + heads + offsets]}
+        if self.causal:
+            parts["causal"] = per_sentence[:, :, 1 + heads + offsets :]
+        self.replicates.add(sentence_indices, parts)
 
     def merge(self, other: "ProbeCounts") -> "ProbeCounts":
         """Add another part's counts into this one (same relations, shape and bootstrap)."""
@@ -163,7 +205,7 @@ class ProbeCounts:
         return self
 
     def tensor_names(self) -> list[str]:
-        names = ["total", "heads", "baselines", "reachable"]
+        names = ["total", "heads", "baselines", "reachable"] + (["causal_heads", "head_first"] if self.causal else [])
         if self.bootstrap is not None:
-            names += ["boot_total", "boot_heads", "boot_baselines"]
+            names += ["boot_total", "boot_heads", "boot_baselines"] + (["boot_causal"] if self.causal else [])
         return names

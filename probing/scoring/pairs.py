@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probing.data.relations import relation_pairs
+from probing.data.relations import dependent_pairs, relation_pairs
 from probing.data.treebank import Sentence
 
 
@@ -29,26 +29,31 @@ class PairBatch:
 
     ``row`` is the sentence's position in the batch, ``query`` the word whose
     prediction is scored, ``target`` the head it must equal (-1 for ROOT,
-    which no head ever predicts), ``relation`` the index into the relation list.
+    which no head ever predicts), ``relation`` the index into the relation list, ``dependent`` the
+    relation's dependent word itself (the query but for the ``poss`` clitic rule, which the causal
+    direction does not apply).
     """
 
     row: torch.Tensor
     query: torch.Tensor
     target: torch.Tensor
     relation: torch.Tensor
+    dependent: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return int(self.row.numel())
 
 
 def collect_pairs(sentences: Sequence[Sentence], relations: Sequence[str]) -> PairBatch:
-    rows, queries, targets, relation_ids = [], [], [], []
+    rows, queries, targets, relation_ids, dependents = [], [], [], [], []
     for row, sentence in enumerate(sentences):
         for relation_id, name in enumerate(relations):
-            for query, target in relation_pairs(name, sentence):
+            scored = relation_pairs(name, sentence)
+            for (query, target), (dependent, _) in zip(scored, dependent_pairs(name, sentence), strict=True):
                 rows.append(row)
                 queries.append(query)
                 targets.append(target)
                 relation_ids.append(relation_id)
+                dependents.append(dependent)
     as_long = lambda values: torch.tensor(values, dtype=torch.long)  # noqa: E731
-    return PairBatch(as_long(rows), as_long(queries), as_long(targets), as_long(relation_ids))
+    return PairBatch(as_long(rows), as_long(queries), as_long(targets), as_long(relation_ids), as_long(dependents))

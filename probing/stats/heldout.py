@@ -29,7 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probing.errors import ProbingError
-from probing.stats.intervals import LEVEL, bootstrap_arrays, head_vs_baseline
+from probing.stats.intervals import LEVEL, accuracy_interval, bootstrap_arrays, head_vs_baseline
 from probing.stats.selection import HeadChoice, OffsetChoice, choose
 
 METHOD = (
@@ -83,18 +83,54 @@ def attach_heldout(test: dict, dev: dict, *, dev_result_path: str | None = None,
 def heldout_block(dev: dict, test: dict, *, dev_result_path: str | None = None, level: float = LEVEL) -> dict:
     """The ``heldout`` object: DEV provenance and, per relation, DEV choice -> TEST numbers."""
     offsets = test["config"]["offsets"]
-    choices = {}
+    choices, causal_choices = {}, {}
     for name in test["relations"]:
         entry = dev["relations"][name]
         head, offset = choose(entry, offsets)
         choices[name] = _dev_summary(entry["total"], head, offset)
+        if "causal" in entry and "causal" in test["relations"][name]:
+            causal_choices[name] = causal_choice(entry)
     select_on = {
         "result": dev_result_path,
         "treebank": dev["treebank"],
         "model": {key: dev["model"].get(key) for key in ("name_or_path", "fingerprint", "random_init")},
         "created": dev.get("created"),
     }
-    return _block(test, select_on, choices, level)
+    return _block(test, select_on, choices, level, causal_choices)
+
+
+def causal_choice(entry: dict) -> dict | None:
+    """A decoder's head chosen in the causal direction from one relation entry: the most correct pairs,
+    ties to the lower layer, then the lower head (the rule of every choice); None without pairs.
+
+    >>> causal_choice({"total": 4, "causal": {"heads": [[1, 3], [3, 0]]}})
+    {'layer': 0, 'head': 1, 'direction': 'causal', 'accuracy': 0.75, 'ties': 2}
+    """
+    import numpy as np
+
+    from probing.stats.selection import best_cell
+
+    total, heads = entry["total"], np.asarray(entry["causal"]["heads"])
+    if total == 0:
+        return None
+    _, layer, head = best_cell(heads[None])
+    best = int(heads[layer, head])
+    return {"layer": layer, "head": head, "direction": "causal", "accuracy": best / total,
+            "ties": int(np.sum(heads == best))}
+
+
+def _causal_report(entry: dict, relation: int, choice: dict | None, arrays, level: float) -> dict | None:
+    """The accuracy on ``entry`` (TEST) of a head chosen in the causal direction, with its interval."""
+    total = entry["total"]
+    if choice is None or total == 0:
+        return None
+    layer, head = choice["layer"], choice["head"]
+    interval = None
+    if arrays is not None and "boot_causal" in arrays:
+        interval = accuracy_interval(arrays["boot_causal"][:, relation, layer, head], arrays["boot_total"][:, relation],
+                                     level)
+    return {"layer": layer, "head": head, "direction": "causal", "accuracy": entry["causal"]["heads"][layer][head] / total,
+            "interval": _pair(interval)}
 
 
 def reattach_heldout(merged: dict, parts: list[dict]) -> dict:
@@ -112,14 +148,17 @@ def reattach_heldout(merged: dict, parts: list[dict]) -> dict:
         if block is None or _choice_key(block) != _choice_key(first):
             raise ProbingError("parts were not all selected on the same DEV with the same choices (--select-on)")
     choices = {name: entry["dev"] for name, entry in first["relations"].items()}
-    return {**merged, "heldout": _block(merged, first["select_on"], choices, first["level"])}
+    causal_choices = {name: entry["causal"]["dev"] for name, entry in first["relations"].items() if "causal" in entry}
+    return {**merged, "heldout": _block(merged, first["select_on"], choices, first["level"], causal_choices)}
 
 
 def _choice_key(block: dict):
-    return block["select_on"]["treebank"]["sha256"], {name: entry["dev"] for name, entry in block["relations"].items()}
+    return block["select_on"]["treebank"]["sha256"], {
+        name: (entry["dev"], (entry.get("causal") or {}).get("dev")) for name, entry in block["relations"].items()}
 
 
-def _block(test: dict, select_on: dict, choices: dict[str, dict], level: float) -> dict:
+def _block(test: dict, select_on: dict, choices: dict[str, dict], level: float,
+           causal_choices: dict[str, dict | None] | None = None) -> dict:
     """Held-out and in-sample numbers on ``test`` for the DEV ``choices`` (``_dev_summary`` objects)."""
     offsets = list(test["config"]["offsets"])
     arrays = bootstrap_arrays(test)
@@ -133,6 +172,13 @@ def _block(test: dict, select_on: dict, choices: dict[str, dict], level: float) 
             "heldout": _report(entry, index, head, offset, arrays, level),
             "in_sample": in_sample[name],
         }
+        if causal_choices and name in causal_choices and "causal" in entry:
+            # a decoder: the head chosen on DEV in the causal direction, beside the classic choice
+            relations[name]["causal"] = {
+                "dev": causal_choices[name],
+                "heldout": _causal_report(entry, index, causal_choices[name], arrays, level),
+                "in_sample": _causal_report(entry, index, causal_choice(entry), arrays, level),
+            }
     boot = test.get("bootstrap") or {}
     return {
         "method": METHOD,

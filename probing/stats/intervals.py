@@ -98,10 +98,12 @@ def head_vs_baseline(
 
 def bootstrap_arrays(result: dict) -> dict[str, np.ndarray] | None:
     """The replicate counts of a result file as numpy arrays (no torch); None without a bootstrap. Decoded
-    as every array of a result is (probing.results.schema.decode_array)."""
+    as every array of a result is (probing.results.schema.decode_array). A decoder's result also has
+    ``boot_causal`` [B, R, L, H] (the causal direction)."""
     from probing.results.schema import decode_array
 
     boot = result.get("bootstrap")
     if not boot:
         return None
-    return {name: decode_array(boot["arrays"][name]) for name in BOOTSTRAP_ARRAYS}
+    names = BOOTSTRAP_ARRAYS + tuple(name for name in ("boot_causal",) if name in boot["arrays"])
+    return {name: decode_array(boot["arrays"][name]) for name in names}

@@ -120,7 +120,24 @@ def relations_summary(counts: ProbeCounts) -> dict:
             "reachable": reachable,
             "best_reachable": best_reachable_head(heads, reachable),
         }
+        if counts.causal:
+            summary[name]["causal"] = causal_summary(counts.causal_heads[r].tolist(), int(counts.head_first[r]), total)
     return summary
+
+
+def causal_summary(heads: list, head_first: int, total: int) -> dict:
+    """A decoder's ``causal`` object of one relation: every head's correct count in the causal direction
+    (each pair scored by its later word), the best head by the usual tie rule, and how many pairs have
+    their head first (what ``dep_to_head`` can reach; ``head_to_dep`` reaches the rest).
+
+    >>> causal_summary([[1, 3], [3, 0]], head_first=1, total=4)["best"]
+    {'layer': 0, 'head': 1, 'direction': 'causal', 'accuracy': 0.75}
+    """
+    best = None
+    if total:
+        _, layer, head = best_cell(np.asarray(heads)[None])
+        best = {"layer": layer, "head": head, "direction": "causal", "accuracy": heads[layer][head] / total}
+    return {"heads": heads, "best": best, "head_first": head_first}
 
 
 def best_head(heads: dict, total: int) -> dict | None:
@@ -161,6 +178,11 @@ def best_baseline(baselines: dict[str, int], offsets, total: int) -> dict | None
 BOOTSTRAP_ARRAYS = ("boot_total", "boot_heads", "boot_baselines")
 
 
+def bootstrap_names(causal: bool) -> tuple[str, ...]:
+    """The replicate arrays a result stores; a causal stack's add ``boot_causal``."""
+    return BOOTSTRAP_ARRAYS + (("boot_causal",) if causal else ())
+
+
 def encode_bootstrap(counts: ProbeCounts) -> dict | None:
     if counts.bootstrap is None:
         return None
@@ -169,7 +191,7 @@ def encode_bootstrap(counts: ProbeCounts) -> dict | None:
         "seed": counts.bootstrap.seed,
         "method": "poisson",
         "encoding": "base64(zlib(int64 little-endian, C order))",
-        "arrays": {name: encode_array(getattr(counts, name).numpy()) for name in BOOTSTRAP_ARRAYS},
+        "arrays": {name: encode_array(getattr(counts, name).numpy()) for name in bootstrap_names(counts.causal)},
     }
 
 
@@ -183,7 +205,8 @@ def counts_from_result(result: dict) -> ProbeCounts:
         model["num_heads"],
         offsets=result["config"]["offsets"],
         bootstrap=BootstrapSpec(boot["replicates"], boot["seed"]) if boot else None,
-        causal=bool(model.get("is_causal", False)),
+        # a decoder's result written before the causal direction existed still merges, without it
+        causal=bool(model.get("is_causal", False)) and all("causal" in entry for entry in relations.values()),
     )
     for r, name in enumerate(relations):
         entry = relations[name]
@@ -194,8 +217,11 @@ def counts_from_result(result: dict) -> ProbeCounts:
         if "reachable" not in entry:
             raise ProbingError(f"relation {name!r} has no reachable counts (written by an older probing); score again")
         counts.reachable[r] = torch.tensor([entry["reachable"][direction] for direction in DIRECTIONS])
+        if counts.causal:
+            counts.causal_heads[r] = torch.tensor(entry["causal"]["heads"])
+            counts.head_first[r] = entry["causal"]["head_first"]
     if boot:
-        for name in BOOTSTRAP_ARRAYS:
+        for name in bootstrap_names(counts.causal):
             getattr(counts, name).copy_(torch.from_numpy(decode_array(boot["arrays"][name]).copy()))
     counts.sentences = result["treebank"]["sentences_scored"]
     counts.words = result["treebank"]["words_scored"]

@@ -75,6 +75,33 @@ def result_rows(result: dict) -> tuple[Row, Row]:
     return model, baseline
 
 
+CAUSAL_NOTE = ("(causal direction): a decoder's second row, each pair scored by its later word, right when it "
+               "attends most, among earlier words, to the earlier one (later>earlier); every pair is within its "
+               "reach, while each classic direction reaches only the pairs on one side. Encoders have no such row.")
+
+
+def causal_row(result: dict) -> Row | None:
+    """A decoder's second row: each relation's head in the causal direction (every pair scored by its later
+    word, docs/scoring.md), held out when the result is; None for an encoder or a result scored before the
+    causal direction existed."""
+    relations = result["relations"]
+    if not relations or not all("causal" in entry for entry in relations.values()):
+        return None
+    heldout = result.get("heldout")
+    if heldout and not all("causal" in entry for entry in heldout["relations"].values()):
+        return None
+    row = Row(f"{result_label(result)} (causal direction)", "model", "held-out" if heldout else "in-sample",
+              row_treebank(result))
+    for name, entry in relations.items():
+        if heldout:
+            block = heldout["relations"][name]["causal"]
+            chosen, ties, pairs = block["heldout"], (block["dev"] or {}).get("ties", 1), heldout["relations"][name]["pairs"]
+        else:
+            chosen, ties, pairs = entry["causal"]["best"], 1, entry["total"]
+        row.cells[name] = _head_cell(chosen, None, pairs, ties)
+    return row
+
+
 def reference_rows(data: dict) -> list[Row]:
     """Rows quoted from a paper: the model's and, when given, its baseline's."""
     ref = data["reference"]
@@ -106,12 +133,18 @@ def relation_table(results: list[dict], references: Iterable[dict] = ()) -> Tabl
         relations += [name for name in data["relations"] if name not in relations]
     groups: dict[str, list[Row]] = {}
     baselines: dict[str, list[Row]] = {}
+    extra_notes: list[str] = []
     for data in results:
         model, baseline = result_rows(data)
         groups.setdefault(model.treebank, []).append(model)
+        causal = causal_row(data)
+        if causal is not None:
+            groups[model.treebank].append(causal)
+            if CAUSAL_NOTE not in extra_notes:
+                extra_notes.append(CAUSAL_NOTE)
         baselines.setdefault(model.treebank, []).append(baseline)
     level = _level(results)
-    notes = _notes(results, references, level)
+    notes = _notes(results, references, level) + extra_notes
     rows: list[Row] = []
     for treebank, models in groups.items():
         baseline, differ = _one_baseline(baselines[treebank])

@@ -26,6 +26,15 @@ SCORE_LEGEND = {
 }
 """One line per column of :func:`score_table`."""
 
+CAUSAL_LEGEND = {
+    "causal head": "decoders only: the best head in the causal direction, which scores every pair by its later "
+                   "word (right when it attends most, among earlier words, to the earlier one)",
+    "causal acc %": "share of all the relation's pairs that head gets right (no pair is out of its reach)",
+    "head first %": "share of the pairs whose head precedes the dependent: all dep->head can reach; head->dep "
+                    "reaches the rest",
+}
+"""The columns a decoder's tables add (docs/scoring.md, the causal direction)."""
+
 HELDOUT_LEGEND = {
     "relation": SCORE_LEGEND["relation"],
     "pairs": "dependent-head pairs of the relation in the test treebank",
@@ -50,29 +59,37 @@ def head_label(best: dict | None) -> str:
     return head_name(best["layer"], best["head"], best["direction"])
 
 
+def is_causal_result(result: dict) -> bool:
+    """Whether a probe result holds the causal direction (a decoder's, scored by this version)."""
+    return all("causal" in entry for entry in result["relations"].values()) and bool(result["relations"])
+
+
 def score_table(result: dict, tablefmt: str = "simple") -> str:
-    """One row per relation: pairs, best head and accuracy, best offset and accuracy."""
+    """One row per relation: pairs, best head and accuracy, best offset and accuracy; for a decoder also
+    the best head in the causal direction and the share of pairs whose head comes first."""
+    causal = is_causal_result(result)
     rows = []
     for name, entry in result["relations"].items():
         best, baseline = entry["best"], entry["best_baseline"]
-        rows.append(
-            [
-                name,
-                entry["total"],
-                head_label(best),
-                percent(best and best["accuracy"]),
-                "-" if baseline is None else offset_name(baseline['offset']),
-                percent(baseline and baseline["accuracy"]),
-            ]
-        )
+        row = [
+            name,
+            entry["total"],
+            head_label(best),
+            percent(best and best["accuracy"]),
+            "-" if baseline is None else offset_name(baseline['offset']),
+            percent(baseline and baseline["accuracy"]),
+        ]
+        if causal:
+            block = entry["causal"]
+            row += [head_label(block["best"]), percent(block["best"] and block["best"]["accuracy"]),
+                    percent(block["head_first"] / entry["total"] if entry["total"] else None)]
+        rows.append(row)
     headers = ["relation", "pairs", "best head (layer-head, from 1)", "acc %", "best offset", "offset acc %"]
-    return tabulate(
-        rows,
-        headers=headers,
-        tablefmt=tablefmt,
-        colalign=("left", "right", "left", "right", "right", "right"),
-        disable_numparse=True,
-    )
+    align = ("left", "right", "left", "right", "right", "right")
+    if causal:
+        headers += list(CAUSAL_LEGEND)
+        align += ("left", "right", "right")
+    return tabulate(rows, headers=headers, tablefmt=tablefmt, colalign=align, disable_numparse=True)
 
 
 def run_header(result: dict) -> str:
@@ -131,10 +148,28 @@ def score_tables(result: dict) -> str:
     """Everything ``probing score`` prints about a result, the table to cite first: the held-out table
     when there is one, then the in-sample one, each titled and with a legend of its columns."""
     parts = []
+    causal = CAUSAL_LEGEND if is_causal_result(result) else {}
     if "heldout" in result:
-        parts += [heldout_table(result), legend(HELDOUT_LEGEND), ""]
-    parts += [in_sample_title(result), score_table(result), legend(SCORE_LEGEND)]
+        held_causal = {"causal head chosen on dev": CAUSAL_HELDOUT_LEGEND["causal head chosen on dev"],
+                       "causal acc % [95% CI]": CAUSAL_HELDOUT_LEGEND["causal acc % [95% CI]"]} if causal else {}
+        parts += [heldout_table(result), legend({**HELDOUT_LEGEND, **held_causal}), ""]
+    parts += [in_sample_title(result), score_table(result), legend({**SCORE_LEGEND, **causal})]
     return "\n".join(parts)
+
+
+CAUSAL_HELDOUT_LEGEND = {
+    "causal head chosen on dev": "decoders only: the head with most pairs right on dev in the causal direction "
+                                 "(each pair scored by its later word)",
+    "causal acc % [95% CI]": "its accuracy on test over all the relation's pairs, with its interval",
+}
+
+
+def _causal_heldout_cells(entry: dict) -> list[str]:
+    """The causal direction's held-out head and its test accuracy with interval (a decoder's row)."""
+    chosen, dev = entry["causal"]["heldout"], entry["causal"]["dev"]
+    ties = dev["ties"] if dev else 1
+    return [head_label(chosen) + (f" (tie of {ties})" if ties > 1 else ""),
+            percent_with_interval(chosen and chosen["accuracy"], chosen and chosen["interval"])]
 
 
 def heldout_table(result: dict, tablefmt: str = "simple") -> str:
@@ -144,6 +179,7 @@ def heldout_table(result: dict, tablefmt: str = "simple") -> str:
     in the paper) beside it for comparison. Titled (:func:`probing.naming.heldout_title`).
     """
     heldout = result["heldout"]
+    causal = all("causal" in entry for entry in heldout["relations"].values()) and bool(heldout["relations"])
     rows = []
     for name, entry in heldout["relations"].items():
         chosen, in_sample, dev = entry["heldout"], entry["in_sample"], entry["dev"]
@@ -163,6 +199,7 @@ def heldout_table(result: dict, tablefmt: str = "simple") -> str:
                 head_label(in_sample["head"]),
                 percent(in_sample["head"] and in_sample["head"]["accuracy"]),
             ]
+            + (_causal_heldout_cells(entry) if causal else [])
         )
     headers = [
         "relation",
@@ -177,6 +214,9 @@ def heldout_table(result: dict, tablefmt: str = "simple") -> str:
         "in-sample acc %",
     ]
     align = ("left", "right", "left", "right", "right", "right", "right", "right", "left", "right")
+    if causal:
+        headers += list(CAUSAL_HELDOUT_LEGEND)
+        align += ("left", "right")
     table = tabulate(rows, headers=headers, tablefmt=tablefmt, colalign=align, disable_numparse=True)
     dev_treebank = heldout["select_on"]["treebank"]
     return (

@@ -1,0 +1,14 @@
+"""Minimal pairs (BLiMP): a causal LM's sentence log-probabilities and its accuracy per paradigm, field and overall."""
+
+from probing.plugins import Analysis, Command, register
+
+register(Analysis(
+    name="pairs",
+    accumulator="probing.analyses.pairs.report:PairsAccumulator",
+    payload="probing.results.schema:PAYLOADS.pairs",
+    tables="probing.analyses.pairs.report:leaderboard_tables",
+    commands=(
+        Command("pairs", "a causal LM on BLiMP's minimal pairs: accuracy per paradigm, per field and overall, with "
+                "intervals", "probing.commands.pairs", order=135),
+    ),
+))

@@ -1,0 +1,74 @@
+"""``score_pairs``: load a causal LM, read BLiMP, score every pair, return a versioned result dict.
+
+>>> from probing.testing import tiny_bert
+>>> score_pairs(tiny_bert(), paradigms=["anaphor_gender_agreement"], limit=1)
+Traceback (most recent call last):
+...
+probing.errors.ProbingError: --model: is a masked LM, which has no minimal-pair score (BLiMP needs a causal LM head)
+"""
+
+from __future__ import annotations
+
+import time
+
+from probing.errors import ProbingError
+
+
+def check_causal_lm(name_or_path: str, revision: str | None = None) -> None:
+    """Refuse, in one line, a model without a causal LM head, before its weights are loaded."""
+    from transformers import AutoConfig
+
+    from probing.model.heads import language_model_head
+    from probing.model.hub import check_location
+
+    check_location(name_or_path, revision)  # one line for a folder or hub id that is not there
+    try:
+        config = AutoConfig.from_pretrained(name_or_path, revision=revision)
+    except (OSError, ValueError) as error:
+        raise ProbingError(f"cannot read the model's config ({error})", source="--model") from None
+    if language_model_head(config) != "causal_lm":
+        raise ProbingError("is a masked LM, which has no minimal-pair score (BLiMP needs a causal LM head)",
+                           source="--model")
+
+
+def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: str | None = None,
+                batch_size: int = 32, bootstrap: int = 1000, seed: int = 0, device: str = "cpu",
+                revision: str | None = None, loaded=None) -> dict:
+    from probing.analyses.pairs.scoring import accuracies, context_token, sentence_log_probs
+    from probing.data.minimal_pairs import check_paradigms, read_pairs
+    from probing.model.loading import load_model
+    from probing.results.io import environment_block, model_block, now_iso, tool_block
+    from probing.results.schema import SCHEMA_VERSION
+
+    started = time.perf_counter()
+    chosen = check_paradigms(paradigms)
+    if loaded is None:
+        check_causal_lm(model, revision)  # a masked LM or a missing folder is refused before anything is read
+    pairs, described = read_pairs(chosen, blimp, limit)  # every file checked before the weights load
+    if loaded is None:
+        loaded = load_model(model, revision=revision, device=device, head="causal_lm")
+    # The checkpoint's own tokenizer, as it reads plain text: the loaded one may have been given a space before
+    # every pre-split word (probing.model.tokenizers), which would change a sentence's first token.
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(loaded.name_or_path, revision=loaded.revision)
+    model_started = time.perf_counter()
+    sentences = [text for pair in pairs for text in (pair.good, pair.bad)]
+    scores = sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=device)
+    seconds_model = time.perf_counter() - model_started
+    payload = accuracies(pairs, scores[0::2], scores[1::2], bootstrap=bootstrap, seed=seed)
+    payload["context_token"] = tokenizer.convert_ids_to_tokens(context_token(tokenizer))
+    total = time.perf_counter() - started
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "analysis": "pairs",
+        "tool": tool_block(),
+        "model": model_block(loaded),
+        "input": {**described, "units_total": len(pairs), "units_used": len(pairs), "skipped": {}},
+        "config": {"paradigms": list(chosen), "limit": limit, "batch_size": batch_size, "bootstrap": bootstrap,
+                   "seed": seed},
+        "environment": environment_block(),
+        "timing": {"seconds_total": round(total, 3), "seconds_model": round(seconds_model, 3)},
+        "created": now_iso(),
+        "pairs": payload,
+    }

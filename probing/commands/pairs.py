@@ -1,0 +1,48 @@
+"""``probing pairs``: a causal LM on BLiMP's minimal pairs (accuracy per paradigm, per field and overall)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from probing.commands.common import add_bootstrap_options, add_output_options, positive_int, seed_value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "A pair is right when the model gives the grammatical sentence the higher log-probability (a tie is "
+        "wrong): log p(sentence) sums log p(token | all before it) over the sentence's tokens, tokenized as plain "
+        "text after one BOS token (EOS when the tokenizer has no BOS). Overall = the mean of the paradigm "
+        "accuracies, as BLiMP reports it; 95% bootstrap intervals over pairs. The pairs come from --blimp DIR, "
+        "else $PROBING_BLIMP, else a cache filled by a download from BLiMP's public home, every file checked by "
+        "its pinned sha256. Masked LMs have no minimal-pair score. Rules: docs/minimal-pairs.md."
+    )
+    parser.add_argument("--model", required=True, metavar="ID_OR_FOLDER", help="a causal LM: hub id or local folder")
+    parser.add_argument("--revision", metavar="REV", help="hub branch, tag or commit to load")
+    parser.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda, cuda:N or mps (default: cpu)")
+    parser.add_argument("--paradigms", nargs="+", metavar="UID", help="BLiMP paradigms to score (default: all 67)")
+    parser.add_argument("--limit", type=positive_int, metavar="N", help="only the first N pairs of each paradigm")
+    parser.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP, "
+                                                       "else the download cache)")
+    parser.add_argument("--batch-size", type=positive_int, default=32, metavar="B",
+                        help="sentences per forward pass (changes no score; default: 32)")
+    parser.add_argument("--seed", type=seed_value, default=0, metavar="N", help="seed of the bootstrap (default: 0)")
+    add_bootstrap_options(parser)
+    add_output_options(parser, figures=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from probing.analyses.pairs.api import score_pairs
+    from probing.analyses.pairs.report import pairs_table
+    from probing.atomic import check_output_path
+    from probing.results.io import write_result
+
+    if args.output:
+        check_output_path(args.output, follow_symlinks=args.follow_symlinks)
+    result = score_pairs(args.model, paradigms=args.paradigms, limit=args.limit, blimp=args.blimp,
+                         batch_size=args.batch_size, bootstrap=args.bootstrap, seed=args.seed, device=args.device,
+                         revision=args.revision)
+    print(pairs_table(result["pairs"]))
+    if args.output:
+        print(f"wrote {write_result(result, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)
+    return 0

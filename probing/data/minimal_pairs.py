@@ -1,0 +1,138 @@
+"""BLiMP's minimal pairs (Warstadt et al. 2020): where the files are, checked by sha256, and read.
+
+The 67 paradigms are ``UID.jsonl`` files of pairs (``sentence_good``, ``sentence_bad``, ``field``,
+``UID``, ...). They are read from ``--blimp DIR`` or ``$PROBING_BLIMP`` (a folder of ``UID.jsonl``
+files, as ``PROBING_TREEBANKS`` is for treebanks), else from the cache, which a download from BLiMP's
+public home (the repository alexwarstadt/blimp at a pinned commit, folder ``data/``) fills. Every file
+is checked against the sha256 pinned in ``blimp.sha256`` beside this module, wherever it comes from:
+the download machinery is the treebanks' (probing.data.datasets), so a damaged cached file is fetched
+again and a bad download never reaches the cache.
+
+>>> len(PARADIGMS), PARADIGMS[0]
+(67, 'adjunct_island')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from probing.errors import ProbingError
+
+COMMIT = "3e56b06fcabca9b30822fc66435fca6b1aa40bb1"
+"""The commit of alexwarstadt/blimp whose ``data/`` files are pinned."""
+
+REPOSITORY = "alexwarstadt/blimp"
+BASE_URL = "https://raw.githubusercontent.com"
+"""BLiMP's public home; ``PROBING_BLIMP_BASE_URL`` replaces it (a mirror, or a local server in tests)."""
+
+ENVIRONMENT = "PROBING_BLIMP"
+
+
+def _pins() -> dict[str, str]:
+    lines = (Path(__file__).with_name("blimp.sha256")).read_text(encoding="utf-8").split("\n")
+    pins = {}
+    for line in filter(None, lines):
+        digest, filename = line.split()
+        pins[filename.removesuffix(".jsonl")] = digest
+    return pins
+
+
+PINS = _pins()
+"""UID -> the sha256 of its file at :data:`COMMIT`."""
+
+PARADIGMS = tuple(sorted(PINS))
+
+
+@dataclass(frozen=True)
+class MinimalPair:
+    uid: str
+    field: str
+    good: str
+    bad: str
+
+
+def check_paradigms(names) -> tuple[str, ...]:
+    """The paradigms asked for (all when none), each a known UID; one line naming the first unknown one.
+
+    >>> check_paradigms(["anaphor_gender_agreement"])
+    ('anaphor_gender_agreement',)
+    """
+    if not names:
+        return PARADIGMS
+    for name in names:
+        if name not in PINS:
+            raise ProbingError(f"unknown BLiMP paradigm {name!r} (67 are known, e.g. {PARADIGMS[0]})",
+                               source="--paradigms")
+    if len(set(names)) != len(names):
+        raise ProbingError("a paradigm is named twice", source="--paradigms")
+    return tuple(names)
+
+
+def paradigm_file(uid: str, folder: str | None = None, *, download: bool = True) -> Path:
+    """The checked file of one paradigm: from ``folder`` (``--blimp``), ``$PROBING_BLIMP`` or the cache
+    (downloaded when absent)."""
+    from probing.data.datasets import Treebank, TreebankFile, _cached, _download, sha256_of
+
+    option = "--blimp" if folder else ENVIRONMENT
+    folder = folder or os.environ.get(ENVIRONMENT)
+    if folder:
+        path = Path(folder).expanduser() / f"{uid}.jsonl"
+        if not path.is_file():
+            raise ProbingError(f"has no {uid}.jsonl (a folder of BLiMP's UID.jsonl files)", source=f"{option} {folder}")
+        actual = sha256_of(path)
+        if actual != PINS[uid]:
+            raise ProbingError(f"sha256 mismatch for {uid}.jsonl: expected {PINS[uid]}, got {actual} (is not the "
+                               f"pinned file of BLiMP commit {COMMIT[:7]})", source=str(path))
+        return path
+    # The treebanks' machinery: the cache is <cache>/blimp/data/UID.jsonl, the URL BASE/REPOSITORY/COMMIT/data/UID.jsonl
+    home = Treebank("blimp", REPOSITORY, COMMIT, (TreebankFile(uid, f"data/{uid}.jsonl", PINS[uid]),))
+    tb_file = home.files[0]
+    cached = _cached(home, tb_file)
+    if cached is not None:
+        return cached
+    if not download:
+        raise ProbingError(f"BLiMP's {uid}.jsonl is not in the cache; give --blimp DIR or set {ENVIRONMENT}")
+    previous = os.environ.get("PROBING_UD_BASE_URL")
+    os.environ["PROBING_UD_BASE_URL"] = os.environ.get("PROBING_BLIMP_BASE_URL") or BASE_URL
+    try:
+        return _download(home, tb_file)
+    finally:
+        if previous is None:
+            os.environ.pop("PROBING_UD_BASE_URL", None)
+        else:
+            os.environ["PROBING_UD_BASE_URL"] = previous
+
+
+def read_paradigm(path: Path, uid: str, limit: int | None = None) -> list[MinimalPair]:
+    """The first ``limit`` pairs of a paradigm file, in file order; a bad line is named by file:line."""
+    pairs = []
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if limit is not None and len(pairs) >= limit:
+                break
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                pairs.append(MinimalPair(uid, str(item["field"]), str(item["sentence_good"]), str(item["sentence_bad"])))
+            except (ValueError, KeyError, TypeError) as error:
+                raise ProbingError(f"is not a BLiMP pair ({type(error).__name__}: {error})",
+                                   source=f"{path}:{number}") from None
+    return pairs
+
+
+def read_pairs(paradigms, folder: str | None = None, limit: int | None = None) -> tuple[list[MinimalPair], dict]:
+    """Every pair of ``paradigms`` (first ``limit`` of each) and an ``input`` description: BLiMP at its pinned
+    commit (every file was checked by sha256, so where it was read from decides nothing and is not recorded) and
+    one sha256 over the files' own sha256s, so that a result names exactly the text it scored."""
+    pairs, digests = [], []
+    for uid in paradigms:
+        path = paradigm_file(uid, folder)
+        pairs += read_paradigm(path, uid, limit)
+        digests.append(f"{PINS[uid]}  {uid}.jsonl")
+    combined = hashlib.sha256("\n".join(digests).encode()).hexdigest()
+    return pairs, {"path": f"blimp@{COMMIT[:7]}", "sha256": combined, "kind": "minimal_pairs", "commit": COMMIT}
