@@ -196,10 +196,10 @@ def plain_counts(path: str, length: int, tokenizer) -> dict:
 
 def tool_counts_from_modules(path: str, length: int, tokenizer) -> dict:
     from probing.analyses.coref.antecedents import scored_mentions
-    from probing.data.windows import WindowRule
+    from probing.engine.batching import window_rule
     from probing.data.treebank import read_treebank
 
-    rule = WindowRule.for_model(tokenizer, length)
+    rule = window_rule(tokenizer, length)
     counts = {"windows": 0, "too_long": 0, "mentions": Counter(), "scored": Counter(),
               **{baseline: Counter() for baseline in BASELINES}}
     for window in rule.units(read_treebank(path), source=path):

@@ -1,8 +1,10 @@
 """The command line: thin argument parsing over the library, one module per command.
 
-Each command lives in ``probing/commands/<name>.py`` with ``add_arguments(parser)``
-and ``run(args) -> int``; modules are imported only when their command runs, so
-``probing --help`` is instant and table commands never import torch.
+Each analysis names its commands in its registry record (probing.plugins), and
+the few that combine analyses are :data:`CORE_COMMANDS`; a command's module has
+``add_arguments(parser)`` and ``run(args) -> int``, and is imported only when
+its command runs, so ``probing --help`` is instant and table commands never
+import torch.
 
 Every command runs behind one handler: a user's mistake (a
 :class:`~probing.errors.ProbingError`, or a bad option) is one line on stderr
@@ -23,26 +25,33 @@ from pathlib import Path
 
 from probing.version import __version__
 from probing.errors import ProbingError
+from probing.plugins import Command
 
-COMMANDS = {
-    "score": "score every attention head on a dependency treebank (Clark et al. 2019, sec. 4)",
-    "merge": "add up the result files of --shard I/N parts into the result of one run",
-    "leaderboard": "one table of held-out head accuracy per model, with intervals (md, csv, json, latex, html)",
-    "transfer": "one model's heads across languages: transfer matrices per relation and the atlas figure",
-    "plot": "layer x head heatmaps of a result's accuracy per relation and direction (png, svg, pdf)",
-    "trees": "does attention hold the whole tree? heads as trees (MAX, MST), head ensembles, attention probes: UAS",
-    "surface": "attention to [CLS], [SEP], punctuation, previous/next/self, and entropy, per head (Clark et al. sec. 3)",
-    "heads": "Jensen-Shannon distances between heads, MDS map coloured by behaviour (Clark et al. sec. 6)",
-    "gradients": "gradient of the LM loss w.r.t. attention to [SEP] vs other tokens (Clark et al. Fig. 3)",
-    "patterns": "attention pattern type of every head: vertical, diagonal, block, ... (Kovaleva et al. 2019)",
-    "coref": "heads that find a mention's antecedent, by mention type, against three baselines (Clark et al. sec. 4.3)",
-    "compare": "per-head cosine similarity of two checkpoints' attention maps (Kovaleva et al. 2019)",
-    "ablate": "disable heads (uniform attention) and measure the change in a metric (Kovaleva et al. 2019)",
-    "report": "surface, heads, gradients and the probe on the same sentences: one folder with a Markdown summary",
-    "explore": "one self-contained HTML page: heatmaps, sentence views of any head, the no-op test, the tables",
-    "data": "fetch public UD treebanks into the local cache",
-}
-"""Command name -> one-line help; the module is probing.commands.<name>."""
+CORE_COMMANDS = (
+    Command("merge", "add up the result files of --shard I/N parts into the result of one run",
+            "probing.commands.merge", order=20),
+    Command("leaderboard", "one table of held-out head accuracy per model, with intervals (md, csv, json, latex, html)",
+            "probing.commands.leaderboard", order=30),
+    Command("report", "surface, heads, gradients and the probe on the same sentences: one folder with a Markdown summary",
+            "probing.commands.report", order=140),
+    Command("explore", "one self-contained HTML page: heatmaps, sentence views of any head, the no-op test, the tables",
+            "probing.commands.explore", order=150),
+    Command("data", "fetch public UD treebanks into the local cache", "probing.commands.data", order=160),
+)
+"""The commands that belong to no one analysis (they combine results or runs of several, or fetch data); each
+analysis brings its own commands in its registry record (probing.plugins)."""
+
+
+def commands() -> dict[str, Command]:
+    """Every command by name, in ``probing --help`` order: the core ones and every analysis's, plug-ins included.
+
+    >>> list(commands())[:3]
+    ['score', 'merge', 'leaderboard']
+    """
+    from probing.plugins import commands as analysis_commands
+
+    found = {**analysis_commands(), **{command.name: command for command in CORE_COMMANDS}}
+    return dict(sorted(found.items(), key=lambda item: (item[1].order, item[0])))
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -64,15 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"probing {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, help_text in COMMANDS.items():
-        subparsers.add_parser(name, help=help_text, description=help_text, add_help=False)
+    for name, command in commands().items():
+        subparsers.add_parser(name, help=command.help, description=command.help, add_help=False)
     return parser
 
 
 def command_parser(name: str) -> argparse.ArgumentParser:
     """The full parser of one command (its module's arguments)."""
-    module = importlib.import_module(f"probing.commands.{name}")
-    parser = CommandParser(prog=f"probing {name}", description=COMMANDS[name],
+    command = commands()[name]
+    module = importlib.import_module(command.module)
+    parser = CommandParser(prog=f"probing {name}", description=command.help,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     module.add_arguments(parser)
     return parser
@@ -120,12 +130,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.parse_args(argv)  # --help and --version exit here
             parser.print_help()
             return 0
-        if name not in COMMANDS:
-            raise UsageError(f"unknown command {name!r}; use one of: {', '.join(COMMANDS)} (see probing --help)")
+        known = commands()
+        if name not in known:
+            raise UsageError(f"unknown command {name!r}; use one of: {', '.join(known)} (see probing --help)")
         parser = command_parser(name)
         args = parser.parse_args(argv[1:])
         check_path_names(parser, args)
-        module = importlib.import_module(f"probing.commands.{name}")
+        module = importlib.import_module(known[name].module)
         status = module.run(args)
         sys.stdout.flush()  # a reader that left shows up here, inside the handlers below, not at exit
         return status

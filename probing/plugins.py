@@ -41,13 +41,15 @@ class Command:
     """One ``probing NAME`` command an analysis brings.
 
     ``module`` defines ``add_arguments(parser)`` and ``run(args) -> int``; ``order`` places it in
-    ``probing --help`` (lower first).
+    ``probing --help`` (lower first); ``writes_result`` says that it writes one result JSON to ``--output``
+    (what ``probing.run`` reads back).
     """
 
     name: str
     help: str
     module: str
     order: int = 100
+    writes_result: bool = True
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,10 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 
+collect_ignore = ["plugins"]
+"""tests/plugins/ holds plug-ins that tests register themselves; collecting them (for doctests) would register
+them for the whole session."""
+
 MODEL_FOLDERS = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "smollm2": "SmolLM2-135M-Instruct"}
 """Short name -> the folder a real checkpoint has under $PROBING_MODELS."""
 

@@ -106,3 +106,30 @@ def test_a_bare_treebank_name_is_held_out_as_on_the_command_line(monkeypatch):
     result = probing.score(tiny_bert(), "en_ewt", limit=30, bootstrap=20, relations=["det"])
     assert result.held_out and result.data["input"]["path"] == "en_ewt:test"
     assert result.data["heldout"]["select_on"]["spec"] == "en_ewt:dev"
+
+
+def test_coref_runs_as_the_command_does_and_gives_its_object(tmp_path, capsys):
+    from coref_data import coref_treebank_path
+
+    from probing.cli import main
+
+    treebank = str(coref_treebank_path())
+    result = probing.coref(tiny_bert(), treebank, bootstrap=0, output=tmp_path / "api.json")
+    assert isinstance(result, probing.CorefResult) and (tmp_path / "api.json").exists()
+    assert main(["coref", "--quiet", "--model", tiny_bert(), "--treebank", treebank, "--bootstrap", "0",
+                 "--output", str(tmp_path / "cli.json")]) == 0
+    capsys.readouterr()
+    by_cli = probing.read(tmp_path / "cli.json")
+    assert result.data["coref"] == by_cli.data["coref"]
+    assert result.chosen().name == by_cli.chosen().name
+
+
+def test_run_passes_options_through_the_command_line_and_refuses_what_writes_no_result():
+    assert probing.api.command_line({"relations": ("det",), "drop_probe_weights": True, "limit": 3}) == [
+        "--relations", "det", "--drop-probe-weights", "--limit", "3"]
+    with pytest.raises(ProbingError, match="writes no result"):
+        probing.run("leaderboard")
+    with pytest.raises(ProbingError, match="--limit"):
+        probing.run("surface", model=tiny_bert(), limit=-1)
+    with pytest.raises(ProbingError, match="unrecognized arguments: --no-such-option"):
+        probing.run("surface", model=tiny_bert(), no_such_option=3)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from probing.cli import COMMANDS, command_parser, main
+from probing.cli import command_parser, commands, main
 from probing.testing import tiny_bert
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,7 +104,7 @@ def _options_of_every_command() -> dict[str, dict[str, argparse.Action]]:
     """Option -> {command: its action} over every command (a command with sub-actions, such as data, by
     its own options only)."""
     found: dict[str, dict[str, argparse.Action]] = {}
-    for name in COMMANDS:
+    for name in commands():
         for action in command_parser(name)._actions:
             for option in action.option_strings:
                 if option.startswith("--") and option not in ("--help", "--version"):
@@ -123,7 +123,7 @@ def test_an_option_has_one_default_in_every_command_that_takes_it():
 def test_usage_lines_show_required_options_as_required():
     """argparse writes an optional option in [brackets] and a required one bare: the usage line says which a
     command cannot run without (explore's page, report's folder)."""
-    for name in COMMANDS:
+    for name in commands():
         parser = command_parser(name)
         usage = " ".join(parser.format_usage().split())
         for action in parser._actions:
@@ -135,8 +135,8 @@ def test_usage_lines_show_required_options_as_required():
 
 
 def test_every_command_is_listed_and_has_a_parser():
-    assert set(ATTENTION_COMMANDS) < set(COMMANDS)
-    for name in COMMANDS:
+    assert set(ATTENTION_COMMANDS) < set(commands())
+    for name in commands():
         assert isinstance(command_parser(name), argparse.ArgumentParser)
 
 
@@ -201,7 +201,7 @@ OPTION_OF_CASE = {"batch size 0": "--batch-size", "limit -1": "--limit", "missin
 
 def _error_cases():
     """Every command with every mistake it can be given (SKIPPED lists the others, and a test checks that list)."""
-    for command in COMMANDS:
+    for command in commands():
         for case in BAD_OPTIONS:
             if (command, case) not in SKIPPED:
                 yield pytest.param(command, case, id=f"{command}-{case}")
@@ -237,7 +237,7 @@ def test_every_command_reports_a_mistake_in_one_line(command, case, tmp_path, ca
 
 
 def test_the_left_out_combinations_are_exactly_the_missing_options():
-    for command in COMMANDS:
+    for command in commands():
         options = {string for action in command_parser(command)._actions for string in action.option_strings}
         for case, option in OPTION_OF_CASE.items():
             lacks = option not in options
@@ -259,7 +259,7 @@ def _parsers():
                 for sub, subparser in action.choices.items():
                     yield from walk(f"{name} {sub}", subparser)
 
-    for command in COMMANDS:
+    for command in commands():
         yield from walk(command, command_parser(command))
 
 
@@ -321,11 +321,11 @@ def test_top_level_help_exits_0_and_lists_every_command():
                                env=_env(), timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert completed.stderr == ""
-    for command in COMMANDS:
+    for command in commands():
         assert re.search(rf"^\s+{command}\s", completed.stdout, re.MULTILINE), command
 
 
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", commands())
 def test_command_help_exits_0(command, capsys):
     with pytest.raises(SystemExit) as exited:
         main([command, "--help"])

@@ -11,7 +11,7 @@ import torch
 from scipy.spatial.distance import jensenshannon
 
 from probing.analyses.heads.accumulator import HeadDivergence, HeadsAccumulator, behaviours, embed, probe_marks
-from probing.analyses.surface.accumulator import TokenRoles
+from probing.engine.token_roles import TokenRoles
 from probing.engine.passes import run_pass
 from probing.data.inputs import InputSource
 from probing.cli import main

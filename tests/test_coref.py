@@ -15,11 +15,11 @@ from helpers import _row_targets, kill_once_checkpointed
 
 from probing.engine import checkpointing
 from probing.analyses.coref.accumulator import CorefAccumulator
-from probing.engine.batching import encode_units
+from probing.engine.batching import encode_units, window_rule
 from probing.cli import main
 from probing.analyses.coref.antecedents import scored_mentions
 from probing.analyses.coref.report import TYPE_AXIS
-from probing.data.windows import Window, WindowMention, WindowRule
+from probing.data.windows import Window, WindowMention
 from probing.engine.passes import PassOptions, run_pass
 from probing.errors import ProbingError
 from probing.data.inputs import InputSource
@@ -123,7 +123,7 @@ def planted_coref_attention(loaded, windows, rules):
 
 def test_a_head_planted_on_the_nearest_mention_scores_exactly_the_nearest_baseline(loaded):
     source = InputSource.documents(str(coref_treebank_path()))
-    source.windows = WindowRule.for_model(loaded.tokenizer, WINDOW, prepend=loaded.prepend_token_id)
+    source.windows = window_rule(loaded.tokenizer, WINDOW, prepend=loaded.prepend_token_id)
     windows = list(source.units())
     rules = {0: "nearest", 1: "antecedent", 2: "nearest", 3: "antecedent"}
     hook, override = planted_coref_attention(loaded, windows, rules)
@@ -195,6 +195,7 @@ def test_two_shards_merge_into_the_whole_run(whole, tmp_path, capsys):
     assert result["input"]["skipped"] == whole["input"]["skipped"]
 
 
+@pytest.mark.slow
 def test_two_processes_under_torchrun_equal_one(whole, tmp_path):
     output = tmp_path / "two.json"
     script = tmp_path / "run.py"
@@ -206,6 +207,7 @@ def test_two_processes_under_torchrun_equal_one(whole, tmp_path):
     assert numbers(json.loads(output.read_text())) == numbers(whole)
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_to_the_same_counts(whole, tmp_path, capsys):
     output = tmp_path / "killed.json"
     checkpoint = checkpointing.default_path(output)

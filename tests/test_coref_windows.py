@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from coref_data import coref_treebank_path
-from probing.engine.batching import BatchStats, batches_of_chunk, encode_units
+from probing.engine.batching import BatchStats, batches_of_chunk, encode_units, window_rule
 from probing.data.entities import Document, Mention, read_documents
 from probing.data.windows import WindowRule
 from probing.data.inputs import InputSource, Unit
@@ -65,7 +65,7 @@ def test_windows_measured_with_a_tokenizer_fit_and_cannot_grow():
     batcher, given the window length as its maximum, skips exactly the sentences that fit nowhere."""
     tokenizer = tiny_wordpiece_tokenizer()
     length = 40
-    rule = WindowRule.for_model(tokenizer, length)
+    rule = window_rule(tokenizer, length)
     documents = list(read_documents(coref_treebank_path()))
     windows = list(rule.windows(documents))
     by_document = {}

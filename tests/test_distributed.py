@@ -38,6 +38,7 @@ def test_malformed_environment_is_a_clear_error(monkeypatch):
         from_environment("cpu")
 
 
+@pytest.mark.slow
 def test_two_processes_equal_one(tmp_path, capsys):
     single = tmp_path / "single.json"
     assert main(["score", "--quiet", "--model", tiny_bert(), *OPTIONS, "--output", str(single)]) == 0
@@ -56,6 +57,7 @@ def test_two_processes_equal_one(tmp_path, capsys):
     assert not (tmp_path / "double.json.checkpoint").exists()
 
 
+@pytest.mark.slow
 def test_two_processes_resume_a_one_process_checkpoint(tmp_path, capsys):
     """A checkpoint holds the counts of all processes so far: any number of processes may resume it."""
     from probing.engine.checkpointing import Checkpointer, load

@@ -97,6 +97,7 @@ def test_two_shards_merge_into_the_whole_run(name, whole_runs, tmp_path, capsys)
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_two_processes_under_torchrun_equal_one(whole_runs, tmp_path):
     """One torchrun launch runs every command in turn (starting two processes once, not once per command)."""
     outputs = {name: tmp_path / f"{name}-two.json" for name in ANALYSES}
@@ -116,6 +117,7 @@ def test_two_processes_under_torchrun_equal_one(whole_runs, tmp_path):
         assert_same(numbers(json.loads(output.read_text())), numbers(whole_runs[name]), name)
 
 
+@pytest.mark.slow
 def test_each_head_ablation_survives_sigkill_and_resumes_to_the_same_numbers(tmp_path, capsys):
     options = ["ablate", "--quiet", "--model", tiny_bert(), "--treebank", str(sample_path()), "--batch-size", "1",
                "--each-head", "--metric", "probe", "--relations", "det", "all", "--bootstrap", "20"]

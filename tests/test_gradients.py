@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from probing.analyses.gradients.accumulator import GradientAccumulator, batch_gradients
-from probing.analyses.surface.accumulator import TokenRoles
+from probing.engine.token_roles import TokenRoles
 from probing.engine.batching import BatchStats, batches_of_chunk
 from probing.cli import main
 from probing.engine.passes import BatchView, PassOptions, run_pass

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from probing.analyses.noop.accumulator import GROUPS, NoopAccumulator, chosen_heads, is_punctuation
+from probing.analyses.noop.accumulator import GROUPS, NoopAccumulator, chosen_heads
+from probing.engine.token_roles import is_punctuation
 from probing.analyses.views.accumulator import VALUES, SentenceViews
 from probing.engine.passes import Accumulator, BatchView, PassOptions, run_pass
 from probing.errors import ProbingError

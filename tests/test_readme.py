@@ -55,6 +55,7 @@ def test_every_readme_command_is_tested():
     assert sorted(readme_commands()) == sorted(HOW)
 
 
+@pytest.mark.slow
 def test_the_offline_commands_run(tmp_path):
     for command in (c for c, how in HOW.items() if how == "offline"):
         finished = run(command, tmp_path)
@@ -80,6 +81,7 @@ def test_the_hub_commands_stop_at_once_without_a_network(tmp_path):
 
 
 @pytest.mark.real_data
+@pytest.mark.slow
 def test_the_real_treebank_commands_run_in_order(tmp_path):
     real_treebank("en_ewt", "dev"), real_treebank("en_ewt", "test")
     env = {"PROBING_CACHE": str(tmp_path / "cache")}

@@ -59,6 +59,7 @@ def score(capsys, *args: str) -> int:
 
 
 @pytest.mark.real_data
+@pytest.mark.slow
 def test_sigkill_mid_way_then_resume_gives_identical_counts(tmp_path, capsys, ewt_long):
     ewt_dev = ewt_long
     reference = tmp_path / "reference.json"

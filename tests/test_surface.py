@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from probing.analyses.heads.accumulator import HeadsAccumulator
-from probing.analyses.surface.accumulator import STATISTICS, SurfaceAccumulator, TokenRoles, visible_keys
+from probing.analyses.surface.accumulator import STATISTICS, SurfaceAccumulator, visible_keys
+from probing.engine.token_roles import TokenRoles
 from probing.cli import main
 from probing.data.datasets import sha256_of
 from probing.engine.passes import run_pass

@@ -232,7 +232,6 @@ def test_seeded_probes_rerun_identically_and_another_seed_differs(model, parts, 
     assert main(trees(model, "--select-on", str(parts["dev"]), "--treebank", str(parts["test"]), "--seed", "1",
                       "--no-probes", "--output", str(reseeded))) == 0
     assert read(reseeded)["selection"]["probes"] == {}
-    from probing.analyses.trees.selection import EmbeddingVectors, ExamplesAccumulator, TreeOptions, choose
     from probing.results.schema import decode_array
 
     seeded = {}
@@ -309,6 +308,7 @@ def test_word_vectors_from_a_file(model, parts, tmp_path, capsys):
 # ---------------------------------------------------------------------------- processes and faults
 
 
+@pytest.mark.slow
 def test_two_processes_under_torchrun_equal_one(model, parts, runs, tmp_path):
     output = tmp_path / "two.json"
     script = tmp_path / "run.py"
@@ -321,6 +321,7 @@ def test_two_processes_under_torchrun_equal_one(model, parts, runs, tmp_path):
     assert measured(read(output)) == measured(read(runs["heldout"]))
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_to_the_same_numbers(model, parts, tmp_path, capsys):
     options = trees(model, "--select-on", str(parts["dev"]), "--treebank", str(parts["test"]), "--batch-size", "1",
                     "--checkpoint-every", "0")
@@ -374,6 +375,7 @@ def test_tables_and_leaderboard_rows_need_no_torch():
 
 
 @pytest.mark.real_data
+@pytest.mark.slow
 def test_a_real_model_has_heads_whose_trees_beat_right_branching(minilm, ewt_dev, tmp_path):
     """Htut et al. find the best heads' trees above the positional baselines, if not by much: on 300 sentences
     of en_ewt dev, all-MiniLM-L6-v2's best MST head must beat right-branching, and no head can reach 100%."""

@@ -331,7 +331,7 @@ class EngineCommand:
 
     def run(self, accumulators, description: str = "reading"):
         """One pass over the input into ``accumulators``; returns its statistics."""
-        from probing.analyses.probe.api import require_units
+        from probing.engine.passes import require_units
         from probing.engine.passes import run_pass
 
         options = self.options(description)

@@ -53,37 +53,24 @@ def window_length(requested: int | None, max_length: int | None, loaded) -> int:
     return requested
 
 
-def _plan(args: argparse.Namespace) -> tuple[str | None, str | None]:
-    """(treebank to report on, DEV to choose on or None)."""
-    from probing.stats.heldout import default_splits
-
-    splits = default_splits(args.treebank)
-    if splits is not None:
-        return splits[1], args.select_on or splits[0]
-    return args.treebank, args.select_on
-
-
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.coref.accumulator import CorefAccumulator
-    from probing.analyses.probe.api import require_units
-    from probing.analyses.coref.report import arrays_of, check_selectable, choice_summary, choose_head, coref_table, heldout_block, select_on_block
-    from probing.data.windows import WindowRule
+    from probing.engine.passes import require_units
+    from probing.analyses.coref.report import arrays_of, choice_summary, choose_head, coref_table, heldout_block, select_on_block
+    from probing.engine.batching import window_rule
     from probing.engine.passes import run_pass
     from probing.errors import ProbingError
-    from probing.stats.heldout import is_result_file
+    from probing.stats.heldout import check_dev_test, is_result_file, plan, read_dev_result
     from probing.data.inputs import InputSource, sample_treebank_path
     from probing.engine.readings import READINGS
-    from probing.results.io import provenance, read_result
+    from probing.results.io import provenance
     from probing.commands.common import EngineCommand
 
-    treebank, select_on = _plan(args)
+    treebank, select_on = plan(args.treebank, args.select_on)
     source = InputSource.documents(treebank or str(sample_treebank_path()), limit=args.limit)
     dev_result = dev_source = None
     if select_on and is_result_file(select_on):
-        try:
-            dev_result = read_result(select_on, analysis="coref")
-        except ProbingError as error:
-            raise ProbingError(f"{error} (given as --select-on)") from None
+        dev_result = read_dev_result(select_on, analysis="coref")
     elif select_on:
         dev_source = InputSource.documents(select_on, limit=args.limit, option="--select-on")
     dev_path = select_on if dev_result is not None else (dev_source.path if dev_source else None)
@@ -91,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     with EngineCommand(args, source=source, inputs=(dev_path,)) as command:
         loaded = command.loaded
         window = window_length(args.window, args.max_length, loaded)
-        rule = WindowRule.for_model(loaded.tokenizer, window, prepend=loaded.prepend_token_id)
+        rule = window_rule(loaded.tokenizer, window, prepend=loaded.prepend_token_id)
         heads = READINGS[args.attention].heads(loaded.num_heads)
         config = {"window": window, "bootstrap": args.bootstrap}
 
@@ -118,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         result = command.result("coref", stats, test, config)
         if dev_result is not None:
-            check_selectable(dev_result, result, source=f"--select-on {select_on}")
+            check_dev_test(dev_result, result, source=f"--select-on {select_on}")
             dev_arrays = arrays_of(dev_result)
             chosen = choice_summary(choose_head(dev_arrays), dev_arrays)
             where = select_on_block(dev_result, result_path=select_on if dev_source is None else None, spec=select_on)

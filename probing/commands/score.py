@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.probe.curves import find_checkpoints
     from probing.engine.distributed import from_environment
     from probing.engine.passes import using_hooks
-    from probing.stats.heldout import default_splits, score_with_selection
+    from probing.analyses.probe.heldout import score_with_selection
+    from probing.stats.heldout import default_splits
     from probing.data.inputs import InputSource, open_input
     from probing.results.io import write_result
     from probing.analyses.probe.tables import run_header, score_tables

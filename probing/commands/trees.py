@@ -4,9 +4,7 @@ attention probes (Htut et al. 2019; Limisiewicz et al. 2020; Clark et al. 2019 s
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
-import time
 
 from probing.commands.common import add_batch_options, add_bootstrap_options, add_input_options, add_model_options, add_output_options, add_reading_options, add_run_options, positive_int
 
@@ -70,14 +68,12 @@ def tree_options(args: argparse.Namespace, vectors):
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.trees.selection import check_selection, read_selection, vector_source, without_probe_weights
-    from probing.analyses.trees.accumulator import TreesAccumulator
     from probing.analyses.trees.report import tables, uas_figure
+    from probing.analyses.trees.run import TreesRun, run_trees
+    from probing.analyses.trees.selection import check_selection, read_selection, vector_source, without_probe_weights
     from probing.errors import ProbingError
-    from probing.stats.heldout import default_splits, is_result_file
+    from probing.stats.heldout import IN_SAMPLE_SELECTION, is_result_file, plan, same_reading
     from probing.data.inputs import InputSource, sample_treebank_path
-    from probing.engine.readings import READINGS
-    from probing.scoring.counts import BootstrapSpec
     from probing.commands.common import EngineCommand
 
     if args.no_probes and args.drop_probe_weights:
@@ -89,10 +85,7 @@ def run(args: argparse.Namespace) -> int:
     vectors = vector_source(args.word_vectors)
     options = tree_options(args, vectors)
     reading = {"attention": args.attention, "pool_from": args.pool_from}
-    treebank, select_on = args.treebank, args.select_on
-    splits = default_splits(treebank)
-    if splits is not None:
-        select_on, treebank = select_on or splits[0], splits[1]
+    treebank, select_on = plan(args.treebank, args.select_on)
     source = InputSource.treebank(treebank or str(sample_treebank_path()), limit=args.limit)
     dev_source = dev_selection = None
     inputs = [args.word_vectors]
@@ -103,43 +96,18 @@ def run(args: argparse.Namespace) -> int:
         inputs.append(select_on)
     elif select_on:
         dev_source = InputSource.treebank(select_on, limit=args.limit, option="--select-on")
-        if dev_source.sha256 == source.sha256 and (dev_source.half is None or dev_source.half == source.half):
-            raise ProbingError("is the very treebank reported on, which is in-sample selection; give the dev split "
-                               "(or drop --select-on for in-sample numbers)", source=f"--select-on {select_on}")
+        if same_reading(dev_source.sha256, dev_source.half and (dev_source.half, dev_source.limit), source.sha256,
+                        source.half and (source.half, source.limit)):
+            raise ProbingError(IN_SAMPLE_SELECTION, source=f"--select-on {select_on}")
         inputs.append(str(dev_source.path))
 
+    run_plan = TreesRun(source=source, select_on=select_on, dev_source=dev_source, dev_selection=dev_selection,
+                        options=options, vectors=vectors, reading=reading, bootstrap=args.bootstrap, seed=args.seed,
+                        shard=args.shard)
     with EngineCommand(args, source=source, inputs=tuple(path for path in inputs if path), figures=("uas",)) as command:
-        loaded = command.loaded
-        heads = READINGS[args.attention].heads(loaded.num_heads)
-        bootstrap = BootstrapSpec(args.bootstrap, args.seed) if args.bootstrap else None
-        log = (lambda text: print(f"probing trees: {text}", file=sys.stderr)) if command.is_main else (lambda text: None)
-        if not select_on:
-            trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal)
-            stats, selection = choose_on(command, source, trees, options, vectors, reading, shard=args.shard,
-                                         choose=args.shard is None, log=log)
-            trees.selection = selection
-        else:
-            if dev_selection is None:
-                dev_trees = TreesAccumulator(loaded.num_layers, heads, causal=loaded.is_causal)
-                _, selection = choose_on(command, dev_source, dev_trees, options, vectors, reading, shard=None,
-                                         choose=True, log=log)
-                selection = {**selection, "source": {"select_on": select_on, "result": None}}
-            else:
-                check_selection(dev_selection, options, reading, source=f"--select-on {select_on}", loaded=loaded)
-                selection = {**dev_selection, "source": {"select_on": select_on, "result": select_on}}
-            from probing.analyses.trees.selection import probe_modules
-
-            trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal,
-                                     selection=selection, evaluate=True,
-                                     probe_modules=probe_modules(selection, loaded.num_layers, heads), vectors=vectors)
-            started = time.perf_counter()
-            stats = command.run([trees], "trees: reporting on TEST")
-            log(f"TEST pass ({stats.units_used} sentences, every counter): {time.perf_counter() - started:.1f} s")
-        if not command.is_main:
+        result = run_trees(command, run_plan)
+        if result is None:  # another process of a torchrun: rank 0 writes
             return 0
-        config = {"mode": "heldout" if select_on else "in_sample", **options.as_dict(), "bootstrap": args.bootstrap,
-                  "stack": loaded.stack}
-        result = command.result("trees", stats, trees, config)
         if args.drop_probe_weights and result.get("selection"):
             result["selection"] = without_probe_weights(result["selection"])
         print(tables(result))
@@ -147,45 +115,3 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {uas_figure(result, command.figure_path('uas'))}", file=sys.stderr)
         command.hint()
     return 0
-
-
-def choose_on(command, source, trees, options, vectors, reading: dict, *, shard, choose: bool, log):
-    """The selection passes over ``source`` (see probing.analyses.trees.selection): pass 1 counts every head as a
-    tree, the relations and the probes' examples; unless ``choose`` is False (a shard chooses nothing), pass 2
-    keeps the ensemble candidates' attention, then the search and the probes' training run on rank 0 and every
-    process receives the selection. Returns pass 1's statistics and the selection (None when not choosing)."""
-    from probing.analyses.probe.accumulator import ProbeAccumulator
-    from probing.analyses.trees.selection import CollectorAccumulator, ExamplesAccumulator, ensemble_candidates
-    from probing.analyses.trees.selection import choose as make_selection
-
-    loaded, heads = command.loaded, trees.shape[1]
-    relations = ProbeAccumulator.create(options.relations, loaded.num_layers, heads, offsets=(), bootstrap=0,
-                                        seed=options.seed, causal=loaded.is_causal) if choose else None
-    examples = ExamplesAccumulator(vectors) if choose and options.probes else None
-    accumulators = [accumulator for accumulator in (trees, relations, examples) if accumulator is not None]
-    what = "every head as a tree" + (", relations, probe examples" if choose else "")
-    stats = _pass(command, source, accumulators, shard, f"trees: {what}", log)
-    if not choose:
-        return stats, None
-    collector = CollectorAccumulator(ensemble_candidates(relations, options.candidates), loaded.is_causal)
-    _pass(command, source, [collector], shard, "trees: ensemble candidates' attention", log)
-    selection = None
-    if command.is_main:
-        made_on = {"path": source.recorded_path, "sha256": source.sha256, "given_as": source.given_as,
-                   "limit": source.limit, "units_total": stats.units_total, "units_used": stats.units_used,
-                   "sentences": trees.single.sentences, "words": trees.single.total}
-        selection = make_selection(trees, collector, examples, options, loaded=loaded, num_heads=heads,
-                                   reading=reading, made_on=made_on, vectors=vectors, log=log)
-    return stats, command.ranks.share(selection)
-
-
-def _pass(command, source, accumulators, shard, description: str, log):
-    from probing.analyses.probe.api import require_units
-    from probing.engine.passes import run_pass
-
-    options = dataclasses.replace(command.options(description), shard=shard)
-    started = time.perf_counter()
-    stats = run_pass(command.loaded, source, accumulators, options, hooks=command.hooks)
-    require_units(stats, source, options)
-    log(f"{description} on {source.path.name} ({stats.units_used} sentences): {time.perf_counter() - started:.1f} s")
-    return stats

@@ -73,21 +73,11 @@ class WindowRule:
     """How documents are cut into windows: the length in tokens and how a run of words is measured.
 
     ``measure(words)`` is the token count of the words as one unit, special
-    tokens included; :meth:`for_model` measures with a model's tokenizer.
+    tokens included; :func:`probing.engine.batching.window_rule` measures with a model's tokenizer.
     """
 
     length: int
     measure: Callable[[Sequence[str]], int]
-
-    @classmethod
-    def for_model(cls, tokenizer, length: int, *, prepend: int | None = None) -> "WindowRule":
-        """Windows of ``length`` tokens measured with ``tokenizer`` (``prepend``: the sink token, if any)."""
-        from probing.engine.batching import encode_units
-
-        def measure(words: Sequence[str]) -> int:
-            return len(encode_units(tokenizer, [Unit(0, tuple(words))], prepend=prepend)[0])
-
-        return cls(length, measure)
 
     def units(self, sentences: Iterable[Sentence], *, source: str = "<treebank>") -> Iterator[Window]:
         """The windows of a treebank's sentences, numbered from 0 in file order."""

@@ -27,6 +27,7 @@ import torch
 from probing.model.alignment import SPECIAL, AlignedSentence, align_word_pairs, align_words
 from probing.data.inputs import Unit
 from probing.data.treebank import Sentence
+from probing.data.windows import WindowRule
 
 CHUNK_BATCHES = 16
 """Units are length-sorted within chunks of this many batches."""
@@ -199,3 +200,13 @@ def _pad(group: list[tuple[Unit, Encoded]], tokenizer, number: int) -> Batch:
     num_words = torch.tensor([len(unit.words) for unit, _ in group])  # [batch]
     return Batch([unit for unit, _ in group], input_ids, attention_mask, word_of_token, is_special, segment,
                  num_words, number)
+
+
+def window_rule(tokenizer, length: int, *, prepend: int | None = None) -> WindowRule:
+    """Coreference windows of ``length`` tokens measured with ``tokenizer`` as the pass encodes a unit, special
+    tokens included (``prepend``: the sink token, if the model has one)."""
+
+    def measure(words: Sequence[str]) -> int:
+        return len(encode_units(tokenizer, [Unit(0, tuple(words))], prepend=prepend)[0])
+
+    return WindowRule(length, measure)

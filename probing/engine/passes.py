@@ -285,6 +285,20 @@ def using_hooks(hooks: PassHooks) -> Iterator[PassHooks]:
         _HOOKS.reset(token)
 
 
+def require_units(stats, source, options: PassOptions) -> None:
+    """A pass that scored nothing is an error, not an empty result."""
+    if stats.units_used:
+        return
+    if stats.units_in_part == 0:
+        where = f"shard {options.shard[0]}/{options.shard[1]}" if options.shard else "the input"
+        raise ProbingError(f"{where} holds no unit to score ({stats.units_total} in the file)", source=str(source.path))
+    raise ProbingError(
+        f"all {stats.units_in_part} units are longer than {stats.max_length} tokens (the model's limit, or "
+        "--max-length); nothing was scored",
+        source=str(source.path),
+    )
+
+
 def run_pass(
     loaded: LoadedModel,
     source: InputSource,

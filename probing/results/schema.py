@@ -973,22 +973,32 @@ def validate(result: object, *, source: str | None = None) -> dict:
         analysis = result.get("analysis")
         if "analysis" not in result:
             raise Invalid("analysis", f"missing ({COMMON['analysis'].doc.split(' (')[0]})")
-        if analysis not in PAYLOADS:
-            raise Invalid("analysis", f"expected one of {', '.join(PAYLOADS)}, found {_found(analysis)}")
+        payload, checks = _payload_of(analysis)
         shape = Shape()
         model = result.get("model")
         if isinstance(model, dict) and _is_int(model.get("num_layers")) and _is_int(model.get("num_heads")):
             # rollout has one map per layer: its grids have one "head" per layer
             rollout = isinstance(result.get("config"), dict) and result["config"].get("attention") == "rollout"
             shape = Shape(model["num_layers"], 1 if rollout else model["num_heads"])
-        Obj({**COMMON, **PAYLOADS[analysis]}).check(result, "", shape)
-        for check in _CHECKS.get(analysis, []):  # the shapes an analysis expects, before any array is inflated
+        Obj({**COMMON, **payload}).check(result, "", shape)
+        for check in checks:  # the shapes an analysis expects, before any array is inflated
             check(result)
         for path, encoded in shape.arrays:
             decoded(encoded, path)
     except Invalid as error:
         raise ProbingError(str(error), source=source) from None
     return result
+
+
+def _payload_of(analysis) -> tuple[Mapping[str, Field], list[ConsistencyCheck]]:
+    """The payload schema and consistency checks of a registered analysis (a plug-in's too, from its record)."""
+    from probing.plugins import analyses
+
+    registry = analyses()
+    if not isinstance(analysis, str) or analysis not in registry.names():
+        raise Invalid("analysis", f"expected one of {', '.join(registry.names())}, found {_found(analysis)}")
+    record = registry[analysis]
+    return record.load("payload"), [*_CHECKS.get(analysis, []), *record.load_checks()]
 
 
 REFERENCE = Obj({

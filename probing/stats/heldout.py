@@ -15,9 +15,10 @@ so that shards of TEST need not score DEV again. ``--treebank en_ewt`` alone
 (a known treebank with dev and test splits) means: select on ``en_ewt:dev``,
 report on ``en_ewt:test``.
 
-Nothing here imports torch until a model must run (``score_heldout``);
-:func:`attach_heldout` works on result dicts alone, and :func:`reattach_heldout`
-recomputes the held-out numbers after TEST shards are merged (``probing merge``).
+Nothing here runs a model or imports torch: :func:`attach_heldout` works on
+result dicts alone, and :func:`reattach_heldout` recomputes the held-out
+numbers after TEST shards are merged (``probing merge``). The probe's run of
+both treebanks is :mod:`probing.analyses.probe.heldout`.
 
 >>> default_splits("en_ewt"), default_splits("en_ewt:test"), default_splits("en_pud")
 (('en_ewt:dev', 'en_ewt:test'), None, ('en_pud:even', 'en_pud:odd'))
@@ -52,6 +53,20 @@ def default_splits(spec: str | None) -> tuple[str, str] | None:
     if not spec or Path(spec).expanduser().exists():
         return None
     return heldout_names(spec)
+
+
+def plan(treebank: str | None, select_on: str | None) -> tuple[str | None, str | None]:
+    """``(report on, choose on)`` for what a user gave, the same for every analysis that chooses on DEV: a bare
+    name with two splits (or halves) is held out on them, ``--select-on`` chooses on what it names, and anything
+    else is in-sample (None to choose on).
+
+    >>> plan("en_ewt", None), plan("en_ewt:test", "en_ewt:dev"), plan("ko_pud", None), plan("x.conllu", None)
+    (('en_ewt:test', 'en_ewt:dev'), ('en_ewt:test', 'en_ewt:dev'), ('ko_pud:odd', 'ko_pud:even'), ('x.conllu', None))
+    """
+    splits = default_splits(treebank)
+    if splits is not None:
+        return splits[1], select_on or splits[0]
+    return treebank, select_on
 
 
 def is_result_file(select_on: str) -> bool:
@@ -217,98 +232,55 @@ def _pair(interval) -> list[float] | None:
     return None if interval is None else [interval[0], interval[1]]
 
 
-def check_compatible(dev: dict, test: dict, source: str = "--select-on") -> None:
-    """Fail loudly unless DEV and TEST come from the same weights and scoring options."""
+IN_SAMPLE_SELECTION = ("selects on the very treebank it reports on, which is in-sample selection; give the dev "
+                       "split (or drop --select-on for in-sample numbers)")
+
+
+def check_dev_test(dev: dict, test: dict, *, source: str = "--select-on", may_differ: tuple[str, ...] = ()) -> None:
+    """The one DEV/TEST check of every analysis that chooses on DEV: DEV is not the treebank reported on (its
+    other half is), not one shard, and of the same weights and options (``may_differ``: config fields that may,
+    such as the probe's relations)."""
     from probing.results.identity import difference, selection_identity
 
-    if dev["input"]["sha256"] == test["input"]["sha256"] and not _other_halves(dev["input"], test["input"]):
-        raise ProbingError(
-            "selects on the very treebank it reports on, which is in-sample selection; "
-            "give the dev split (or drop --select-on for in-sample numbers)",
-            source=source,
-        )
+    if same_reading(dev["input"]["sha256"], _half(dev["input"]), test["input"]["sha256"], _half(test["input"])):
+        raise ProbingError(IN_SAMPLE_SELECTION, source=source)
     if (dev["config"].get("shard") or None) is not None:
         raise ProbingError("is one shard of DEV; merge its shards first (probing merge)", source=source)
-    missing = [name for name in test["relations"] if name not in dev["relations"]]
-    if missing:
-        raise ProbingError(f"DEV result lacks relations {missing}; score DEV with them too", source=source)
     dev_identity, test_identity = selection_identity(dev), selection_identity(test)
-    dev_identity["config"].pop("relations", None)
-    test_identity["config"].pop("relations", None)
+    for name in may_differ:
+        dev_identity["config"].pop(name, None)
+        test_identity["config"].pop(name, None)
     found = difference(dev_identity, test_identity, labels=("DEV", "TEST"))
     if found:
         raise ProbingError(f"DEV and TEST are not of the same model and options: {found}", source=source)
 
 
-def _other_halves(dev_input: dict, test_input: dict) -> bool:
-    """Whether two readings of one file took its two different halves (choose on even, report on odd)."""
-    halves = [(block.get("half") or {}).get("half") for block in (dev_input, test_input)]
-    limits = [(block.get("half") or {}).get("limit") for block in (dev_input, test_input)]
-    return None not in halves and halves[0] != halves[1] and limits[0] == limits[1]
+def same_reading(dev_sha256: str, dev_half: tuple | None, test_sha256: str, test_half: tuple | None) -> bool:
+    """Whether DEV and TEST read the same sentences: one file, and not its two halves at the same ``--limit``
+    (a half is ``(half, limit)``)."""
+    if dev_sha256 != test_sha256:
+        return False
+    return dev_half is None or test_half is None or dev_half[0] == test_half[0] or dev_half[1] != test_half[1]
 
 
-def read_dev_result(path: str) -> dict:
-    """A DEV result file, checked to be one (``--select-on FILE.json``)."""
+def _half(block: dict) -> tuple | None:
+    half = block.get("half")
+    return None if not half else (half.get("half"), half.get("limit"))
+
+
+def check_compatible(dev: dict, test: dict, source: str = "--select-on") -> None:
+    """The probe's DEV/TEST check: :func:`check_dev_test`, and DEV has every relation TEST reports."""
+    check_dev_test(dev, test, source=source, may_differ=("relations",))
+    missing = [name for name in test["relations"] if name not in dev["relations"]]
+    if missing:
+        raise ProbingError(f"DEV result lacks relations {missing}; score DEV with them too", source=source)
+
+
+def read_dev_result(path: str, analysis: str = "probe") -> dict:
+    """A DEV result file of ``analysis``, checked to be one (``--select-on FILE.json``)."""
     from probing.results.io import read_result
 
     try:
-        return read_result(path, analysis="probe")
+        return read_result(path, analysis=analysis)
     except ProbingError as error:
         raise ProbingError(f"{error} (given as --select-on)") from None
-
-
-def score_heldout(config, select_on: str, *, progress: bool = False) -> dict:
-    """Score DEV (or read its result) and TEST with one loaded model; return TEST + ``heldout``.
-
-    ``config`` is the TEST run's ScoreConfig; DEV is scored with the same
-    options, without bootstrap and unsharded (every TEST shard must make the
-    same choice).
-    """
-    from probing.analyses.probe.api import load_for, run_probe
-
-    config = config.validated()
-    dev, dev_path = None, None
-    if is_result_file(select_on):
-        dev, dev_path = read_dev_result(select_on), select_on
-        _check_config_against(dev, config, source=f"--select-on {select_on}")
-    from probing.data.inputs import open_input
-
-    # Both treebanks are read through while the model loads: a bad line in either costs no model time.
-    dev_source = None if dev is not None else open_input(select_on, limit=config.limit)
-    test_source = open_input(config.treebank, limit=config.limit)
-    loaded = load_for(config, validate=[source for source in (dev_source, test_source) if source], progress=progress)
-    if dev is None:
-        dev_config = config.replace(treebank=select_on, bootstrap=0, shard=None)
-        dev = run_probe(dev_config, progress=progress, loaded=loaded, description="selecting on DEV", source=dev_source)
-    test = run_probe(config, progress=progress, loaded=loaded, source=test_source)
-    result = attach_heldout(test, dev, dev_result_path=dev_path)
-    result["heldout"]["select_on"]["spec"] = select_on
-    return result
-
-
-def _check_config_against(dev: dict, config, source: str) -> None:
-    """Early checks of a DEV result against the TEST options, before any model is loaded."""
-    missing = [name for name in config.relations if name not in dev["relations"]]
-    if missing:
-        raise ProbingError(f"DEV result lacks relations {missing}; score DEV with them too", source=source)
-    if list(dev["config"]["offsets"]) != list(config.offsets):
-        raise ProbingError(f"DEV offsets {dev['config']['offsets']} differ from {list(config.offsets)}", source=source)
-    if bool(dev["model"].get("random_init")) != bool(config.random_init):
-        raise ProbingError("DEV and TEST differ in --random-init", source=source)
-    if dev["config"].get("attention", "weights") != config.attention:
-        raise ProbingError(f"DEV was read with --attention {dev['config'].get('attention')}, this run with "
-                           f"{config.attention}", source=source)
-
-
-def score_with_selection(config, select_on: str | None, *, progress: bool = False) -> dict:
-    """What ``probing score`` runs: held-out when ``select_on`` is given or the treebank is a
-    bare name with dev and test splits (select on dev, report on test), else in-sample."""
-    splits = default_splits(config.treebank)
-    if splits is not None:
-        select_on = select_on or splits[0]
-        config = config.replace(treebank=splits[1])
-    if not select_on:
-        from probing.analyses.probe.api import run_probe
-
-        return run_probe(config, progress=progress)
-    return score_heldout(config, select_on, progress=progress)

@@ -20,8 +20,6 @@ Pure numpy (no torch), so leaderboards and plots can use it on result files.
 
 from __future__ import annotations
 
-import base64
-import zlib
 
 import numpy as np
 
@@ -99,17 +97,11 @@ def head_vs_baseline(
 
 
 def bootstrap_arrays(result: dict) -> dict[str, np.ndarray] | None:
-    """The replicate counts of a result file as numpy arrays (no torch); None without a bootstrap.
+    """The replicate counts of a result file as numpy arrays (no torch); None without a bootstrap. Decoded
+    as every array of a result is (probing.results.schema.decode_array)."""
+    from probing.results.schema import decode_array
 
-    Mirrors ``probing.results.io.encode_bootstrap``: base64 of zlib-compressed
-    little-endian int64 in C order, beside its shape.
-    """
     boot = result.get("bootstrap")
     if not boot:
         return None
-    arrays = {}
-    for name in BOOTSTRAP_ARRAYS:
-        encoded = boot["arrays"][name]
-        raw = zlib.decompress(base64.b64decode(encoded["data"]))
-        arrays[name] = np.frombuffer(raw, dtype="<i8").reshape(encoded["shape"])
-    return arrays
+    return {name: decode_array(boot["arrays"][name]) for name in BOOTSTRAP_ARRAYS}

@@ -1,10 +1,14 @@
 """Disabling heads: what a metric loses when chosen heads attend uniformly (Michel et al. 2019; Kovaleva et al. 2019).
 """
 
-from probing.plugins import Analysis, register
+from probing.plugins import Analysis, Command, register
 
 register(Analysis(
     name="ablation",
     accumulator="probing.analyses.ablation.accumulator:AblationAccumulator",
     payload="probing.results.schema:PAYLOADS.ablation",
+    commands=(
+        Command("ablate", "disable heads (uniform attention) and measure the change in a metric (Kovaleva et al. 2019)",
+                "probing.commands.ablate", order=130),
+    ),
 ))

@@ -1,10 +1,14 @@
 """Comparing two checkpoints' attention, head by head (Kovaleva et al. 2019).
 """
 
-from probing.plugins import Analysis, register
+from probing.plugins import Analysis, Command, register
 
 register(Analysis(
     name="compare",
     accumulator="probing.analyses.compare.accumulator:CompareAccumulator",
     payload="probing.results.schema:PAYLOADS.compare",
+    commands=(
+        Command("compare", "per-head cosine similarity of two checkpoints' attention maps (Kovaleva et al. 2019)",
+                "probing.commands.compare", order=120),
+    ),
 ))

@@ -10,7 +10,7 @@ The accumulator is :class:`probing.analyses.coref.accumulator.CorefAccumulator`;
 the rules in words are in docs/coref.md. Nothing here imports torch.
 """
 
-from probing.plugins import Analysis, register
+from probing.plugins import Analysis, Command, register
 
 register(Analysis(
     name="coref",
@@ -18,4 +18,8 @@ register(Analysis(
     payload="probing.results.schema:PAYLOADS.coref",
     tables="probing.analyses.coref.report:leaderboard_tables",
     extra={"result": "probing.analyses.coref.result:CorefResult"},  # what probing.read() gives for its files
+    commands=(
+        Command("coref", "heads that find a mention's antecedent, by mention type, against three baselines (Clark et al. sec. 4.3)",
+                "probing.commands.coref", order=110),
+    ),
 ))

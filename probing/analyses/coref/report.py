@@ -176,20 +176,6 @@ def select_on_block(dev: dict, *, result_path: str | None = None, spec: str | No
     }
 
 
-def check_selectable(dev: dict, test: dict, source: str = "--select-on") -> None:
-    """Refuse a DEV result that is TEST itself, a shard, or of another model or window."""
-    from probing.results.identity import difference, selection_identity
-
-    if dev["input"]["sha256"] == test["input"]["sha256"]:
-        raise ProbingError("selects on the very treebank it reports on, which is in-sample selection; give the dev "
-                           "split (or drop --select-on for in-sample numbers)", source=source)
-    if (dev["config"].get("shard") or None) is not None:
-        raise ProbingError("is one shard of DEV; merge its shards first (probing merge)", source=source)
-    found = difference(selection_identity(dev), selection_identity(test), labels=("DEV", "TEST"))
-    if found:
-        raise ProbingError(f"DEV and TEST are not of the same model and options: {found}", source=source)
-
-
 def reattach_heldout(merged: dict, parts: list[dict]) -> dict:
     """Merged TEST shards keep their common DEV choice, reported again on the merged counts."""
     blocks = [part.get("heldout") for part in parts]

@@ -20,7 +20,7 @@ all-MiniLM-L6-v2) are refused at load time rather than give numbers of a
 random head.
 
 >>> import torch
->>> from probing.analyses.surface.accumulator import TokenRoles
+>>> from probing.engine.token_roles import TokenRoles
 >>> roles = TokenRoles.from_masks(torch.ones(1, 3), torch.tensor([[1, 0, 1]]), torch.zeros(1, 3))
 >>> key_kinds(roles)[:, 0].tolist()   # [CLS] w [SEP]: first special, separator, punctuation, other
 [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
@@ -33,7 +33,7 @@ import torch
 from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.model.masking import IGNORED, MASK_RATE, mask_batch
-from probing.analyses.surface.accumulator import TokenRoles
+from probing.engine.token_roles import TokenRoles
 
 KEY_KINDS = ("first_special", "separator", "punctuation", "other")
 SIGNIFICANT = 6

@@ -36,7 +36,8 @@ import numpy as np
 import torch
 
 from probing.engine.passes import Accumulator, BatchView
-from probing.analyses.surface.accumulator import SurfaceAccumulator, TokenRoles, normalised_rows
+from probing.analyses.surface.accumulator import SurfaceAccumulator
+from probing.engine.token_roles import TokenRoles, normalised_rows
 
 SMOOTHING = 1e-10
 """Added to every real key's attention weight before renormalising the row."""

@@ -49,7 +49,6 @@ head's shares are kept, and per layer the mean over heads.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
@@ -57,13 +56,12 @@ import torch
 
 from probing.engine.passes import Accumulator, BatchView
 from probing.naming import head_name
-from probing.engine.pooling import pool_with_special_keys
+from probing.engine.token_roles import pooled_rows, punctuation_words
 from probing.data.relations import relation_pairs
 from probing.scoring.bootstrap import poisson_weights
 from probing.stats.intervals import LEVEL, percentile_interval
 from probing.data.treebank import Sentence
 from probing.analyses.noop.report import ATTENDING, GROUPS, TARGETS, chosen_heads  # noqa: F401  (torch-free, shared)
-from probing.analyses.surface.accumulator import normalised_rows
 
 DECIMALS = 6
 
@@ -78,46 +76,14 @@ DEFINITIONS = {
 }
 
 
-def is_punctuation(form: str, upos: str = "_") -> bool:
-    """Whether a treebank word is punctuation: UPOS ``PUNCT``, or a form of punctuation characters only.
-
-    >>> is_punctuation(".", "PUNCT"), is_punctuation("--"), is_punctuation("U.S.", "PROPN")
-    (True, True, False)
-    """
-    return upos == "PUNCT" or (bool(form) and all(unicodedata.category(char).startswith("P") for char in form))
-
-
-def pooled_rows(view: BatchView, rows: Sequence[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Word rows that keep the special tokens' columns, as shares: ``(words [n, layer, head, word, word],
-    specials [n, layer, head, word, special])`` for the batch's ``rows`` (default: all); under a reading
-    whose rows do not sum to 1, token rows are divided by their sum first."""
-    batch = view.batch
-    picked = slice(None) if rows is None else torch.as_tensor(list(rows), dtype=torch.long)
-    attention = view.attention[picked]
-    if view.reading != "weights":
-        attention = normalised_rows(attention.float())
-    is_special = (batch.is_special & batch.attention_mask.bool())[picked]
-    return pool_with_special_keys(attention, batch.word_of_token[picked].to(attention.device),
-                                  is_special.to(attention.device), view.pool_from)
-
-
 def word_shares(view: BatchView) -> torch.Tensor:
     """float32 [batch, target, layer, head, word]: each word's share of attention to special tokens and to
     punctuation words (see the module docstring); 0 for padding words."""
     words, specials = pooled_rows(view)
-    punctuation = punctuation_mask(view.batch.sentences, words.shape[-1]).to(words.device)  # [batch, word]
+    punctuation = punctuation_words(view.batch.sentences, words.shape[-1]).to(words.device)  # [batch, word]
     to_special = specials.sum(dim=-1)  # [batch, layer, head, word]
     to_punctuation = torch.einsum("blhqk,bk->blhq", words, punctuation)
     return torch.stack([to_special, to_punctuation], dim=1)
-
-
-def punctuation_mask(sentences: Sequence[Sentence], width: int) -> torch.Tensor:
-    """float [batch, word]: 1 where the word is punctuation (:func:`is_punctuation`)."""
-    mask = torch.zeros((len(sentences), width))
-    for row, sentence in enumerate(sentences):
-        for i, (form, upos) in enumerate(zip(sentence.words, sentence.upos)):
-            mask[row, i] = float(is_punctuation(form, upos))
-    return mask
 
 
 def relation_masks(sentences: Sequence[Sentence], relations: Sequence[str], width: int) -> dict[str, torch.Tensor]:

@@ -1,10 +1,14 @@
 """Kovaleva et al.'s (2019) pattern type of every head.
 """
 
-from probing.plugins import Analysis, register
+from probing.plugins import Analysis, Command, register
 
 register(Analysis(
     name="patterns",
     accumulator="probing.analyses.patterns.accumulator:PatternAccumulator",
     payload="probing.results.schema:PAYLOADS.patterns",
+    commands=(
+        Command("patterns", "attention pattern type of every head: vertical, diagonal, block, ... (Kovaleva et al. 2019)",
+                "probing.commands.patterns", order=100),
+    ),
 ))

@@ -1,7 +1,7 @@
 """The dependency-head probe (Clark et al. 2019, sections 4.1-4.2): counts, tables, plots, the Python API.
 """
 
-from probing.plugins import Analysis, register
+from probing.plugins import Analysis, Command, register
 
 register(Analysis(
     name="probe",
@@ -9,4 +9,12 @@ register(Analysis(
     payload="probing.results.schema:PAYLOADS.probe",
     tables="probing.analyses.probe.leaderboard:leaderboard_tables",
     extra={"result": "probing.analyses.probe.result:ProbeResult"},  # what probing.read() gives for its files
+    commands=(
+        Command("score", "score every attention head on a dependency treebank (Clark et al. 2019, sec. 4)",
+                "probing.commands.score", order=10),
+        Command("transfer", "one model's heads across languages: transfer matrices per relation and the atlas figure",
+                "probing.commands.transfer", order=40, writes_result=False),
+        Command("plot", "layer x head heatmaps of a result's accuracy per relation and direction (png, svg, pdf)",
+                "probing.commands.plot", order=50, writes_result=False),
+    ),
 ))

@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from probing.analyses.probe.config import ScoreConfig
-from probing.engine.passes import PassHooks, PassOptions, run_pass
+from probing.engine.passes import PassHooks, PassOptions, require_units, run_pass
 from probing.engine.startup import load_while_validating, model_name
-from probing.errors import ProbingError
 from probing.data.inputs import InputSource, open_input
 from probing.model.loading import LoadedModel, load_model
 from probing.engine.readings import READINGS
@@ -66,20 +65,6 @@ def run_probe(config: ScoreConfig, *, loaded: LoadedModel | None = None, progres
     result["treebank"] = treebank_block(source, stats, accumulator.counts)
     result.update(accumulator.result())
     return result
-
-
-def require_units(stats, source, options: PassOptions) -> None:
-    """A pass that scored nothing is an error, not an empty result."""
-    if stats.units_used:
-        return
-    if stats.units_in_part == 0:
-        where = f"shard {options.shard[0]}/{options.shard[1]}" if options.shard else "the input"
-        raise ProbingError(f"{where} holds no unit to score ({stats.units_total} in the file)", source=str(source.path))
-    raise ProbingError(
-        f"all {stats.units_in_part} units are longer than {stats.max_length} tokens (the model's limit, or "
-        "--max-length); nothing was scored",
-        source=str(source.path),
-    )
 
 
 def score(model: str | None = None, treebank: str | None = None, *, progress: bool = False, **options) -> dict:

@@ -339,7 +339,7 @@ def score_checkpoints(config, checkpoints: list[Checkpoint], select_on: str | No
     of the first checkpoint's architecture as step 0. ``after_each(step, result)`` runs as each finishes
     (to write it, so that a long run keeps what it has done). Returns ``(step, result)`` pairs.
     """
-    from probing.stats.heldout import score_with_selection
+    from probing.analyses.probe.heldout import score_with_selection
 
     plan = [(0, config.replace(model=str(checkpoints[0].path), random_init=True))] if control else []
     plan += [(c.step, config.replace(model=str(c.path), random_init=False)) for c in checkpoints]

@@ -1,11 +1,15 @@
 """Surface statistics of attention: [CLS], [SEP], punctuation, neighbours, entropy (Clark et al. 2019, section 3).
 """
 
-from probing.plugins import Analysis, register
+from probing.plugins import Analysis, Command, register
 
 register(Analysis(
     name="surface",
     accumulator="probing.analyses.surface.accumulator:SurfaceAccumulator",
     payload="probing.results.schema:PAYLOADS.surface",
     extra={"page_section": "probing.analyses.surface.report:page_section"},
+    commands=(
+        Command("surface", "attention to [CLS], [SEP], punctuation, previous/next/self, and entropy, per head (Clark et al. sec. 3)",
+                "probing.commands.surface", order=70),
+    ),
 ))

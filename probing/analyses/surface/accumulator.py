@@ -22,6 +22,7 @@ arrives (the norm-based rows do not sum to 1).
 
 >>> import torch
 >>> attention = torch.tensor([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]).view(1, 1, 1, 3, 3)
+>>> from probing.engine.token_roles import TokenRoles
 >>> roles = TokenRoles.from_masks(torch.ones(1, 3), torch.tensor([[1, 0, 1]]), torch.zeros(1, 3))
 >>> stats = SurfaceAccumulator(1, 1)
 >>> stats.add(attention, roles)
@@ -38,59 +39,9 @@ from dataclasses import dataclass
 import torch
 
 from probing.engine.passes import Accumulator, BatchView
+from probing.engine.token_roles import TokenRoles, normalised_rows
 
 DECIMALS = 6
-
-
-@dataclass(frozen=True)
-class TokenRoles:
-    """Float masks [batch, tok] of what each token is; padding is 0 in every mask.
-
-    ``first``: a special token that starts the unit ([CLS], ``<s>``);
-    ``separator``: every other special token ([SEP], ``</s>``; T5's closing ``</s>``);
-    ``other``: every real token that is not a separator (the first special token included).
-    """
-
-    real: torch.Tensor
-    first: torch.Tensor
-    separator: torch.Tensor
-    punctuation: torch.Tensor
-
-    @property
-    def other(self) -> torch.Tensor:
-        return self.real - self.separator
-
-    def to(self, device) -> "TokenRoles":
-        return TokenRoles(self.real.to(device), self.first.to(device), self.separator.to(device), self.punctuation.to(device))
-
-    @classmethod
-    def from_masks(cls, real, special, punctuation) -> "TokenRoles":
-        """Roles from 0/1 masks [batch, tok] of real, special and punctuation tokens."""
-        real = real.float()
-        special = special.float() * real
-        first = torch.zeros_like(special)
-        first[:, 0] = special[:, 0]  # units are padded on the right: column 0 starts every unit
-        return cls(real=real, first=first, separator=special - first, punctuation=punctuation.float() * real)
-
-    @classmethod
-    def of_view(cls, view: BatchView) -> "TokenRoles":
-        batch = view.batch
-        return cls.from_masks(batch.attention_mask, batch.is_special, punctuation_mask(view.loaded, batch))
-
-
-PUNCTUATION = frozenset({".", ","})
-"""The tokens whose share of attention Clark et al. report (their Figure 2)."""
-
-
-def punctuation_mask(loaded, batch) -> torch.Tensor:
-    """bool [batch, tok]: tokens that decode to ``.`` or ``,`` (special tokens never); each id is
-    decoded once per model and remembered."""
-    known: dict[int, bool] = loaded.extra.setdefault("punctuation_ids", {})
-    ids = batch.input_ids
-    for token in set(ids.unique().tolist()) - known.keys():
-        known[token] = loaded.tokenizer.decode([token]).strip() in PUNCTUATION
-    marks = torch.tensor([token for token, is_mark in known.items() if is_mark], dtype=ids.dtype)
-    return torch.isin(ids, marks) & ~batch.is_special & batch.attention_mask.bool()
 
 
 def _share(keys: str, queries: str = "real") -> Callable:
@@ -260,11 +211,6 @@ class SurfaceAccumulator(Accumulator):
 
 
 QUERY_GROUPS = ("real", "first", "separator", "other", "punctuation")
-
-
-def normalised_rows(attention: torch.Tensor) -> torch.Tensor:
-    """Rows divided by their sum (rows of zeros stay zero): shares of a reading whose rows do not sum to 1."""
-    return attention / attention.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(attention.dtype).tiny)
 
 
 def _rounded(value: torch.Tensor | None):

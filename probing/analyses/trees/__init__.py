@@ -14,7 +14,7 @@ Every accumulator counts integers (``update`` per batch, ``merge`` across
 parts, ``result`` as plain ints and lists), so shards add up exactly.
 """
 
-from probing.plugins import Analysis, register
+from probing.plugins import Analysis, Command, register
 
 register(Analysis(
     name="trees",
@@ -22,4 +22,8 @@ register(Analysis(
     payload="probing.results.schema:PAYLOADS.trees",
     tables="probing.analyses.trees.report:leaderboard_tables",
     extra={"result": "probing.analyses.trees.result:TreesResult"},  # what probing.read() gives for its files
+    commands=(
+        Command("trees", "does attention hold the whole tree? heads as trees (MAX, MST), head ensembles, attention probes: UAS",
+                "probing.commands.trees", order=60),
+    ),
 ))

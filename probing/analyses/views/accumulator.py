@@ -25,7 +25,7 @@ import torch
 
 from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
-from probing.analyses.noop.accumulator import pooled_rows, punctuation_mask
+from probing.engine.token_roles import pooled_rows, punctuation_words
 
 VALUES = ("dep_to_head", "dep_to_head_weight", "head_to_dep", "head_to_dep_weight", "special", "punctuation")
 """What is kept per layer, head and word (axis 3 of ``values``): two predicted words (indices from 0), the
@@ -78,7 +78,7 @@ class SentenceViews(Accumulator):
         # attention from each word to its dep_to_head prediction, and from its head_to_dep prediction to it
         to_head_weight = words.gather(-1, to_head.unsqueeze(-1)).squeeze(-1)
         from_dependent_weight = words.gather(-2, from_dependent.unsqueeze(-2)).squeeze(-2)
-        punctuation = punctuation_mask([batch.units[row].sentence for row in rows], width).to(words.device)
+        punctuation = punctuation_words([batch.units[row].sentence for row in rows], width).to(words.device)
         to_punctuation = torch.einsum("blhqk,bk->blhq", words, punctuation)
         values = torch.stack([to_head.float(), to_head_weight, from_dependent.float(), from_dependent_weight,
                               specials.sum(dim=-1), to_punctuation], dim=3).cpu()  # [n, layer, head, value, word]
