@@ -254,10 +254,10 @@ class EngineCommand:
 
     def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple = (),
                  source=None, inputs: tuple[str, ...] = (), figures: tuple[str, ...] = ()):
-        from probing.engine import checkpointing
         from probing.atomic import check_output_path
-        from probing.engine.distributed import from_environment
         from probing.data.inputs import open_input
+        from probing.engine import checkpointing
+        from probing.engine.distributed import from_environment
 
         self.args = args
         self.source = source or open_input(getattr(args, "treebank", None), getattr(args, "text", None),
@@ -331,8 +331,7 @@ class EngineCommand:
 
     def run(self, accumulators, description: str = "reading"):
         """One pass over the input into ``accumulators``; returns its statistics."""
-        from probing.engine.passes import require_units
-        from probing.engine.passes import run_pass
+        from probing.engine.passes import require_units, run_pass
 
         options = self.options(description)
         stats = run_pass(self.loaded, self.source, accumulators, options, hooks=self.hooks)

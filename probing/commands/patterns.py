@@ -27,9 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_hand_labels(path: str, model: str) -> list[dict]:
     """The labelled heads of ``model`` in a hand-label CSV, read before any model time."""
-    from probing.errors import ProbingError
-
     from probing.analyses.patterns.accumulator import TYPES
+    from probing.errors import ProbingError
 
     rows = []
     try:
@@ -60,9 +59,9 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from probing.analyses.patterns.accumulator import PatternAccumulator, agreement, plot_layer_maps, plot_types, type_shares
+    from probing.engine.readings import READINGS
     from probing.errors import ProbingError
     from probing.model.loading import display_name
-    from probing.engine.readings import READINGS
 
     if args.maps < 0:
         raise ProbingError(f"must be 0 or more, got {args.maps}", source="--maps")
