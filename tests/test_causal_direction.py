@@ -144,3 +144,18 @@ def test_leaderboard_shows_a_decoders_causal_row_and_no_encoders():
     best = decoder["relations"]["det"]["causal"]["best"]
     assert causal[0].cells["det"].accuracy == best["accuracy"] and causal[0].cells["det"].direction == "causal"
     assert CAUSAL_NOTE not in relation_table([encoder]).notes
+
+
+def test_a_decoders_held_out_result_is_written_and_read_back_validated(tmp_path, capsys):
+    from probing.cli import main
+    from probing.results.io import read_result
+    from probing.testing import sample_split
+
+    dev, test = sample_split()
+    output = tmp_path / "decoder.json"
+    assert main(["score", "--quiet", "--model", tiny_model("llama"), "--treebank", test, "--select-on", dev,
+                 "--bootstrap", "20", "--output", str(output)]) == 0
+    capsys.readouterr()
+    result = read_result(output)
+    assert result["relations"]["det"]["causal"]["best"]["direction"] == "causal"
+    assert result["heldout"]["relations"]["det"]["causal"]["heldout"]["direction"] == "causal"
