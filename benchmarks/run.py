@@ -457,7 +457,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", help="write the report here (default: print it)")
     parser.add_argument("--repeats", type=int, help="paired repeats (default: 3 quick, 5 full)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    parser.add_argument("--quick", action="store_true",
+                        help="the device check instead (benchmarks/gpu_check.py): counts against the CPU's, whole run / "
+                             "forward, sentences/s, peak memory, float32 and bfloat16, under 8 minutes on one GPU")
+    parser.add_argument("--model", action="append", help="with --quick: a checkpoint folder to check (repeatable; "
+                                                         "default: the four of $PROBING_MODELS)")
+    parser.add_argument("--limit", type=int, default=400, help="with --quick: sentences per run (default: 400)")
     args = parser.parse_args(argv)
+    if args.quick:
+        return device_check(args)
     repeats = args.repeats or (5 if args.full else 3)
     treebank = ewt_dev()
     missing = []
@@ -519,6 +527,40 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(report)
     return 0
+
+
+def device_check(args) -> int:
+    """``--quick``: benchmarks/gpu_check.py over the given models (or the four of $PROBING_MODELS)."""
+    import gpu_check
+
+    treebank = ewt_dev() or str(sample_treebank_path())
+    root = os.environ.get("PROBING_MODELS")
+    if args.model:
+        models = [(Path(path).name, path) for path in args.model]
+    else:
+        models = [(name, str(Path(root) / name)) for name in gpu_check.CHECK_FOLDERS
+                  if root and (Path(root) / name / "config.json").is_file()]
+    missing = [name for name in gpu_check.CHECK_FOLDERS if not args.model and name not in dict(models)]
+    started = time.perf_counter()
+    rows = []
+    for name, path in models:
+        print(f"device check: {name}", file=sys.stderr)
+        rows += gpu_check.check_model(path, name, treebank, args.limit, args.device)
+    info = machine()
+    context = (f"Made by `python benchmarks/run.py --device {args.device} --quick` on {_dt.date.today().isoformat()} in "
+               f"{time.perf_counter() - started:.0f} s; device {args.device}"
+               + (f" ({torch.cuda.get_device_name(args.device)})" if args.device.startswith("cuda") else "")
+               + f"; torch {info.get('torch', torch.__version__)}; treebank "
+               + ("en_ewt dev" if ewt_dev() else "the sample treebank") + f", first {args.limit} sentences."
+               + (f" Not in $PROBING_MODELS, so not checked: {', '.join(missing)}." if missing else ""))
+    text = gpu_check.report(rows, context)
+    if args.output:
+        from probing.atomic import write_text_atomic
+
+        print(f"wrote {write_text_atomic(text, args.output)}", file=sys.stderr)
+    else:
+        print(text)
+    return 0 if all(not row.verdict.startswith("**") for row in rows) else 1
 
 
 if __name__ == "__main__":

@@ -206,7 +206,8 @@ def test_shards_merge_into_the_whole_run_and_disagreeing_choices_are_dropped(loa
         parts.append(part)
     merged = parts[0].merge(parts[1])
     for name, tensor in whole.state_tensors.items():
-        assert merged.state_tensors[name].numpy() == pytest.approx(tensor.numpy(), abs=1e-9), name
+        # float32 attention summed: other batches move the fused kernel's rounding in the last bits
+        assert merged.state_tensors[name].numpy() == pytest.approx(tensor.numpy(), rel=1e-6, abs=1e-9), name
     assert merged.chosen["det"] is None  # the parts chose different heads: none is reported
     with pytest.raises(ProbingError, match="other options"):
         merged.merge(NoopAccumulator(("det",), loaded.num_layers, loaded.num_heads, bootstrap=40, seed=3))

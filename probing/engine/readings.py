@@ -59,7 +59,7 @@ from typing import Any, ContextManager
 import torch
 
 from probing.errors import ProbingError
-from probing.model.extraction import attention
+from probing.model.extraction import attention, each_layer
 from probing.model.hooks import Change, ForwardHook, PreForwardHook, hooked
 from probing.model.layout import AttentionLayout, find_self_attentions, scored_stack
 from probing.registry import Registry
@@ -225,6 +225,13 @@ class ValueNorms:
 
         return record
 
+    def recorded(self, layer: int) -> torch.Tensor:
+        """The norms of ``layer`` in the pass running now, float32 [batch, head, key] (its value projection
+        runs before its attention weights exist)."""
+        if layer >= len(self._records):
+            raise _cannot_read(self.loaded, f"its layer {layer} gave attention weights before its values")
+        return self._records[layer]
+
     def take(self) -> torch.Tensor:
         """The norms of the last pass, float32 [batch, layer, head, key]; clears them."""
         records, self._records = self._records, []
@@ -269,19 +276,31 @@ def rollout(weights: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor
             [[1.0000, 0.0000],
              [0.7500, 0.2500]]])
     """
-    tokens = weights.shape[-1]
-    real = attention_mask.to(weights.device).bool()  # [batch, tok]
-    pairs = real[:, None, :, None] & real[:, None, None, :]  # [batch, 1, query, key]
-    identity = torch.eye(tokens, device=weights.device, dtype=torch.float32)
-    mixed = 0.5 * weights.float().mean(dim=2) + 0.5 * identity  # [batch, layer, query, key]
-    # where, not a product: padded rows may hold anything (even NaN) and must not leak
-    mixed = torch.where(pairs, mixed, torch.zeros((), device=weights.device))
-    totals = mixed.sum(dim=-1, keepdim=True)
-    mixed = torch.where(totals > 0, mixed / totals.clamp_min(torch.finfo(torch.float32).tiny), 0.0)
-    rolled = [mixed[:, 0]]
-    for layer in range(1, mixed.shape[1]):
-        rolled.append(torch.matmul(mixed[:, layer], rolled[-1]))  # R_l = A_l R_{l-1}
+    rolled, step = [], RolloutStep(attention_mask)
+    for layer in range(weights.shape[1]):
+        rolled.append(step(weights[:, layer]))
     return torch.stack(rolled, dim=1).unsqueeze(2)
+
+
+class RolloutStep:
+    """Rollout one layer at a time: each call takes a layer's weights [batch, head, query, key] and returns
+    ``R_l`` [batch, query, key]; only ``R_{l-1}`` is kept between calls."""
+
+    def __init__(self, attention_mask: torch.Tensor):
+        self.attention_mask, self.previous = attention_mask, None
+
+    def __call__(self, weights: torch.Tensor) -> torch.Tensor:
+        tokens = weights.shape[-1]
+        real = self.attention_mask.to(weights.device).bool()  # [batch, tok]
+        pairs = real[:, :, None] & real[:, None, :]  # [batch, query, key]
+        identity = torch.eye(tokens, device=weights.device, dtype=torch.float32)
+        mixed = 0.5 * weights.float().mean(dim=1) + 0.5 * identity  # [batch, query, key]
+        # where, not a product: padded rows may hold anything (even NaN) and must not leak
+        mixed = torch.where(pairs, mixed, torch.zeros((), device=weights.device))
+        totals = mixed.sum(dim=-1, keepdim=True)
+        mixed = torch.where(totals > 0, mixed / totals.clamp_min(torch.finfo(torch.float32).tiny), 0.0)
+        self.previous = mixed if self.previous is None else torch.matmul(mixed, self.previous)  # R_l = A_l R_{l-1}
+        return self.previous
 
 
 # --------------------------------------------------------------------------------------------
@@ -312,7 +331,14 @@ class Reading:
 
     def read(self, loaded, batch) -> torch.Tensor:
         """One batch (``input_ids``, ``attention_mask`` [batch, tok]) -> [batch, layer, head, query, key]."""
-        return attention(loaded, batch.input_ids, batch.attention_mask)
+        layers: list[torch.Tensor] = []
+        self.each_layer(loaded, batch, lambda layer, values: layers.append(values))
+        return torch.stack(layers, dim=1)
+
+    def each_layer(self, loaded, batch, consume) -> None:
+        """``consume(layer, values [batch, head, query, key])`` for every layer in order, each as soon as the
+        model has computed it (probing.model.extraction.each_layer): a pass holds one layer's token attention."""
+        each_layer(loaded, batch.input_ids, batch.attention_mask, consume)
 
     def __repr__(self) -> str:
         return f"<reading {self.name}>"
@@ -334,10 +360,13 @@ class NormsReading(Reading):
         ValueNorms(loaded)  # finds the projections now: an unreadable model fails before any batch
         return contextlib.nullcontext()
 
-    def read(self, loaded, batch) -> torch.Tensor:
+    def each_layer(self, loaded, batch, consume) -> None:
         with ValueNorms(loaded) as capture:
-            weights = attention(loaded, batch.input_ids, batch.attention_mask)  # [batch, layer, head, query, key]
-            return norm_weighted(weights, capture.take())
+            def weighted(layer: int, weights: torch.Tensor) -> None:  # weights [batch, head, query, key]
+                consume(layer, norm_weighted(weights[:, None], capture.recorded(layer)[:, None])[:, 0])
+
+            super().each_layer(loaded, batch, weighted)
+            capture.take()  # every layer's value projection ran once
 
 
 class RolloutReading(Reading):
@@ -349,8 +378,9 @@ class RolloutReading(Reading):
     def heads(self, num_heads: int) -> int:
         return 1
 
-    def read(self, loaded, batch) -> torch.Tensor:
-        return rollout(super().read(loaded, batch), batch.attention_mask)
+    def each_layer(self, loaded, batch, consume) -> None:
+        step = RolloutStep(batch.attention_mask)
+        super().each_layer(loaded, batch, lambda layer, weights: consume(layer, step(weights).unsqueeze(1)))
 
 
 READINGS: Registry[Reading] = Registry("attention reading", option=OPTION)

@@ -1,9 +1,13 @@
 """Run one padded batch through a loaded model and read its attention.
 
-Attention leaves this module as float32 ``[batch, layer, head, query, key]``
-whatever the model's dtype, so that pooling and argmax do not depend on
-half-precision rounding. Which stack is read (an encoder-decoder's encoder or
-decoder) was settled at load time (probing.model.loading).
+Attention leaves this module as float32 whatever the model's dtype, so that
+pooling and argmax do not depend on half-precision rounding: one layer at a
+time through :func:`each_layer` (``[batch, head, query, key]``, handed on as
+soon as the layer has computed it and dropped after, so a pass holds one
+layer's token attention, never the model's), or stacked by :func:`attention`
+(``[batch, layer, head, query, key]``). Which stack is read (an
+encoder-decoder's encoder or decoder) and which path reads it
+(:data:`ATTENTION_PATHS`) were settled at load time (probing.model.loading).
 
 >>> import torch
 >>> from probing.model.loading import load_model
@@ -15,6 +19,7 @@ torch.Size([1, 2, 4, 4, 4])
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,8 +27,20 @@ import torch
 
 from probing.errors import ProbingError
 from probing.model.alignment import align_words
-from probing.model.hooks import ForwardHook, StopPass, hooked, until_stopped
+from probing.model.fused import FUSED, fused_with_weights
+from probing.model.hooks import AttentionImplementation, ForwardHook, StopPass, hooked, until_stopped
 from probing.model.layout import find_self_attentions, recorded_attentions
+
+ATTENTION_PATHS = {
+    "fused": "the forward pass runs fused attention (SDPA); each layer's weights are rebuilt from its queries and "
+             "keys with the model's own mask, one layer at a time",
+    "eager": "eager attention, each layer's weights read from its attention module one layer at a time",
+    "returned": "eager attention, every layer's weights as the model returns them at the end of its pass",
+}
+"""How a loaded model's attention is read (``LoadedModel.attention_path``, written in every result)."""
+
+FUSED_TOLERANCE = dict(rtol=1e-4, atol=1e-6)
+"""How close the fused path's weights must be to eager attention's, on the probe batch, to be used."""
 
 PROBE_WORDS = ("The", "probe", "reads", "every", "head", ".")
 """A short sentence run once at load time: causality, layer and head counts, attention present."""
@@ -49,14 +66,17 @@ def read_shape_and_causality(loaded, trust_remote_code: bool) -> None:
     above_diagonal = torch.ones(stacked.shape[-2:], dtype=torch.bool).triu(diagonal=1)
     loaded.is_causal = bool((stacked[..., above_diagonal.to(stacked.device)] == 0).all())
     loaded.attention_tap = _attention_tap(loaded, input_ids, layers)
+    loaded.attention_path = _attention_path(loaded, probe.input_ids)
 
 
 @dataclass(frozen=True)
 class AttentionTap:
-    """The modules whose outputs hold each layer's attention weights (at ``index``), in call order."""
+    """The modules whose outputs hold each layer's attention weights (at ``index``), in call order;
+    ``asks``: whether the pass must ask for them (``output_attentions``) for the modules to return them."""
 
     modules: tuple
     index: int
+    asks: bool = True
 
 
 def _attention_tap(loaded, input_ids: torch.Tensor, layers) -> AttentionTap | None:
@@ -75,7 +95,7 @@ def _attention_tap(loaded, input_ids: torch.Tensor, layers) -> AttentionTap | No
     """
     for tap in _candidate_taps(loaded):
         try:
-            captured = _attention_until_last(loaded, tap, input_ids, torch.ones_like(input_ids))
+            captured = _captured(loaded, tap, input_ids, torch.ones_like(input_ids))
         except Exception:  # a module whose outputs do not hold the weights there
             continue
         if len(captured) == len(layers) and all(
@@ -87,32 +107,96 @@ def _attention_tap(loaded, input_ids: torch.Tensor, layers) -> AttentionTap | No
 
 
 def _candidate_taps(loaded) -> list[AttentionTap]:
-    taps = []
+    """Without asking first: a model whose attention modules return their weights unasked (transformers'
+    own attention functions do) then keeps none of them in its output."""
+    places = []
     recorded, index = recorded_attentions(loaded)
     if recorded:
-        taps.append(AttentionTap(recorded, index))
+        places.append((recorded, index))
     found = tuple(module for _, module, _ in find_self_attentions(loaded))
     if found:
-        taps.append(AttentionTap(found, 1))
-    return taps
+        places.append((found, 1))
+    return [AttentionTap(modules, index, asks) for modules, index in places for asks in (False, True)]
 
 
-def _attention_until_last(loaded, tap: AttentionTap, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> list:
-    """Run the scored stack up to its last layer's attention; its per-layer weights, in call order.
-
-    A module shared by every layer (ALBERT) is called once per layer, so the
-    pass stops at the ``num_layers``-th call, whatever the number of modules.
-    """
+def _captured(loaded, tap: AttentionTap, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> list:
     captured: list = []
-
-    def keep(module, args, output) -> None:
-        captured.append(output[tap.index])
-        if len(captured) == loaded.num_layers:
-            raise StopPass
-
-    with hooked(*(ForwardHook(module, keep) for module in tap.modules)):
-        until_stopped(lambda: _run_stack(loaded, input_ids, attention_mask))
+    _attention_until_last(loaded, tap, input_ids, attention_mask, lambda layer, weights: captured.append(weights))
     return captured
+
+
+def _attention_until_last(loaded, tap: AttentionTap, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                          consume: Callable) -> None:
+    """Run the scored stack up to its last layer's attention; ``consume(layer, weights)`` in call order.
+
+    The weights leave the module's output once consumed (the model goes on
+    without them), so no layer's weights outlive ``consume``. A module shared
+    by every layer (ALBERT) is called once per layer, so the pass stops at the
+    ``num_layers``-th call, whatever the number of modules.
+    """
+    seen = [0]
+
+    def take(module, args, output):
+        weights = output[tap.index]
+        consume(seen[0], weights)
+        seen[0] += 1
+        if seen[0] == loaded.num_layers:
+            raise StopPass
+        if isinstance(output, tuple):
+            return output[: tap.index] + (None,) + output[tap.index + 1 :]
+        return None
+
+    with hooked(*(ForwardHook(module, take) for module in tap.modules)):
+        until_stopped(lambda: _run_stack(loaded, input_ids, attention_mask, asks=tap.asks))
+
+
+def _attention_path(loaded, probe_ids: list[int]) -> str:
+    """``fused`` where the model runs transformers' SDPA and the rebuilt weights equal eager attention's on a
+    padded batch of the probe sentence (all of it, and all but its last two tokens), else ``eager`` with a tap,
+    else ``returned``."""
+    if loaded.attention_tap is None:
+        return "returned"
+    if not _may_fuse(loaded):
+        return "eager"
+    short = len(probe_ids) - 2
+    probe_ids = list(probe_ids)
+    input_ids = torch.tensor([probe_ids, probe_ids[:short] + [probe_ids[-1]] * 2])  # [batch=2, tok]
+    attention_mask = torch.ones_like(input_ids)
+    attention_mask[1, short:] = 0
+    eager = _captured(loaded, loaded.attention_tap, input_ids, attention_mask)
+    calls = [0]
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return fused_with_weights(*args, **kwargs)
+
+    try:
+        with hooked(AttentionImplementation(loaded.base, FUSED, counted, mask="sdpa")):
+            fused = _captured(loaded, loaded.attention_tap, input_ids, attention_mask)
+    except Exception:  # a model whose attention code cannot run the fused function: it stays eager
+        return "eager"
+    real = attention_mask.bool().to(loaded.device)[:, None, :, None]  # padded query rows are no word's
+    same = calls[0] == loaded.num_layers and len(fused) == len(eager) and all(
+        isinstance(mine, torch.Tensor) and mine.shape == theirs.shape
+        and torch.allclose((mine.float() * real), (theirs.float() * real), **FUSED_TOLERANCE)
+        for mine, theirs in zip(fused, eager)
+    )
+    return "fused" if same else "eager"
+
+
+def _may_fuse(loaded) -> bool:
+    """Runs transformers' eager attention function (not its own code, not a function a caller registered)
+    and says it supports SDPA."""
+    config = loaded.base.config
+    return getattr(config, "_attn_implementation", None) == "eager" and bool(getattr(loaded.base, "_supports_sdpa", False))
+
+
+def _fused(loaded):
+    """The fused implementation for the block where the load-time check chose it and nothing since has
+    replaced eager attention (an intervention's own function keeps running)."""
+    if getattr(loaded, "attention_path", None) == "fused" and _may_fuse(loaded):
+        return hooked(AttentionImplementation(loaded.base, FUSED, fused_with_weights, mask="sdpa"))
+    return contextlib.nullcontext()
 
 
 def _no_attention_message(loaded, trust_remote_code: bool) -> str:
@@ -135,45 +219,81 @@ def attention(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> 
     input_ids, attention_mask: [batch, tok]. Returns float32
     [batch, layer, head, query, key] on the model's device; padded keys get 0.
     """
-    layers = _stack_attention(loaded, input_ids, attention_mask)
-    if not layers or any(layer is None for layer in layers):
-        raise ProbingError(_no_attention_message(loaded, trust_remote_code=True), source="--model")
-    if len(layers) != loaded.num_layers:
+    layers: list[torch.Tensor] = []
+    each_layer(loaded, input_ids, attention_mask, lambda layer, weights: layers.append(weights))
+    return torch.stack(layers, dim=1)  # [batch, layer, head, query, key]
+
+
+def each_layer(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+               consume: Callable[[int, torch.Tensor], None]) -> None:
+    """``consume(layer, weights)`` for every layer of the scored stack, in order, as soon as the layer has
+    computed them: float32 [batch, head, query, key] on the model's device, padded keys 0.
+
+    On the ``fused`` and ``eager`` paths the pass goes on without them once
+    consumed and stops after the last layer's attention; on ``returned`` the
+    model's own tuple is handed on layer by layer.
+
+    >>> from probing.model.loading import load_model
+    >>> from probing.testing import tiny_bert
+    >>> loaded = load_model(tiny_bert())
+    >>> seen = []
+    >>> each_layer(loaded, torch.tensor([[2, 10, 11, 3]]), torch.ones(1, 4, dtype=torch.long),
+    ...            lambda layer, weights: seen.append((layer, tuple(weights.shape))))
+    >>> seen
+    [(0, (1, 4, 4, 4)), (1, (1, 4, 4, 4))]
+    """
+    seen = [0]
+
+    def checked(layer: int, weights) -> None:
+        if weights is None:
+            raise ProbingError(_no_attention_message(loaded, trust_remote_code=True), source="--model")
+        seen[0] += 1
+        consume(layer, weights.float())
+
+    if loaded.attention_tap is not None:
+        with _fused(loaded):
+            _attention_until_last(loaded, loaded.attention_tap, input_ids, attention_mask, checked)
+    else:
+        layers = _run_stack(loaded, input_ids, attention_mask)
+        if not layers:
+            raise ProbingError(_no_attention_message(loaded, trust_remote_code=True), source="--model")
+        for index in range(len(layers)):
+            checked(index, layers[index])
+        del layers
+    if seen[0] != loaded.num_layers:
         raise ProbingError(
-            f"{loaded.name_or_path} returned attention for {len(layers)} layers but has {loaded.num_layers}",
+            f"{loaded.name_or_path} returned attention for {seen[0]} layers but has {loaded.num_layers}",
             source="--model",
         )
-    # [batch, layer, head, query, key]
-    return torch.stack([layer.float() for layer in layers], dim=1)
 
 
 def _stack_attention(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor):
     """The per-layer attention of the scored stack (entries may be None); the pass stops after the
     last layer's attention where the load-time check allowed it."""
     if loaded.attention_tap is not None:
-        return _attention_until_last(loaded, loaded.attention_tap, input_ids, attention_mask)
+        return _captured(loaded, loaded.attention_tap, input_ids, attention_mask)
     return _run_stack(loaded, input_ids, attention_mask)
 
 
-def _run_stack(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor):
-    """The whole forward pass of the scored stack; its attention tuple (entries may be None)."""
+def _run_stack(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor, asks: bool = True):
+    """The whole forward pass of the scored stack; its attention tuple (entries may be None) when ``asks``."""
     run = _STACK_RUNNERS[(loaded.is_encoder_decoder, loaded.stack)]
     with torch.inference_mode():
         return run(loaded.base, input_ids.to(loaded.device, non_blocking=True),
-                   attention_mask.to(loaded.device, non_blocking=True))
+                   attention_mask.to(loaded.device, non_blocking=True), asks)
 
 
-def _run_single_stack(model, input_ids, attention_mask):
-    output = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+def _run_single_stack(model, input_ids, attention_mask, asks):
+    output = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=asks)
     return getattr(output, "attentions", None)
 
 
-def _run_encoder_of_pair(model, input_ids, attention_mask):
-    output = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+def _run_encoder_of_pair(model, input_ids, attention_mask, asks):
+    output = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask, output_attentions=asks)
     return getattr(output, "attentions", None)
 
 
-def _run_decoder_of_pair(model, input_ids, attention_mask):
+def _run_decoder_of_pair(model, input_ids, attention_mask, asks):
     """The decoder reads the sentence after its start token (prepended at alignment);
     the encoder reads the same sentence without it."""
     output = model(
@@ -181,7 +301,7 @@ def _run_decoder_of_pair(model, input_ids, attention_mask):
         attention_mask=attention_mask[:, 1:],
         decoder_input_ids=input_ids,
         decoder_attention_mask=attention_mask,
-        output_attentions=True,
+        output_attentions=asks,
     )
     return getattr(output, "decoder_attentions", None)
 

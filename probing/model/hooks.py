@@ -171,10 +171,13 @@ class AttentionImplementation:
     function: Callable | None = None
     refused: str = "its attention cannot be changed without editing the model"
     strict: bool = True
+    mask: str = "eager"
+    """Whose masks ``function`` is given: eager's additive float masks, or ``"sdpa"``'s (boolean, or None where
+    the kernel's own causal flag does the masking)."""
 
     def install(self, undo: contextlib.ExitStack) -> None:
         if self.function is not None:
-            _register(self.name, self.function, undo)
+            _register(self.name, self.function, undo, self.mask)
         previous = getattr(self.model.config, "_attn_implementation", None)
         if previous == self.name or (previous is None and not self.strict):
             return
@@ -195,7 +198,7 @@ class AttentionImplementation:
             )
 
 
-def _register(name: str, function: Callable, undo: contextlib.ExitStack) -> None:
+def _register(name: str, function: Callable, undo: contextlib.ExitStack, mask: str = "eager") -> None:
     """``function`` under ``name`` in transformers' attention registry for the block; then what was there before,
     else a stand-in that says the block is over (so no finished block's function stays reachable)."""
     from transformers import AttentionInterface
@@ -210,7 +213,7 @@ def _register(name: str, function: Callable, undo: contextlib.ExitStack) -> None
     undo.callback(AttentionInterface.register, name, before or finished)
     AttentionInterface.register(name, function)
     # Without a registered mask function, transformers builds no padding mask for a custom name.
-    AttentionMaskInterface.register(name, ALL_MASK_ATTENTION_FUNCTIONS["eager"])
+    AttentionMaskInterface.register(name, ALL_MASK_ATTENTION_FUNCTIONS[mask])
 
 
 def _configs(model: torch.nn.Module) -> list:

@@ -100,6 +100,8 @@ class LoadedModel:
     attention_tap: object = None
     """Where a pass can take each layer's weights and stop once the last layer's are made
     (probing.model.extraction.AttentionTap, decided at load); None: every pass runs the whole model."""
+    attention_path: str = "returned"
+    """How attention is read: a key of probing.model.extraction.ATTENTION_PATHS (settled at load time)."""
 
     @property
     def base(self) -> torch.nn.Module:

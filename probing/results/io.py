@@ -63,6 +63,7 @@ def model_block(loaded) -> dict:
         "num_heads": loaded.num_heads,
         "dtype": loaded.dtype,
         "device": loaded.device,
+        "attention_path": loaded.attention_path,
         "is_causal": loaded.is_causal,
         "random_init": loaded.random_init,
         "stack": loaded.stack,

@@ -52,7 +52,8 @@ def merge_results(parts: Sequence[dict], names: Sequence[str]) -> dict:
     merged = {
         **first,
         "tool": {**first["tool"], "git_commit": _same(part["tool"].get("git_commit") for part in parts)},
-        "model": {**first["model"], "device": _joined(part["model"].get("device") for part in parts)},
+        "model": {**first["model"], "device": _joined(part["model"].get("device") for part in parts),
+                  **_paths(parts)},
         "input": _merged_counts(parts, "input"),
         "config": {**first["config"], "shard": None},
         "timing": _merged_timing(parts),
@@ -135,6 +136,12 @@ def _provenance(part: dict, name: str) -> dict:
 def _same(values):
     distinct = set(values)
     return distinct.pop() if len(distinct) == 1 else None
+
+
+def _paths(parts) -> dict:
+    """``attention_path`` as the parts ran (each path moves counts only through float rounding at near-ties)."""
+    joined = _joined(part["model"].get("attention_path") for part in parts)
+    return {"attention_path": joined} if joined else {}
 
 
 def _joined(values) -> str | None:

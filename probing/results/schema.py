@@ -340,6 +340,10 @@ MODEL = Obj(
         "num_heads": Field(COUNT, "heads per layer of that stack (rollout results: 1, see config.attention)"),
         "dtype": Field(STR, "weights' dtype: float32, float16 or bfloat16"),
         "device": Field(STR, "where the model ran (several, comma-separated, in a merged result)"),
+        "attention_path": Field(STR, "how attention was read: fused (the forward pass ran SDPA, each layer's weights "
+                                     "rebuilt from its queries and keys), eager (each layer's weights taken from its "
+                                     "attention module) or returned (every layer's, as the model returns them); "
+                                     "several, comma-separated, in a merged result", required=False),
         "is_causal": Field(BOOL, "measured at load time: no head attends to a later token"),
         "random_init": Field(BOOL, "the architecture with seeded random weights (the untrained control)"),
         "stack": Field(STR, "the self-attention scored: encoder, or decoder", required=False),

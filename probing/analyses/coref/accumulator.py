@@ -53,6 +53,7 @@ class CorefAccumulator(Accumulator):
     """
 
     analysis = "coref"
+    reads = "predictions"
 
     def __init__(self, num_layers: int, num_heads: int, *, window: int, bootstrap: int = 0, seed: int = 0):
         super().__init__()

@@ -36,6 +36,7 @@ class ProbeAccumulator(Accumulator):
     """Integer counts of every head, direction and offset per relation (update / merge / result)."""
 
     analysis = "probe"
+    reads = "predictions"
 
     def __init__(self, counts: ProbeCounts):
         super().__init__()

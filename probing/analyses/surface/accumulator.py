@@ -149,11 +149,32 @@ class SurfaceAccumulator(Accumulator):
         return cls(model["num_layers"], result["surface"]["num_heads"], causal=model["is_causal"],
                    token_names=result.get("token_names"))
 
+    reads = "layers"
+    """A pass hands it one layer at a time (update_layer, then update_batch): it never holds the model's attention."""
+
     def update(self, view: BatchView) -> None:
         attention = view.attention
         if view.reading != "weights":
             attention = normalised_rows(attention)
         self.add(attention, TokenRoles.of_view(view))
+
+    def update_layer(self, view: BatchView, layer: int) -> None:
+        attention = view.attention if view.reading == "weights" else normalised_rows(view.attention)
+        attention = attention.float()  # [batch, 1, head, query, key]
+        roles = self._roles(view).to(attention.device)
+        for name, statistic in STATISTICS.items():
+            self.state_tensors[f"sum.{name}"][layer] += statistic.compute(attention, roles)[0].double().cpu()
+
+    def update_batch(self, view: BatchView) -> None:
+        self._count_queries(self._roles(view), len(view.batch))
+        self._batch_roles = None
+
+    def _roles(self, view: BatchView) -> TokenRoles:
+        """The batch's roles, made once for all its layers."""
+        cached = getattr(self, "_batch_roles", None)
+        if cached is None or cached[0] is not view.batch:
+            cached = self._batch_roles = (view.batch, TokenRoles.of_view(view))
+        return cached[1]
 
     def add(self, attention: torch.Tensor, roles: TokenRoles) -> None:
         """Add one batch: attention [batch, layer, head, query, key], roles [batch, tok]."""
@@ -162,12 +183,16 @@ class SurfaceAccumulator(Accumulator):
         state = self.state_tensors
         for name, statistic in STATISTICS.items():
             state[f"sum.{name}"] += statistic.compute(attention, roles).double().cpu()
+        self._count_queries(roles, attention.shape[0])
+
+    def _count_queries(self, roles: TokenRoles, units: int) -> None:
+        state = self.state_tensors
         for group in QUERY_GROUPS:
             state[f"queries.{group}"] += float(getattr(roles, group).sum())
         log_keys = torch.log(visible_keys(roles.real, self.causal).clamp_min(1))  # [batch, query]
         for name, group in UNIFORM.items():
             state[f"uniform.{name}"] += float((log_keys * getattr(roles, group)).sum())
-        state["units"] += attention.shape[0]
+        state["units"] += units
 
     @property
     def queries(self) -> dict[str, float]:
