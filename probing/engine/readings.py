@@ -59,7 +59,7 @@ from typing import Any, ContextManager
 import torch
 
 from probing.errors import ProbingError
-from probing.model.extraction import each_layer
+from probing.model.extraction import attention, each_layer  # noqa: F401  (attention: the doctests use it)
 from probing.model.hooks import Change, ForwardHook, PreForwardHook, hooked
 from probing.model.layout import AttentionLayout, find_self_attentions, scored_stack
 from probing.registry import Registry
