@@ -177,8 +177,9 @@ def plain_counts(path: str, length: int, tokenizer) -> dict:
                 same_head = [m["at"] for m in earlier if m["head_form"] == mention["head_form"]]
                 head_match = max(same_head) if same_head else None
                 rule = None
-                for test in (lambda m: m["text"] == mention["text"], lambda m: m["head_form"] == mention["head_form"],
-                             lambda m: agree(m["feats"], mention["feats"]), lambda m: True):
+                for test in (lambda m, mention=mention: m["text"] == mention["text"],
+                             lambda m, mention=mention: m["head_form"] == mention["head_form"],
+                             lambda m, mention=mention: agree(m["feats"], mention["feats"]), lambda m: True):
                     passing = [m["at"] for m in earlier if test(m)]
                     if passing:
                         rule = max(passing)
@@ -196,8 +197,8 @@ def plain_counts(path: str, length: int, tokenizer) -> dict:
 
 def tool_counts_from_modules(path: str, length: int, tokenizer) -> dict:
     from probing.analyses.coref.antecedents import scored_mentions
-    from probing.engine.batching import window_rule
     from probing.data.treebank import read_treebank
+    from probing.engine.batching import window_rule
 
     rule = window_rule(tokenizer, length)
     counts = {"windows": 0, "too_long": 0, "mentions": Counter(), "scored": Counter(),

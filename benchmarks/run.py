@@ -58,16 +58,16 @@ sys.path.insert(0, str(HERE))
 from plain_loop import plain_counts  # noqa: E402
 
 from probing.analyses.probe.api import run_probe  # noqa: E402
-from probing.engine.batching import BatchStats, batches_of_chunk  # noqa: E402
 from probing.analyses.probe.config import ScoreConfig  # noqa: E402
-from probing.model.extraction import attention  # noqa: E402
 from probing.data.inputs import InputSource, sample_treebank_path  # noqa: E402
-from probing.model.loading import load_model  # noqa: E402
-from probing.engine.pooling import pool_word_attention  # noqa: E402
 from probing.data.relations import relation_pairs  # noqa: E402
+from probing.engine.batching import BatchStats, batches_of_chunk  # noqa: E402
+from probing.engine.pooling import pool_word_attention  # noqa: E402
+from probing.engine.predictions import predict_heads  # noqa: E402
+from probing.model.extraction import attention  # noqa: E402
+from probing.model.loading import load_model  # noqa: E402
 from probing.scoring.counts import ProbeCounts  # noqa: E402
 from probing.scoring.pairs import collect_pairs  # noqa: E402
-from probing.engine.predictions import predict_heads  # noqa: E402
 
 TARGETS = {
     "all-MiniLM-L6-v2": 1.10,  # whole run at most 1.10 x the bare forward pass

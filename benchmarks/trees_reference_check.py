@@ -200,8 +200,8 @@ def probing_counts(model_dir: str, treebank: str, limit: int | None, result: str
         block = data["trees"]
     else:
         from probing.analyses.trees.accumulator import TreesAccumulator
-        from probing.engine.passes import run_pass
         from probing.data.inputs import InputSource
+        from probing.engine.passes import run_pass
         from probing.model.loading import load_model
 
         loaded = load_model(model_dir)
@@ -219,10 +219,10 @@ def explain(model_dir: str, treebank: str, limit: int | None, cells: list[tuple[
     """For each differing cell: the sentences whose reference and probing trees differ, and both trees' scores."""
     from transformers import AutoModel, AutoTokenizer
 
-    from probing.engine.passes import Accumulator, run_pass
-    from probing.data.inputs import InputSource
-    from probing.model.loading import load_model
     from probing.analyses.trees.decode import mst_heads
+    from probing.data.inputs import InputSource
+    from probing.engine.passes import Accumulator, run_pass
+    from probing.model.loading import load_model
 
     heads_of = sorted({(layer, head) for _, layer, head in cells})
 

@@ -175,7 +175,7 @@ def decoder(folder: Path) -> None:
             print(f"  {verdict} (interval clear of 0): {len(chosen)}" + (": " if shown else "") + ", ".join(
                 f"{label} {change:+.4f} [{interval[0]:+.4f}, {interval[1]:+.4f}]" for change, label, interval in shown))
             if name == "each-head" and verdict == "helps":
-                for change, label, _ in chosen:
+                for _change, label, _ in chosen:
                     layer, head = (int(part) - 1 for part in label.split("-"))
                     ranks = {relation: int((grid > grid[layer, head]).sum()) + 1 for relation, grid in accuracy.items()}
                     print(f"    {label}: probe accuracy " + ", ".join(

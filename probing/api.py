@@ -35,7 +35,6 @@ from probing.errors import ProbingError
 from probing.results.objects import Result, result_object
 
 
-
 def score(model: str | None = None, treebank: str | None = None, *, select_on: str | None = None,
           progress: bool = False, **options):
     """Score every head of ``model`` (a hub id or a folder; None: the packaged all-MiniLM-L6-v2) on
@@ -45,8 +44,8 @@ def score(model: str | None = None, treebank: str | None = None, *, select_on: s
     probing.analyses.probe.config.ScoreConfig lists them all). Returns a
     :class:`~probing.analyses.probe.result.ProbeResult`."""
     from probing.analyses.probe.config import ScoreConfig
-    from probing.analyses.probe.result import ProbeResult
     from probing.analyses.probe.heldout import score_with_selection
+    from probing.analyses.probe.result import ProbeResult
 
     if "relations" in options:
         options["relations"] = tuple(options["relations"])

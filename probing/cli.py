@@ -23,9 +23,9 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from probing.version import __version__
 from probing.errors import ProbingError
 from probing.plugins import Command
+from probing.version import __version__
 
 CORE_COMMANDS = (
     Command("merge", "add up the result files of --shard I/N parts into the result of one run",

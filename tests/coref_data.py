@@ -18,8 +18,8 @@ from pathlib import Path
 
 from conllu.models import Token, TokenList
 
-from probing.testing import sample_path, scratch_folder
 from probing.data.treebank import Sentence, read_treebank
+from probing.testing import sample_path, scratch_folder
 
 SPAN_LABELS = ("det", "amod", "nummod", "nmod:poss")
 HEAD_UPOS = {"NOUN": "object", "PROPN": "person", "PRON": "abstract"}

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import torch
 
+from probing.data.treebank import read_treebank
 from probing.model.interventions import attention_override
 from probing.testing import scratch_folder, tiny_bert, tiny_wordpiece_tokenizer, training_words
-from probing.data.treebank import read_treebank
 
 __all__ = ["tiny_bert", "tiny_wordpiece_tokenizer"]
 
@@ -306,7 +306,6 @@ def tiny_model(family: str, num_layers: int = 2, num_heads: int = 4, seed: int =
     """
     import torch
     import transformers
-
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()

@@ -6,20 +6,18 @@ import json
 
 import pytest
 import torch
-from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer, BertConfig, \
-    BertForSequenceClassification
+from helpers import tiny_model
+from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer, BertConfig, BertForSequenceClassification
 
 from probing.analyses.ablation import accumulator as ablation
 from probing.analyses.ablation.accumulator import METRICS, AblationAccumulator, chosen_heads, each_head, each_layer
 from probing.cli import main
+from probing.data.inputs import InputSource
 from probing.engine.passes import run_pass
 from probing.errors import ProbingError
-from probing.data.inputs import InputSource
 from probing.model.interventions import uniform_heads
 from probing.model.loading import load_model
 from probing.testing import sample_path, tiny_bert
-
-from helpers import tiny_model
 
 TEXT = "the dog barks at the cat .\nit runs home .\n\na cat sleeps on the mat .\nthe sun is up today .\nshe reads .\n"
 

@@ -70,9 +70,7 @@ def gemma_like():
 @functools.lru_cache(maxsize=None)
 def byte_level():
     """Byte-level BPE with the prefix space (GPT-2's scheme as probing loads it): pre-split words."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
-    from tokenizers import decoders
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)

@@ -16,9 +16,9 @@ import itertools
 
 import pytest
 import torch
+from helpers import tiny_model
 from transformers import AutoModelForCausalLM
 
-from helpers import tiny_model
 from probing.analyses.probe.api import score
 from probing.data.relations import dependent_pairs
 from probing.data.treebank import read_treebank

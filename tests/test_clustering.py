@@ -8,18 +8,17 @@ import math
 import numpy as np
 import pytest
 import torch
+from helpers import planted_head_attention
 from scipy.spatial.distance import jensenshannon
 
 from probing.analyses.heads.accumulator import HeadDivergence, HeadsAccumulator, behaviours, embed, probe_marks
-from probing.engine.token_roles import TokenRoles
-from probing.engine.passes import run_pass
-from probing.data.inputs import InputSource
 from probing.cli import main
+from probing.data.inputs import InputSource
+from probing.engine.passes import run_pass
+from probing.engine.token_roles import TokenRoles
 from probing.errors import ProbingError
 from probing.model.loading import load_model
 from probing.testing import sample_path, tiny_bert
-
-from helpers import planted_head_attention
 
 
 def divergence_of(attention, real):
@@ -150,7 +149,8 @@ def test_planted_heads_are_labelled_as_planted():
 
 
 def test_probe_marks_need_a_probe_of_the_same_shape():
-    probe = {"model": {"num_layers": 2, "num_heads": 4}, "relations": {"det": {"best": {"layer": 1, "head": 3, "accuracy": 0.5}}, "x": {"best": None}}}
+    probe = {"model": {"num_layers": 2, "num_heads": 4},
+             "relations": {"det": {"best": {"layer": 1, "head": 3, "accuracy": 0.5}}, "x": {"best": None}}}
     assert probe_marks(probe, 2, 4) == [{"relation": "det", "layer": 1, "head": 3, "accuracy": 0.5}]
     with pytest.raises(ProbingError, match="has 2x4 heads"):
         probe_marks(probe, 6, 12)
@@ -158,7 +158,8 @@ def test_probe_marks_need_a_probe_of_the_same_shape():
 
 def test_heads_command_with_a_probe(tmp_path, capsys):
     probe_path = tmp_path / "probe.json"
-    assert main(["score", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "6", "--bootstrap", "0", "--output", str(probe_path)]) == 0
+    assert main(["score", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "6", "--bootstrap", "0",
+                 "--output", str(probe_path)]) == 0
     status = main(["heads", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "6", "--probe",
                    str(probe_path), "--output", str(tmp_path / "out" / "heads.json"), "--quiet"])
     assert status == 0

@@ -12,12 +12,12 @@ near-ties of the norms reading (NEAR_TIES); floats agree to the bound FLOAT_TOLE
 from __future__ import annotations
 
 import json
+
 import pytest
+from conftest import REPO, real_model, real_treebank
 
 from probing.cli import main
 from probing.results.schema import decode_array, validate
-
-from conftest import REPO, real_model, real_treebank
 
 pytestmark = pytest.mark.real_data
 

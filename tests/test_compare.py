@@ -7,17 +7,16 @@ import json
 import numpy as np
 import pytest
 import torch
+from helpers import tiny_model
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from probing.analyses.compare.accumulator import CompareAccumulator
 from probing.cli import main
-from probing.engine.passes import run_pass
 from probing.data.inputs import InputSource
-from probing.model.loading import load_model
+from probing.engine.passes import run_pass
 from probing.engine.readings import READINGS
+from probing.model.loading import load_model
 from probing.testing import tiny_bert
-
-from helpers import tiny_model
 
 TEXT = "the dog barks at the cat .\nit runs home .\n\na cat sleeps on the mat .\nthe sun is up today .\nshe reads .\n"
 

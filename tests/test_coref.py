@@ -13,16 +13,16 @@ import torch
 from coref_data import coref_treebank_path
 from helpers import _row_targets, kill_once_checkpointed
 
-from probing.engine import checkpointing
 from probing.analyses.coref.accumulator import CorefAccumulator
-from probing.engine.batching import encode_units, window_rule
-from probing.cli import main
 from probing.analyses.coref.antecedents import scored_mentions
 from probing.analyses.coref.report import TYPE_AXIS
+from probing.cli import main
+from probing.data.inputs import InputSource
 from probing.data.windows import Window, WindowMention
+from probing.engine import checkpointing
+from probing.engine.batching import encode_units, window_rule
 from probing.engine.passes import PassOptions, run_pass
 from probing.errors import ProbingError
-from probing.data.inputs import InputSource
 from probing.model.interventions import attention_override
 from probing.model.loading import load_model
 from probing.results.io import read_result

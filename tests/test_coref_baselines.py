@@ -11,8 +11,8 @@ import io
 
 from probing.analyses.coref.antecedents import BASELINES, SIEVES, agree, scored_mentions
 from probing.data.entities import documents_of
-from probing.data.windows import WindowRule
 from probing.data.treebank import read_sentences
+from probing.data.windows import WindowRule
 
 ROOMY = WindowRule(length=1000, measure=len)
 

@@ -7,8 +7,8 @@ import io
 import pytest
 
 from probing.data.entities import Bracket, documents_of, parse_brackets, read_documents
-from probing.errors import ProbingError
 from probing.data.treebank import read_sentences
+from probing.errors import ProbingError
 
 
 def row(index, form, head, misc="_", upos="NOUN", feats="_", label="dep"):

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from probing.data.entities import documents_of
-from probing.errors import ProbingError
 from probing.data.treebank import read_sentences
+from probing.errors import ProbingError
 
 SOURCE = "fuzz.conllu"
 Position = tuple[int, int]  # (sentence within its document, word within its sentence)

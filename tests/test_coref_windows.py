@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-
 from coref_data import coref_treebank_path
-from probing.engine.batching import BatchStats, batches_of_chunk, encode_units, window_rule
+
 from probing.data.entities import Document, Mention, read_documents
-from probing.data.windows import WindowRule
 from probing.data.inputs import InputSource, Unit
-from probing.testing import tiny_wordpiece_tokenizer
 from probing.data.treebank import Sentence
+from probing.data.windows import WindowRule
+from probing.engine.batching import BatchStats, batches_of_chunk, encode_units, window_rule
+from probing.testing import tiny_wordpiece_tokenizer
 
 
 def sentence(*words: str) -> Sentence:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from helpers import tiny_model
+
 from probing.testing import tiny_bert
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"

@@ -7,13 +7,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import counts_of
 
 from probing.cli import main
 from probing.engine.distributed import Ranks, from_environment
 from probing.errors import ProbingError
 from probing.testing import sample_path, tiny_bert
-
-from conftest import counts_of
 
 OPTIONS = ("--treebank", str(sample_path()), "--batch-size", "4", "--bootstrap", "25",
            "--relations", "det", "all", "nsubj", "poss")
@@ -60,9 +59,9 @@ def test_two_processes_equal_one(tmp_path, capsys):
 @pytest.mark.slow
 def test_two_processes_resume_a_one_process_checkpoint(tmp_path, capsys):
     """A checkpoint holds the counts of all processes so far: any number of processes may resume it."""
-    from probing.engine.checkpointing import Checkpointer, load
-    from probing.analyses.probe.config import ScoreConfig
     from probing.analyses.probe.api import run_probe
+    from probing.analyses.probe.config import ScoreConfig
+    from probing.engine.checkpointing import Checkpointer, load
 
     class Crash(Exception):
         pass

@@ -8,14 +8,13 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import conllu_rows
 
 from probing.cli import main
-from probing.results.schema import decode_array
 from probing.data.relations import DEFAULT_RELATIONS, relation_pairs
-from probing.testing import sample_path, tiny_bert
 from probing.data.treebank import read_treebank
-
-from conftest import conllu_rows
+from probing.results.schema import decode_array
+from probing.testing import sample_path, tiny_bert
 
 RESULT_KEYS = {"schema_version", "tool", "model", "treebank", "config", "relations", "timing", "created"}
 

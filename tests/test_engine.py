@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from helpers import kill_once_checkpointed
 
-from probing.engine import checkpointing
 from probing.cli import main
+from probing.engine import checkpointing
 from probing.testing import sample_path, tiny_bert
 
 LIMIT = ("--limit", "24", "--batch-size", "4")

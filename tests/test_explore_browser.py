@@ -14,12 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from browser import Browser, missing_reason
 
 from probing.cli import main
-from probing.testing import sample_path, tiny_bert
 from probing.data.treebank import read_treebank
-
-from browser import Browser, missing_reason
+from probing.testing import sample_path, tiny_bert
 
 REPO = Path(__file__).resolve().parents[1]
 _REASON = missing_reason()

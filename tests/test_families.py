@@ -16,17 +16,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from probing.model.alignment import SPECIAL, align_words, check_alignment
-from probing.analyses.probe.config import ScoreConfig
-from probing.errors import ProbingError
-from probing.analyses.probe.accumulator import counts_from_result
-from probing.analyses.probe.api import run_probe
-from probing.model.loading import load_model
-from probing.model.tokenizers import byte_level_states, load_tokenizer, prefix_space_rule
-from probing.data.relations import relation_pairs
-from probing.scoring.counts import ProbeCounts
-from probing.scoring.pairs import PairBatch
 from helpers import (
     TINY_FAMILIES,
     planted_dependency_attention,
@@ -35,7 +24,18 @@ from helpers import (
     tiny_model,
     tiny_slow_bert,
 )
+
+from probing.analyses.probe.accumulator import counts_from_result
+from probing.analyses.probe.api import run_probe
+from probing.analyses.probe.config import ScoreConfig
+from probing.data.relations import relation_pairs
 from probing.data.treebank import read_treebank
+from probing.errors import ProbingError
+from probing.model.alignment import SPECIAL, align_words, check_alignment
+from probing.model.loading import load_model
+from probing.model.tokenizers import byte_level_states, load_tokenizer, prefix_space_rule
+from probing.scoring.counts import ProbeCounts
+from probing.scoring.pairs import PairBatch
 
 RELATIONS = ("all", "det", "dobj", "pobj", "poss")
 

@@ -9,19 +9,18 @@ import math
 
 import pytest
 import torch
+from helpers import planted_head_attention
 
 from probing.analyses.gradients.accumulator import GradientAccumulator, batch_gradients
-from probing.engine.token_roles import TokenRoles
-from probing.engine.batching import BatchStats, batches_of_chunk
 from probing.cli import main
-from probing.engine.passes import BatchView, PassOptions, run_pass
-from probing.errors import ProbingError
 from probing.data.inputs import InputSource
-from probing.model.masking import choose_masked
+from probing.engine.batching import BatchStats, batches_of_chunk
+from probing.engine.passes import BatchView, PassOptions, run_pass
+from probing.engine.token_roles import TokenRoles
+from probing.errors import ProbingError
 from probing.model.loading import load_model
+from probing.model.masking import choose_masked
 from probing.testing import sample_path, tiny_bert, tiny_wordpiece_tokenizer
-
-from helpers import planted_head_attention
 
 
 def test_masking_is_seeded_by_unit_and_skips_special_and_padding():
@@ -144,7 +143,8 @@ def headless_bert(tmp_path_factory):
     from transformers import BertConfig, BertModel
 
     tokenizer = tiny_wordpiece_tokenizer()
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
     folder = tmp_path_factory.mktemp("headless")
     BertModel(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)

@@ -5,11 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from probing.analyses.probe.api import score
-from probing.stats.heldout import in_sample_reports
 from probing.analyses.probe.accumulator import counts_from_result
+from probing.analyses.probe.api import score
 from probing.scoring.bootstrap import poisson_weights
-from probing.stats.intervals import accuracy_interval, bootstrap_arrays, head_vs_baseline, paired_difference, percentile_interval, replicate_accuracies
+from probing.stats.heldout import in_sample_reports
+from probing.stats.intervals import (
+    accuracy_interval,
+    bootstrap_arrays,
+    head_vs_baseline,
+    paired_difference,
+    percentile_interval,
+    replicate_accuracies,
+)
 from probing.testing import sample_path, tiny_bert
 
 SIMULATIONS = 400

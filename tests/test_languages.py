@@ -105,7 +105,7 @@ def test_postpositions_are_prepositional_objects():
 
 
 def test_a_relation_without_pairs_is_counted_zero_and_shown_as_none(tmp_path):
-    from probing.report.board import Cell, cell_text, rank_rows, Row
+    from probing.report.board import Cell, Row, cell_text, rank_rows
 
     zh = tmp_path / "zh.conllu"
     zh.write_text(_sentence(STYLES["zh"]), encoding="utf-8")

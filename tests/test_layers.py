@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from helpers import TINY_FAMILIES, _llama_tokenizer, tiny_model
+from test_readings import padded_batch
+
 from probing.analyses.probe.accumulator import ProbeAccumulator
 from probing.analyses.surface.accumulator import SurfaceAccumulator
 from probing.data.inputs import InputSource, sample_treebank_path
@@ -23,7 +24,6 @@ from probing.engine.passes import PassOptions, run_pass
 from probing.model.extraction import ATTENTION_PATHS, _run_stack, each_layer
 from probing.model.loading import load_model
 from probing.testing import scratch_folder
-from test_readings import padded_batch
 
 WINDOW = 3
 """Sliding window of the windowed tiny models, shorter than the padded batch's sentences."""

@@ -12,6 +12,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import heldout_runs
 import pytest
 
 from probing.cli import main
@@ -19,8 +20,6 @@ from probing.commands.leaderboard import file_links
 from probing.report.board import build_leaderboard, cell_text, leaderboard_from_files, read_json
 from probing.report.escaping import latex_text
 from probing.report.renderers import FORMATS, render, render_html
-
-import heldout_runs
 
 REFERENCE = Path(__file__).resolve().parents[1] / "leaderboards" / "reference" / "clark2019-bert-base-wsj.json"
 

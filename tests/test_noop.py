@@ -7,20 +7,19 @@ import copy
 import numpy as np
 import pytest
 import torch
+from helpers import planted_head_attention, split_treebank_path
 
 from probing.analyses.noop.accumulator import GROUPS, NoopAccumulator, chosen_heads
-from probing.engine.token_roles import is_punctuation
 from probing.analyses.views.accumulator import VALUES, SentenceViews
-from probing.engine.passes import Accumulator, BatchView, PassOptions, run_pass
-from probing.errors import ProbingError
 from probing.data.inputs import InputSource
-from probing.model.loading import load_model
 from probing.data.relations import relation_pairs
+from probing.engine.passes import Accumulator, BatchView, PassOptions, run_pass
+from probing.engine.token_roles import is_punctuation
+from probing.errors import ProbingError
+from probing.model.loading import load_model
 from probing.results.schema import validate
 from probing.scoring.bootstrap import poisson_weights
 from probing.testing import sample_path, tiny_bert
-
-from helpers import planted_head_attention, split_treebank_path
 
 RELATIONS = ("dobj", "det", "poss", "all")
 

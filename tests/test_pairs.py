@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from helpers import tiny_model
 from probing.analyses.pairs.scoring import accuracies, sentence_log_probs
 from probing.data.minimal_pairs import MinimalPair, check_paradigms, paradigm_file, read_pairs
 from probing.errors import ProbingError
@@ -130,6 +130,7 @@ def test_the_download_fills_the_cache_checked_by_sha256(tmp_path, monkeypatch):
 @pytest.mark.real_data
 def test_smollm2_on_two_paradigms_equals_the_reference():
     from conftest import real_model
+
     from probing.analyses.pairs.api import score_pairs
 
     blimp = os.environ.get("PROBING_BLIMP")

@@ -12,8 +12,8 @@ import torch
 
 from probing.analyses.patterns.accumulator import TYPES, PatternAccumulator, Rules, agreement, classify, type_shares
 from probing.cli import main
-from probing.engine.passes import run_pass
 from probing.data.inputs import InputSource
+from probing.engine.passes import run_pass
 from probing.model.loading import load_model
 from probing.testing import tiny_bert
 
@@ -68,7 +68,8 @@ def test_block_needs_pairs_and_padding_changes_nothing():
     padded = torch.zeros(1, 1, 5, n + 4, n + 4)
     padded[..., :n, :n] = maps
     stats = PatternAccumulator(1, 5)
-    stats.add(padded, torch.nn.functional.pad(mask, (0, 4)), torch.nn.functional.pad(special, (0, 4)), torch.nn.functional.pad(segment, (0, 4), value=-1))
+    pad = torch.nn.functional.pad
+    stats.add(padded, pad(mask, (0, 4)), pad(special, (0, 4)), pad(segment, (0, 4), value=-1))
     reference = PatternAccumulator(1, 5)
     reference.add(maps, mask, special, segment)
     for name, value in stats.means().items():

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import struct
 
+import heldout_runs
 import numpy as np
 import pytest
 
-from probing.cli import main
 from probing.analyses.probe.plots import accuracy_grid, chosen, plot_overview, plot_relation
-
-import heldout_runs
+from probing.cli import main
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -6,12 +6,10 @@ import json
 
 import pytest
 import torch
+from conftest import DATA
 
 from probing.engine.pooling import pool_word_attention
 from probing.engine.predictions import predict_heads
-
-
-from conftest import DATA
 
 
 @pytest.fixture(scope="module")

@@ -11,17 +11,17 @@ over the real tokens of each sentence.
 
 from __future__ import annotations
 
-import pytest
-import torch
-
 from types import SimpleNamespace
 
+import pytest
+import torch
 from helpers import TINY_FAMILIES, tiny_model
+
+from probing.engine.readings import READINGS, ValueNorms, norm_weighted, rollout
 from probing.errors import ProbingError
 from probing.model.extraction import _run_stack, attention
-from probing.model.loading import load_model
-from probing.engine.readings import READINGS, ValueNorms, norm_weighted, rollout
 from probing.model.layout import scored_stack
+from probing.model.loading import load_model
 from probing.testing import tiny_bert
 
 SENTENCE_LENGTHS = (9, 5, 7)

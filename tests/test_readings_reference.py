@@ -20,10 +20,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from probing.engine.batching import BatchStats, batches_of_chunk
 from probing.data.inputs import open_input
-from probing.model.loading import load_model
+from probing.engine.batching import BatchStats, batches_of_chunk
 from probing.engine.readings import READINGS
+from probing.model.loading import load_model
 
 SENTENCES = 12
 

@@ -17,7 +17,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO, conllu_rows, real_treebank
 
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from probing.errors import ProbingError
 from probing.data.relations import DEFAULT_RELATIONS, check_relation_names, relation_pairs
 from probing.data.treebank import ROOT, Sentence
+from probing.errors import ProbingError
 
 
 def sentence(rows):

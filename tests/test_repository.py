@@ -6,7 +6,6 @@ import re
 import subprocess
 
 import pytest
-
 from conftest import REPO
 
 MACHINE_PATH = re.compile(r"/(work|root|tmp)/")

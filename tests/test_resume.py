@@ -9,11 +9,11 @@ import torch
 from conftest import counts_of
 from helpers import kill_once_checkpointed
 
-from probing.engine import checkpointing
 from probing.analyses.probe.api import run_probe
-from probing.engine.checkpointing import Checkpointer
-from probing.cli import main
 from probing.analyses.probe.config import ScoreConfig
+from probing.cli import main
+from probing.engine import checkpointing
+from probing.engine.checkpointing import Checkpointer
 from probing.errors import ProbingError
 from probing.testing import sample_path, tiny_bert
 

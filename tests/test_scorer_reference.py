@@ -8,13 +8,13 @@ import random
 import numpy as np
 import torch
 
-from probing.engine.pooling import pool_word_attention
 from probing.data.relations import DEFAULT_RELATIONS, relation_pairs
+from probing.data.treebank import read_treebank
+from probing.engine.pooling import pool_word_attention
+from probing.engine.predictions import predict_heads
 from probing.scoring.counts import OFFSETS, ProbeCounts
 from probing.scoring.pairs import collect_pairs
-from probing.engine.predictions import predict_heads
 from probing.testing import sample_path
-from probing.data.treebank import read_treebank
 
 LAYERS, HEADS = 3, 4
 

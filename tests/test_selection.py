@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import heldout_runs
 import numpy as np
 import pytest
 
+from probing.analyses.probe.accumulator import best_baseline, best_head
 from probing.cli import main
 from probing.errors import ProbingError
 from probing.stats.heldout import attach_heldout, default_splits
-from probing.analyses.probe.accumulator import best_baseline, best_head
 from probing.stats.selection import DIRECTIONS, choose, select_head, select_offset
 from probing.testing import tiny_bert
-
-import heldout_runs
 
 
 def heads_array(layers=3, heads=4, fill=0):

@@ -7,18 +7,17 @@ import math
 
 import pytest
 import torch
+from helpers import planted_head_attention
 
 from probing.analyses.heads.accumulator import HeadsAccumulator
 from probing.analyses.surface.accumulator import STATISTICS, SurfaceAccumulator, visible_keys
-from probing.engine.token_roles import TokenRoles
 from probing.cli import main
 from probing.data.datasets import sha256_of
-from probing.engine.passes import run_pass
 from probing.data.inputs import InputSource
+from probing.engine.passes import run_pass
+from probing.engine.token_roles import TokenRoles
 from probing.model.loading import load_model
 from probing.testing import sample_path, tiny_bert
-
-from helpers import planted_head_attention
 
 
 def hand_batch():
@@ -154,7 +153,8 @@ def test_merge_of_halves_equals_one_pass():
     whole.add(attention, roles)
     halves = [SurfaceAccumulator(1, 1), SurfaceAccumulator(1, 1)]
     for index, part in enumerate(halves):
-        part.add(attention[index : index + 1], TokenRoles(*(getattr(roles, f)[index : index + 1] for f in ("real", "first", "separator", "punctuation"))))
+        masks = (getattr(roles, f)[index : index + 1] for f in ("real", "first", "separator", "punctuation"))
+        part.add(attention[index : index + 1], TokenRoles(*masks))
     merged = halves[0].merge(halves[1])
     assert merged.result()["surface"] == whole.result()["surface"]
 

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from probing.analyses.probe.api import run_probe
-from probing.cli import main
 from probing.analyses.probe.config import ScoreConfig
 from probing.analyses.probe.curves import find_checkpoints
+from probing.cli import main
 from probing.errors import ProbingError
 from probing.model.loading import LoadedModel, load_model, scoring_mode
 from probing.results.io import read_result
@@ -178,8 +178,7 @@ def test_scoring_mode_restores_the_model_even_after_an_error():
 
 def tiny_trainer(tmp_path, callbacks, *, max_steps: int = 4, eval_steps: int = 2):
     """A transformers Trainer pre-training the tiny BERT as a masked LM on sample sentences, on the CPU."""
-    from transformers import (AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLanguageModeling, Trainer,
-                              TrainingArguments)
+    from transformers import AutoModelForMaskedLM, AutoTokenizer, DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
     from probing.data.treebank import read_treebank
 

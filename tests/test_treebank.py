@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from probing.errors import ProbingError
-from probing.data.treebank import ROOT, read_treebank
-
 from conftest import conllu_rows
+
+from probing.data.treebank import ROOT, read_treebank
+from probing.errors import ProbingError
 
 EDGE_CASES = conllu_rows(
     "# sent_id = edge-1",

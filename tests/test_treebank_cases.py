@@ -17,8 +17,8 @@ import sys
 import pytest
 
 from probing.data.datasets import resolve_treebank
-from probing.errors import ProbingError
 from probing.data.treebank import ROOT, Sentence, read_sentences, read_treebank
+from probing.errors import ProbingError
 
 
 def row(*columns: str) -> str:
@@ -189,7 +189,8 @@ def _token(token_id: str) -> str:
         ([word(1, "a", 0), word(2, "b", 1), _token("2.0")], 3, "empty node 2.0: the part after the dot counts from 1"),
         ([word(1, "a", 0), _token("2.1"), word(2, "b", 1)], 2, "empty node 2.1 must follow word 2"),
         ([word(1, "a", 0), _token("3-4"), word(2, "b", 1)], 2, "must come just before word 3; the next word is 2"),
-        ([_token("1-3"), word(1, "a", 0), _token("2-3"), word(2, "b", 1), word(3, "c", 1)], 3, "multiword range 2-3 overlaps the range on line 3"),
+        ([_token("1-3"), word(1, "a", 0), _token("2-3"), word(2, "b", 1), word(3, "c", 1)], 3,
+         "multiword range 2-3 overlaps the range on line 3"),
         ([_token("1-3"), word(1, "a", 0), word(2, "b", 1)], 1, "past the sentence's last word 2"),
         ([word(1, "a", 0), _token("2-" + "9" * 5000)], 2, "runs past the end"),
         ([_token("0.1"), _token("0.2")], 1, "the sentence has no word"),

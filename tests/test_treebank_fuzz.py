@@ -25,8 +25,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from probing.errors import ProbingError
 from probing.data.treebank import read_sentences, read_treebank
+from probing.errors import ProbingError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample.conllu"
 SENTENCES = [block + "\n\n" for block in SAMPLE.read_text(encoding="utf-8").strip("\n").split("\n\n")]

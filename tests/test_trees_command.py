@@ -19,17 +19,17 @@ import torch
 from conftest import real_treebank
 from helpers import planted_dependency_attention, planted_head_attention
 
-from probing.engine import checkpointing
 from probing.analyses.trees.accumulator import TreesAccumulator
 from probing.analyses.trees.report import leaderboard_table, tables
 from probing.cli import main
+from probing.data.inputs import InputSource
+from probing.data.treebank import ROOT, read_treebank
+from probing.engine import checkpointing
 from probing.engine.passes import run_pass
 from probing.errors import ProbingError
-from probing.data.inputs import InputSource
 from probing.model.loading import load_model
 from probing.results.schema import validate
 from probing.testing import sample_path, tiny_bert
-from probing.data.treebank import ROOT, read_treebank
 
 QUICK = ("--bootstrap", "20", "--probe-epochs", "2", "--batch-size", "8", "--quiet")
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 from trees_reference import all_trees, brute_force_best, is_arborescence, reference_mst, tree_score
 
-from probing.engine.predictions import predict_heads
 from probing.analyses.trees.decode import max_heads, mst_heads
+from probing.engine.predictions import predict_heads
 
 IMPLEMENTATIONS = ("vectorised", "compiled")
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from probing.scoring.counts import BootstrapSpec
-from probing.engine.predictions import predict_heads
-from probing.stats.selection import select_head
-from probing.data.treebank import Sentence
 from probing.analyses.trees.ensembles import EnsembleCollector, EnsembleCounts, candidate_heads, rank_heads
+from probing.data.treebank import Sentence
+from probing.engine.predictions import predict_heads
+from probing.scoring.counts import BootstrapSpec
+from probing.stats.selection import select_head
 
 # Six words: word 0 is a determiner of word 1 (the root); words 2-5 hang from word 1.
 WORDS = 6
@@ -122,7 +122,7 @@ def test_rank_heads_agrees_with_the_selection_rule():
         choice = select_head(counts[:1], total=10)
         assert rank_heads(counts[0], limit=1) == [(choice.layer, choice.head)]
         ranked = rank_heads(counts[0], limit=12)
-        assert [counts[0][l, h] for l, h in ranked] == sorted(counts[0].ravel(), reverse=True)
+        assert [counts[0][layer, h] for layer, h in ranked] == sorted(counts[0].ravel(), reverse=True)
 
 
 def test_collector_memory_is_reported_and_scales_with_candidates_only():

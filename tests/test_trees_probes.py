@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from probing.errors import ProbingError
-from probing.data.treebank import Sentence
 from probing.analyses.trees.features import ProbeBatch, ProbeExamples, read_word_vectors, special_attention, word_vectors
 from probing.analyses.trees.probes import ProbeTreeCounts, decode, make_probe, train_probe
+from probing.data.treebank import Sentence
+from probing.errors import ProbingError
 
 
 def test_special_attention_pools_rows_like_word_attention():

@@ -39,10 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.ablation.accumulator import METRICS, AblationAccumulator, ablation_tables, chosen_heads, each_head, each_layer
-    from probing.errors import ProbingError
     from probing.data.inputs import InputSource
-    from probing.engine.readings import READINGS
     from probing.data.relations import check_relation_names
+    from probing.engine.readings import READINGS
+    from probing.errors import ProbingError
 
     if args.bootstrap < 1:
         raise ProbingError("ablation needs bootstrap replicates for its intervals (1 or more)", source="--bootstrap")

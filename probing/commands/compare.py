@@ -26,10 +26,10 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from probing.analyses.compare.accumulator import CompareAccumulator, check_compatible, layer_means, plot_similarity
-    from probing.errors import ProbingError
-    from probing.naming import head_name
-    from probing.model.loading import load_model
     from probing.engine.readings import READINGS
+    from probing.errors import ProbingError
+    from probing.model.loading import load_model
+    from probing.naming import head_name
 
     with EngineCommand(args, figures=("compare",)) as command:
         first = command.loaded

@@ -55,16 +55,15 @@ def window_length(requested: int | None, max_length: int | None, loaded) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.coref.accumulator import CorefAccumulator
-    from probing.engine.passes import require_units
     from probing.analyses.coref.report import arrays_of, choice_summary, choose_head, coref_table, heldout_block, select_on_block
-    from probing.engine.batching import window_rule
-    from probing.engine.passes import run_pass
-    from probing.errors import ProbingError
-    from probing.stats.heldout import check_dev_test, is_result_file, plan, read_dev_result
-    from probing.data.inputs import InputSource, sample_treebank_path
-    from probing.engine.readings import READINGS
-    from probing.results.io import provenance
     from probing.commands.common import EngineCommand
+    from probing.data.inputs import InputSource, sample_treebank_path
+    from probing.engine.batching import window_rule
+    from probing.engine.passes import require_units, run_pass
+    from probing.engine.readings import READINGS
+    from probing.errors import ProbingError
+    from probing.results.io import provenance
+    from probing.stats.heldout import check_dev_test, is_result_file, plan, read_dev_result
 
     treebank, select_on = plan(args.treebank, args.select_on)
     source = InputSource.documents(treebank or str(sample_treebank_path()), limit=args.limit)

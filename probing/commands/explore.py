@@ -63,13 +63,12 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.noop.report import CHOSEN_HEADERS, chosen_table_rows
     from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
     from probing.analyses.views.accumulator import SentenceViews
-    from probing.atomic import write_text_atomic
+    from probing.atomic import check_output_path, write_text_atomic
+    from probing.data.relations import check_relation_names
+    from probing.engine.readings import READINGS
     from probing.errors import ProbingError
-    from probing.atomic import check_output_path
     from probing.report.board import read_json
     from probing.report.page import render_page
-    from probing.engine.readings import READINGS
-    from probing.data.relations import check_relation_names
     from probing.results.io import model_block, read_result, write_result
 
     given = read_result(args.result, analysis="probe") if args.result else None
@@ -160,8 +159,8 @@ def _sentences(source, indices: list[int], relations) -> list[dict]:
 
 def _write_views(folder: str, chosen: dict, payload: dict, sentences: list[dict]) -> list[Path]:
     """Each relation's chosen head in the sentences that have a pair of that relation (all kept ones if none)."""
-    from probing.naming import WORDS, head_name
     from probing.analyses.views.figure import write_views
+    from probing.naming import WORDS, head_name
 
     written = []
     for relation, choice in chosen.items():

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from probing.commands.common import EngineCommand, add_batch_options, add_input_options, add_model_options, add_output_options, add_run_options, share
+from probing.commands.common import (
+    EngineCommand,
+    add_batch_options,
+    add_input_options,
+    add_model_options,
+    add_output_options,
+    add_run_options,
+    share,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,9 +68,9 @@ def gradient_table(result: dict, tablefmt: str = "simple") -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.report.figures import gradient_figure
     from probing.analyses.gradients.accumulator import GradientAccumulator
     from probing.commands.surface import token_names
+    from probing.report.figures import gradient_figure
 
     args.random_init = False
     with EngineCommand(args, head="lm", figures=("gradients",)) as command:

@@ -40,10 +40,10 @@ def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
-    from probing.report.figures import mds_figure
-    from probing.engine.readings import READINGS
-    from probing.results.io import read_result
     from probing.commands.surface import token_names
+    from probing.engine.readings import READINGS
+    from probing.report.figures import mds_figure
+    from probing.results.io import read_result
 
     probe = None if args.probe is None else read_result(args.probe, analysis="probe")
     with EngineCommand(args, inputs=(args.probe,), figures=("heads",)) as command:

@@ -19,10 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.atomic import check_output_path
-    from probing.results.merging import merge_files
-    from probing.results.io import write_result
     from probing.analyses.probe.tables import run_header, score_table
+    from probing.atomic import check_output_path
+    from probing.results.io import write_result
+    from probing.results.merging import merge_files
 
     check_output_path(args.output, inputs=args.parts, follow_symlinks=args.follow_symlinks)
     result = merge_files(args.parts)

@@ -37,8 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.atomic import check_output_path, figure_format
     from probing.analyses.probe.plots import plot_overview, plot_relation
+    from probing.atomic import check_output_path, figure_format
     from probing.results.io import read_result
 
     figure_format(args.output)

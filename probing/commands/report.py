@@ -37,16 +37,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
-    from probing.report.figures import entropy_figure, gradient_figure, mds_figure, surface_figure
     from probing.analyses.gradients.accumulator import GradientAccumulator
+    from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
     from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
     from probing.atomic import write_text_atomic
-    from probing.errors import ProbingError
-    from probing.engine.readings import READINGS
-    from probing.data.relations import DEFAULT_RELATIONS
-    from probing.results.io import write_result
     from probing.commands.surface import token_names
+    from probing.data.relations import DEFAULT_RELATIONS
+    from probing.engine.readings import READINGS
+    from probing.errors import ProbingError
+    from probing.report.figures import entropy_figure, gradient_figure, mds_figure, surface_figure
+    from probing.results.io import write_result
 
     folder = Path(args.output)
     if folder.exists() and not folder.is_dir():

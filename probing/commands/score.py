@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from probing.commands.common import add_batch_options, add_bootstrap_options, add_input_options, add_model_options, add_output_options, add_reading_options, add_run_options
+from probing.commands.common import (
+    add_batch_options,
+    add_bootstrap_options,
+    add_input_options,
+    add_model_options,
+    add_output_options,
+    add_reading_options,
+    add_run_options,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Without options it scores the packaged all-MiniLM-L6-v2 on the project's sample treebank, offline. "
         "--treebank en_ewt (a public treebank with dev and test splits) chooses heads on en_ewt:dev and reports "
         "them on en_ewt:test with 95% intervals; --treebank ko_pud (a treebank with one split, such as every PUD "
-        "treebank) chooses on ko_pud:even and reports on ko_pud:odd (docs/languages.md). --model RUN_FOLDER, a folder of checkpoint-STEP/ subfolders "
+        "treebank) chooses on ko_pud:even and reports on ko_pud:odd (docs/languages.md). "
+        "--model RUN_FOLDER, a folder of checkpoint-STEP/ subfolders "
         "(transformers Trainer's layout), scores each checkpoint in step order and draws the curve: with --output "
         "NAME.json, NAME-stepSTEP.json per checkpoint and NAME-curve.csv, .md and .png (docs/training.md); "
         "--random-init then adds the untrained control as step 0. Layers and heads in tables count from 1; the "
@@ -49,18 +58,18 @@ def config_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.engine import checkpointing
-    from probing.atomic import check_output_path
     from probing.analyses.probe.curves import find_checkpoints
+    from probing.analyses.probe.heldout import score_with_selection
+    from probing.analyses.probe.tables import run_header, score_tables
+    from probing.atomic import check_output_path
+    from probing.commands.common import model_inputs, progress_wanted
+    from probing.data.inputs import InputSource, open_input
+    from probing.data.relations import warn_unmatched
+    from probing.engine import checkpointing
     from probing.engine.distributed import from_environment
     from probing.engine.passes import using_hooks
-    from probing.analyses.probe.heldout import score_with_selection
-    from probing.stats.heldout import default_splits
-    from probing.data.inputs import InputSource, open_input
     from probing.results.io import write_result
-    from probing.analyses.probe.tables import run_header, score_tables
-    from probing.commands.common import model_inputs, progress_wanted
-    from probing.data.relations import warn_unmatched
+    from probing.stats.heldout import default_splits
 
     config = config_from_args(args).validated()
     checkpoints = find_checkpoints(args.model)
@@ -112,14 +121,14 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
     """
     import os
 
-    from probing.atomic import check_output_path
     from probing.analyses.probe.curves import curve, curve_table, planned_outputs, run_title, score_checkpoints, step_path, write_curve
-    from probing.errors import ProbingError
-    from probing.stats.heldout import default_splits
-    from probing.data.inputs import InputSource, open_input
-    from probing.results.io import write_result
     from probing.analyses.probe.tables import heldout_table, in_sample_title, run_header, score_table
+    from probing.atomic import check_output_path
     from probing.commands.common import model_inputs, progress_wanted
+    from probing.data.inputs import InputSource, open_input
+    from probing.errors import ProbingError
+    from probing.results.io import write_result
+    from probing.stats.heldout import default_splits
 
     for given, option in ((args.shard, "--shard"), (args.checkpoint, "--checkpoint"), (args.resume, "--resume"),
                           (args.revision, "--revision")):

@@ -27,9 +27,9 @@ def token_names(loaded) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.report.figures import entropy_figure, surface_figure
     from probing.analyses.surface.accumulator import SurfaceAccumulator
     from probing.engine.readings import READINGS
+    from probing.report.figures import entropy_figure, surface_figure
 
     with EngineCommand(args, figures=("surface", "entropy")) as command:
         loaded = command.loaded

@@ -6,12 +6,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from probing.commands.common import add_batch_options, add_bootstrap_options, add_input_options, add_model_options, add_output_options, add_reading_options, add_run_options, positive_int
+from probing.commands.common import (
+    add_batch_options,
+    add_bootstrap_options,
+    add_input_options,
+    add_model_options,
+    add_output_options,
+    add_reading_options,
+    add_run_options,
+    positive_int,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from probing.analyses.trees.selection import BATCH_SENTENCES, DEFAULT_TREE_RELATIONS, PROBE_EPOCHS
     from probing.analyses.trees.ensembles import CANDIDATES, ENSEMBLE_SIZE
+    from probing.analyses.trees.selection import BATCH_SENTENCES, DEFAULT_TREE_RELATIONS, PROBE_EPOCHS
 
     parser.epilog = (
         "--treebank en_ewt (a public treebank with dev and test splits) chooses on en_ewt:dev and reports on "
@@ -56,9 +65,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def tree_options(args: argparse.Namespace, vectors):
+    from probing.analyses.trees.probes import PROBES
     from probing.analyses.trees.selection import TreeOptions
     from probing.data.relations import check_relation_names
-    from probing.analyses.trees.probes import PROBES
 
     described = {key: value for key, value in vectors.describe().items() if key != "file"}
     return TreeOptions(relations=check_relation_names(args.relations), ensemble_size=args.ensemble_size,
@@ -71,10 +80,10 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.trees.report import tables, uas_figure
     from probing.analyses.trees.run import TreesRun, run_trees
     from probing.analyses.trees.selection import check_selection, read_selection, vector_source, without_probe_weights
+    from probing.commands.common import EngineCommand
+    from probing.data.inputs import InputSource, sample_treebank_path
     from probing.errors import ProbingError
     from probing.stats.heldout import IN_SAMPLE_SELECTION, is_result_file, plan, same_reading
-    from probing.data.inputs import InputSource, sample_treebank_path
-    from probing.commands.common import EngineCommand
 
     if args.no_probes and args.drop_probe_weights:
         raise ProbingError("with --no-probes there are no probe weights to drop; give one of the two",

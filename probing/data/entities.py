@@ -49,8 +49,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from probing.errors import ProbingError
 from probing.data.treebank import ROOT, Sentence
+from probing.errors import ProbingError
 
 TYPES = ("pronoun", "proper", "nominal")
 """Mention types, by the head word's UPOS (PRON, PROPN, anything else)."""

@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from probing.data.treebank import ROOT, Sentence
 from probing.errors import ProbingError
 from probing.registry import Registry
-from probing.data.treebank import ROOT, Sentence
 
 Pairs = list[tuple[int, int]]
 PairFunction = Callable[[Sentence], Pairs]

@@ -32,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from probing.data.entities import Document, Mention, documents_of
 from probing.data.inputs import Unit
 from probing.data.treebank import Sentence
-from probing.data.entities import Document, Mention, documents_of
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import torch
 
-from probing.model.alignment import SPECIAL, AlignedSentence, align_word_pairs, align_words
 from probing.data.inputs import Unit
 from probing.data.treebank import Sentence
 from probing.data.windows import WindowRule
+from probing.model.alignment import SPECIAL, AlignedSentence, align_word_pairs, align_words
 
 CHUNK_BATCHES = 16
 """Units are length-sorted within chunks of this many batches."""

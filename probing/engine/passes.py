@@ -59,12 +59,12 @@ from functools import cached_property
 import torch
 from tqdm.auto import tqdm
 
-from probing.engine.batching import CHUNK_BATCHES, Batch, BatchStats, batches_of_chunk
-from probing.errors import ProbingError
 from probing.data.inputs import InputSource, Unit
-from probing.model.loading import LoadedModel
+from probing.engine.batching import CHUNK_BATCHES, Batch, BatchStats, batches_of_chunk
 from probing.engine.pooling import check_from_pooling, pool_word_attention
 from probing.engine.predictions import predict_heads
+from probing.errors import ProbingError
+from probing.model.loading import LoadedModel
 
 
 class Accumulator:
@@ -258,8 +258,8 @@ class Pass:
 
     def identity(self) -> dict:
         """Everything that decides this pass's numbers (the device only moves floats at near-ties)."""
-        from probing.version import __version__
         from probing.results.io import model_identity
+        from probing.version import __version__
 
         options = {key: value for key, value in asdict(self.options).items()
                    if key not in ("progress", "description", "prefetch")}

@@ -269,7 +269,8 @@ def check_alignment(word_of_token: Sequence[int], num_words: int, tokenizer=None
     >>> check_alignment([-1, 0, 0, 1, -1], 2)
     >>> check_alignment([-1, 0, 2, -1], 3)
     Traceback (most recent call last):
-    probing.errors.ProbingError: --model: the alignment gives word 1 of 3 no piece (pieces name words [0, 2]); the tokenizer cannot be aligned
+    probing.errors.ProbingError: --model: the alignment gives word 1 of 3 no piece (pieces name words [0, 2]);
+    the tokenizer cannot be aligned
     """
     words = [word for word in word_of_token if word != SPECIAL]
     name = type(tokenizer).__name__ if tokenizer is not None else "the tokenizer"

@@ -202,7 +202,8 @@ def _fused(loaded):
 def _no_attention_message(loaded, trust_remote_code: bool) -> str:
     implementation = getattr(loaded.model.config, "_attn_implementation", None)
     if implementation == "eager":
-        message = f"{loaded.name_or_path} returned no attention weights although it runs eager attention: its code ignores output_attentions"
+        message = (f"{loaded.name_or_path} returned no attention weights although it runs eager attention: its code "
+                   "ignores output_attentions")
     else:
         message = (
             f"{loaded.name_or_path} returned no attention weights: its attention implementation "

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from probing.atomic import save_figure_atomic
-from probing.report.drawing import new_figure
 from probing.naming import head_name
+from probing.report.drawing import new_figure
 
 DOT = {"s": 14, "alpha": 0.55, "linewidths": 0}
 BEHAVIOUR_COLOURS = {

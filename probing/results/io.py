@@ -20,11 +20,11 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from probing.version import __version__
 from probing.atomic import write_json_atomic
 from probing.errors import ProbingError
 from probing.results.identity import model_identity as _identity_of_block
 from probing.results.schema import MAX_RESULT_BYTES, SCHEMA_VERSION, parse_json, validate
+from probing.version import __version__
 
 PACKAGES = ("torch", "transformers", "tokenizers", "numpy", "scikit-learn")
 """The packages whose versions every result records."""

@@ -20,7 +20,6 @@ Pure numpy (no torch), so leaderboards and plots can use it on result files.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 LEVEL = 0.95

@@ -41,8 +41,8 @@ from probing.naming import DIRECTIONS, head_name, parse_head_names
 from probing.registry import Registry
 from probing.scoring.bootstrap import poisson_weights
 from probing.scoring.counts import BootstrapSpec, ProbeCounts
-from probing.stats.intervals import percentile_interval
 from probing.scoring.pairs import collect_pairs
+from probing.stats.intervals import percentile_interval
 from probing.stats.selection import best_cell
 
 CONDITION_CELLS = 1 << 19

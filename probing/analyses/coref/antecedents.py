@@ -116,7 +116,7 @@ def scored_mentions(mentions: Sequence[WindowMention]) -> list[ScoredMention]:
             continue
         head = mention.head_form.lower()
         head_match = _nearest([other for other in candidates if other.head_form.lower() == head])
-        for sieve, passes in enumerate(_sieves(mention)):
+        for sieve, passes in enumerate(_sieves(mention)):  # noqa: B007  (the deciding sieve, read after the loop)
             passing = [other for other in candidates if passes(other)]
             if passing:
                 break

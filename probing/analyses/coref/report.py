@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from probing.analyses.coref.antecedents import BASELINES
+from probing.data.entities import TYPES
 from probing.errors import ProbingError
 from probing.naming import head_name, percent_with_interval
 from probing.report.board import Cell, Row, Table, leaderboard_position, rank_rows, result_label
 from probing.stats.intervals import LEVEL, accuracy_interval, paired_difference
 from probing.stats.selection import HeadChoice, select_head
-from probing.analyses.coref.antecedents import BASELINES
-from probing.data.entities import TYPES
 
 TYPE_AXIS = ("all",) + TYPES
 """The type axis of every count array: all scored mentions, then each mention type."""

@@ -31,9 +31,9 @@ from __future__ import annotations
 import torch
 
 from probing.engine.passes import Accumulator, BatchView
+from probing.engine.token_roles import TokenRoles
 from probing.errors import ProbingError
 from probing.model.masking import IGNORED, MASK_RATE, mask_batch
-from probing.engine.token_roles import TokenRoles
 
 KEY_KINDS = ("first_special", "separator", "punctuation", "other")
 SIGNIFICANT = 6

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from probing.engine.passes import Accumulator, BatchView
 from probing.analyses.surface.accumulator import SurfaceAccumulator
+from probing.engine.passes import Accumulator, BatchView
 from probing.engine.token_roles import TokenRoles, normalised_rows
 
 SMOOTHING = 1e-10

@@ -54,14 +54,14 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from probing.engine.passes import Accumulator, BatchView
-from probing.naming import head_name
-from probing.engine.token_roles import pooled_rows, punctuation_words
+from probing.analyses.noop.report import ATTENDING, GROUPS, TARGETS, chosen_heads  # noqa: F401  (torch-free, shared)
 from probing.data.relations import relation_pairs
+from probing.data.treebank import Sentence
+from probing.engine.passes import Accumulator, BatchView
+from probing.engine.token_roles import pooled_rows, punctuation_words
+from probing.naming import head_name
 from probing.scoring.bootstrap import poisson_weights
 from probing.stats.intervals import LEVEL, percentile_interval
-from probing.data.treebank import Sentence
-from probing.analyses.noop.report import ATTENDING, GROUPS, TARGETS, chosen_heads  # noqa: F401  (torch-free, shared)
 
 DECIMALS = 6
 

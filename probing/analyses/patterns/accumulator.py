@@ -306,9 +306,10 @@ def plot_layer_maps(maps: list[np.ndarray], specials: list[np.ndarray], layer: i
     bool [tok]. Special-token positions are ticked on both axes. Each map is
     shaded on its own scale (square root, 0 to its largest weight).
     """
+    from matplotlib.colors import PowerNorm
+
     from probing.atomic import save_figure_atomic
     from probing.report.drawing import new_figure
-    from matplotlib.colors import PowerNorm
 
     heads, units = maps[0].shape[0], len(maps)
     per_row = 2 if units <= 3 else 1

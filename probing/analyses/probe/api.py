@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from probing.analyses.probe.config import ScoreConfig
-from probing.engine.passes import PassHooks, PassOptions, require_units, run_pass
-from probing.engine.startup import load_while_validating, model_name
 from probing.data.inputs import InputSource, open_input
-from probing.model.loading import LoadedModel, load_model
+from probing.engine.passes import PassHooks, PassOptions, require_units, run_pass
 from probing.engine.readings import READINGS
+from probing.engine.startup import load_while_validating, model_name
+from probing.model.loading import LoadedModel, load_model
 from probing.results.io import provenance
 
 

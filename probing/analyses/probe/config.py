@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from probing.errors import ProbingError
-from probing.engine.pooling import check_from_pooling
 from probing.data.relations import DEFAULT_RELATIONS, check_relation_names
+from probing.engine.pooling import check_from_pooling
+from probing.errors import ProbingError
 from probing.scoring.counts import OFFSETS
 
 

@@ -125,8 +125,8 @@ class CurvePoint:
 
 def points_of(step: int, result: dict) -> list[CurvePoint]:
     """The curve points of one probe result (held-out numbers when it has them)."""
-    from probing.naming import head_name
     from probing.analyses.probe.plots import chosen
+    from probing.naming import head_name
 
     points = []
     for relation, entry in result["relations"].items():

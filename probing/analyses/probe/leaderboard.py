@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from probing.naming import head_name, offset_name
-from probing.report.board import Cell, Row, Table, leaderboard_position, mean_over, rank_rows, result_label, \
-    treebank_label
+from probing.report.board import Cell, Row, Table, leaderboard_position, mean_over, rank_rows, result_label, treebank_label
 from probing.stats.heldout import in_sample_reports
 
 

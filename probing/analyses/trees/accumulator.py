@@ -38,16 +38,16 @@ from __future__ import annotations
 
 import torch
 
+from probing.analyses.trees.counts import BASELINES, DECODINGS, METRICS, SKIP_REASONS, TreeCounts
+from probing.analyses.trees.ensembles import Ensemble, EnsembleCounts
+from probing.analyses.trees.probes import DECODINGS as PROBE_DECODINGS
+from probing.analyses.trees.probes import ProbeTreeCounts
 from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.naming import DIRECTIONS
 from probing.scoring.counts import BootstrapSpec
 from probing.stats.intervals import LEVEL, accuracy_interval, paired_difference
 from probing.stats.selection import select_head
-from probing.analyses.trees.counts import BASELINES, DECODINGS, METRICS, SKIP_REASONS, TreeCounts
-from probing.analyses.trees.ensembles import Ensemble, EnsembleCounts
-from probing.analyses.trees.probes import DECODINGS as PROBE_DECODINGS
-from probing.analyses.trees.probes import ProbeTreeCounts
 
 METHOD = (
     "best single head per decoding and metric (ties: lower layer, lower head, dep_to_head first), head "

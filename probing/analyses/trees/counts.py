@@ -37,12 +37,12 @@ from collections.abc import Sequence
 
 import torch
 
+from probing.analyses.trees.decode import mst_heads
+from probing.data.treebank import ROOT, Sentence
+from probing.engine.predictions import DIRECTIONS, predict_heads
 from probing.scoring.bootstrap import ReplicateSums, replicated
 from probing.scoring.counts import BootstrapSpec
-from probing.engine.predictions import DIRECTIONS, predict_heads
 from probing.stats.selection import select_head
-from probing.data.treebank import ROOT, Sentence
-from probing.analyses.trees.decode import mst_heads
 
 DECODINGS = ("max", "mst")
 METRICS = ("uas", "uuas")

@@ -58,13 +58,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from probing.data.relations import relation_pairs
-from probing.scoring.bootstrap import ReplicateSums, replicated
-from probing.scoring.counts import BootstrapSpec
-from probing.engine.predictions import DIRECTIONS
-from probing.data.treebank import Sentence
 from probing.analyses.trees.counts import METRICS, SKIP_REASONS, edge_counts, gold_tensors, single_root
 from probing.analyses.trees.decode import mst_heads
+from probing.data.relations import relation_pairs
+from probing.data.treebank import Sentence
+from probing.engine.predictions import DIRECTIONS
+from probing.scoring.bootstrap import ReplicateSums, replicated
+from probing.scoring.counts import BootstrapSpec
 
 CANDIDATES = 25
 ENSEMBLE_SIZE = 4
@@ -178,7 +178,7 @@ class EnsembleCollector:
             if not rows:
                 continue
             row, query, target = (torch.tensor(v) for v in (rows, queries, targets))
-            layer = torch.tensor([l for l, _ in heads])
+            layer = torch.tensor([member for member, _ in heads])
             head = torch.tensor([h for _, h in heads])
             # [pair, candidate, word, word] would be large: take the candidates' matrices of the
             # pairs' sentences, then each pair's row of dependent scores.
@@ -254,7 +254,7 @@ def _pairs_of(relation: str, sentences: Sequence[Sentence]) -> tuple[list[int], 
 
 def ensemble_attention(word_attention: torch.Tensor, ensemble: Ensemble) -> torch.Tensor:
     """float64 [batch, word, word] mean word attention of the ensemble's members (not yet oriented)."""
-    layer = torch.tensor([l for l, _ in ensemble.members], device=word_attention.device)
+    layer = torch.tensor([member for member, _ in ensemble.members], device=word_attention.device)
     head = torch.tensor([h for _, h in ensemble.members], device=word_attention.device)
     return word_attention[:, layer, head].to(torch.float64).sum(dim=1) / len(ensemble.members)
 

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import torch
 
-from probing.errors import ProbingError
-from probing.engine.pooling import piece_matrix
 from probing.data.treebank import ROOT, Sentence
+from probing.engine.pooling import piece_matrix
+from probing.errors import ProbingError
 
 
 def special_attention(token_attention: torch.Tensor, word_of_token: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

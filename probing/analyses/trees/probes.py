@@ -41,12 +41,12 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from probing.scoring.bootstrap import ReplicateSums, replicated
-from probing.scoring.counts import BootstrapSpec
-from probing.data.treebank import Sentence
 from probing.analyses.trees.counts import METRICS, SKIP_REASONS, edge_counts, gold_tensors, single_root
 from probing.analyses.trees.decode import mst_heads
 from probing.analyses.trees.features import ProbeBatch, ProbeExample, gold_targets
+from probing.data.treebank import Sentence
+from probing.scoring.bootstrap import ReplicateSums, replicated
+from probing.scoring.counts import BootstrapSpec
 
 PROBES = ("attn", "attn+vectors", "distances+vectors")
 DECODINGS = ("argmax", "mst")

@@ -107,8 +107,7 @@ def _choose_on(command, source, trees, options, vectors, reading: dict, *, shard
 
 
 def _pass(command, source, accumulators, shard, description: str, log):
-    from probing.engine.passes import require_units
-    from probing.engine.passes import run_pass
+    from probing.engine.passes import require_units, run_pass
 
     options = dataclasses.replace(command.options(description), shard=shard)
     started = time.perf_counter()

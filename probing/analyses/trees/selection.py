@@ -44,11 +44,11 @@ from pathlib import Path
 
 import torch
 
-from probing.engine.passes import Accumulator, BatchView
-from probing.errors import ProbingError
 from probing.analyses.trees.ensembles import CANDIDATES, ENSEMBLE_SIZE, EnsembleCollector, _Chunk, candidate_heads
 from probing.analyses.trees.features import ProbeExample, ProbeExamples, read_word_vectors, word_vectors
 from probing.analyses.trees.probes import PROBES
+from probing.engine.passes import Accumulator, BatchView
+from probing.errors import ProbingError
 
 DEFAULT_TREE_RELATIONS = ("dobj", "det", "pobj", "poss")
 """The paper's four relations; ``all`` is left out by default (its ensembles would duplicate every arc)."""
@@ -285,8 +285,8 @@ def without_probe_weights(selection: dict) -> dict:
 
 def probe_modules(selection: dict, num_layers: int, num_heads: int) -> dict:
     """The trained probes of a selection, rebuilt as eval-mode modules."""
-    from probing.results.schema import decode_array
     from probing.analyses.trees.probes import make_probe
+    from probing.results.schema import decode_array
 
     modules = {}
     for name, entry in (selection.get("probes") or {}).items():
@@ -320,9 +320,9 @@ def choose(trees, collector: CollectorAccumulator, examples: ExamplesAccumulator
            loaded, num_heads: int, reading: dict, made_on: dict, vectors, log=None) -> dict:
     """The selection: best single heads (from ``trees``), ensembles (greedy search on ``collector``),
     trained probes (on ``examples``, None for none). ``log(text)`` hears what each stage took."""
+    from probing.analyses.trees.probes import make_probe, train_probe
     from probing.results.identity import model_identity
     from probing.results.io import model_block, now_iso
-    from probing.analyses.trees.probes import make_probe, train_probe
 
     log = log or (lambda text: None)
     seconds = {}

@@ -24,8 +24,8 @@ from collections.abc import Iterable
 import torch
 
 from probing.engine.passes import Accumulator, BatchView
-from probing.errors import ProbingError
 from probing.engine.token_roles import pooled_rows, punctuation_words
+from probing.errors import ProbingError
 
 VALUES = ("dep_to_head", "dep_to_head_weight", "head_to_dep", "head_to_dep_weight", "special", "punctuation")
 """What is kept per layer, head and word (axis 3 of ``values``): two predicted words (indices from 0), the

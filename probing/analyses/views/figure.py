@@ -81,7 +81,7 @@ def sentence_views_figure(sentences: Sequence[dict], values: Sequence[Sequence[S
     top = figure_height - (0.3 if title else 0.05)
     if title:
         axis.text(0.1, figure_height - 0.08, title, fontsize=9, va="top", ha="left", weight="bold")
-    for (sentence, rows), (x, _, above, below, gold), height in zip(zip(sentences, values), layouts, heights):
+    for (sentence, rows), (x, _, above, _below, gold), height in zip(zip(sentences, values), layouts, heights):
         base = top - above  # where arcs start, just above the words
         words_y = base - 0.14
         for i, word in enumerate(sentence["words"]):

@@ -125,7 +125,8 @@ def plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]], caption: 
     """A plain (unsorted) HTML table of text cells, in a scrolling box.
 
     >>> plain_table(["a"], [["<1>"]])
-    '<div class="scroll"><table class="plain"><thead><tr><th scope="col">a</th></tr></thead><tbody><tr><td>&lt;1&gt;</td></tr></tbody></table></div>'
+    '<div class="scroll"><table class="plain"><thead><tr><th
+    scope="col">a</th></tr></thead><tbody><tr><td>&lt;1&gt;</td></tr></tbody></table></div>'
     """
     head = "".join(f'<th scope="col">{html_text(title)}</th>' for title in headers)
     body = "".join("<tr>" + "".join(f"<td>{html_text(value)}</td>" for value in row) + "</tr>" for row in rows)
