@@ -62,3 +62,40 @@ def test_p_value_on_planted_effects():
     summary = random_summary(randoms)
     assert summary["draws"] == 99 and summary["mean"] == pytest.approx(0.0, abs=1e-12)
     assert summary["percentiles"][0] < 0 < summary["percentiles"][1]
+
+
+def test_versus_report_on_planted_scores():
+    from probing.analyses.ablation.versus import versus_report, versus_sets
+    sets = versus_sets({"det@1": CHOSEN[:1]}, num_layers=4, num_heads=8, draws=9, seed=3)
+    assert [entry["role"] for entry in sets] == ["chosen"] + ["random"] * 9
+    values = np.array([[0.8]] + [[0.2]] + [[0.79]] * 9)                  # the chosen set alone hurts
+    replicates = np.repeat(values[None], 5, axis=0)
+    report = versus_report(values, replicates, sets, part=0, higher_is_better=True)["det@1"]
+    assert report["chosen"]["effect"] == pytest.approx(-0.6) and report["p_value"] == pytest.approx(1 / 10)
+    assert report["random"]["mean"] == pytest.approx(-0.01)
+
+
+def test_versus_sets_stacked_give_the_numbers_of_separate_passes(monkeypatch):
+    """The chosen and random sets as stacked conditions = one pass per condition (tiny Llama, LM loss)."""
+    import torch
+    from test_ablation import run_ablation
+
+    import probing.analyses.ablation.accumulator as ablation
+    from probing.analyses.ablation.versus import versus_sets
+    from probing.data.inputs import InputSource
+    from probing.testing import sample_path
+
+    sets = versus_sets({"k2": [(0, 1, "dep_to_head"), (1, 0, "dep_to_head")]}, num_layers=2, num_heads=4,
+                       draws=3, seed=0)
+    conditions = [ablation.INTACT] + [ablation.Condition(f"set{i}", entry["heads"]) for i, entry in enumerate(sets)]
+    source = lambda: InputSource.treebank(str(sample_path()), limit=6)  # noqa: E731
+    from helpers import tiny_model
+    stacked = run_ablation(tiny_model("llama"), "lm", conditions, source=source())
+    monkeypatch.setattr(ablation, "CONDITION_CELLS", 1)
+    monkeypatch.setattr(ablation, "SHARE_PREFIX", False)
+    single = run_ablation(tiny_model("llama"), "lm", conditions, source=source())
+    for name, tensor in stacked.state_tensors.items():
+        if tensor.dtype.is_floating_point:
+            torch.testing.assert_close(tensor, single.state_tensors[name], rtol=1e-5, atol=1e-6)
+        else:
+            assert torch.equal(tensor, single.state_tensors[name]), name

@@ -88,3 +88,46 @@ def random_summary(random_effects) -> dict:
     effects = np.asarray(random_effects, dtype=float)
     low, high = np.percentile(effects, [2.5, 97.5])
     return {"mean": float(effects.mean()), "percentiles": [float(low), float(high)], "draws": int(effects.size)}
+
+
+def versus_sets(chosen: dict, num_layers: int, num_heads: int, draws: int, seed: int) -> list[dict]:
+    """Every set to disable for ``chosen`` {key: chosen set}: per key the chosen set, then ``draws`` matched
+    random sets (draw index 0..draws-1). Each entry: key, role ("chosen" or "random"), draw, heads, short.
+    Run them as stacked conditions after the intact model (``probing ablate``'s machinery).
+    """
+    sets = []
+    for key, heads in chosen.items():
+        sets.append({"key": key, "role": "chosen", "draw": None, "short": 0,
+                     "heads": tuple(sorted((int(h[0]), int(h[1])) for h in heads))})
+        for index in range(draws):
+            draw = matched_draw(heads, num_layers, num_heads, seed, index)
+            sets.append({"key": key, "role": "random", "draw": index, "heads": draw.heads, "short": draw.short})
+    return sets
+
+
+def versus_report(values, replicates, sets: list[dict], part: int, higher_is_better: bool,
+                  level: float = 0.95) -> dict:
+    """Per key: the chosen set's effect with its paired bootstrap interval, the random effects and the p-value.
+
+    ``values`` [condition, part] and ``replicates`` [replicate, condition, part] as
+    ``AblationAccumulator.scores`` gives them, condition 0 the intact model and condition i + 1 ``sets[i]``.
+    """
+    from probing.stats.intervals import percentile_interval
+
+    values, replicates = np.asarray(values, dtype=float), np.asarray(replicates, dtype=float)
+    effects = values[1:, part] - values[0, part]                          # [set]
+    boot = replicates[:, 1:, part] - replicates[:, :1, part]              # [replicate, set], same resampled units
+    report = {}
+    for key in dict.fromkeys(entry["key"] for entry in sets):
+        rows = [i for i, entry in enumerate(sets) if entry["key"] == key]
+        chosen = next(i for i in rows if sets[i]["role"] == "chosen")
+        randoms = [i for i in rows if sets[i]["role"] == "random"]
+        interval = percentile_interval(boot[:, chosen], level)
+        report[key] = {
+            "chosen": {"heads": [list(h) for h in sets[chosen]["heads"]], "effect": float(effects[chosen]),
+                       "interval": None if interval is None else [float(x) for x in interval]},
+            "random": random_summary(effects[randoms]) if randoms else None,
+            "short_sets": sum(1 for i in randoms if sets[i]["short"]),
+            "p_value": permutation_p(effects[chosen], effects[randoms], higher_is_better) if randoms else None,
+        }
+    return report
