@@ -99,3 +99,24 @@ def test_versus_sets_stacked_give_the_numbers_of_separate_passes(monkeypatch):
             torch.testing.assert_close(tensor, single.state_tensors[name], rtol=1e-5, atol=1e-6)
         else:
             assert torch.equal(tensor, single.state_tensors[name]), name
+
+
+def test_ablate_chosen_against_random_from_the_command_line(tmp_path, capsys):
+    from probing.cli import main
+    from probing.testing import tiny_bert
+
+    dev = tmp_path / "dev.json"
+    model = tiny_bert()  # an encoder: score cannot write a decoder's result yet (its causal block fails the schema)
+    assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "det", "nsubj",
+                 "--bootstrap", "0", "--output", str(dev)]) == 0
+    capsys.readouterr()
+    common = ["ablate", "--model", model, "--limit", "12", "--metric", "mlm", "--bootstrap", "10", "--k", "1", "2",
+              "--random", "3", "--select-on", str(dev)]
+    assert main([*common, "--chosen", "det", "--output", str(tmp_path / "out.json")]) == 0
+    table = capsys.readouterr().out
+    assert "det@1" in table and "det@2" in table and "random mean" in table
+    assert main([*common, "--chosen", "nmod:poss:nope", "--output", str(tmp_path / "bad.json")]) == 2
+    assert "--chosen" in capsys.readouterr().err and not (tmp_path / "bad.json").exists()
+    assert main([*common[:-6], "--k", "99", "--random", "3", "--select-on", str(dev), "--chosen", "det",
+                 "--output", str(tmp_path / "bad.json")]) == 2
+    assert "--k" in capsys.readouterr().err
