@@ -102,15 +102,16 @@ def test_versus_sets_stacked_give_the_numbers_of_separate_passes(monkeypatch):
 
 
 def test_ablate_chosen_against_random_from_the_command_line(tmp_path, capsys):
+    from helpers import tiny_model
+
     from probing.cli import main
-    from probing.testing import tiny_bert
 
     dev = tmp_path / "dev.json"
-    model = tiny_bert()  # an encoder: score cannot write a decoder's result yet (its causal block fails the schema)
+    model = tiny_model("llama")  # a decoder: its DEV result carries the causal block, which must validate
     assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "det", "nsubj",
                  "--bootstrap", "0", "--output", str(dev)]) == 0
     capsys.readouterr()
-    common = ["ablate", "--model", model, "--limit", "12", "--metric", "mlm", "--bootstrap", "10", "--k", "1", "2",
+    common = ["ablate", "--model", model, "--limit", "12", "--metric", "lm", "--bootstrap", "10", "--k", "1", "2",
               "--random", "3", "--select-on", str(dev)]
     assert main([*common, "--chosen", "det", "--output", str(tmp_path / "out.json")]) == 0
     table = capsys.readouterr().out

@@ -419,11 +419,22 @@ BEST = Nullable(
     )
 )
 
+CAUSAL_BEST = Nullable(
+    Obj(
+        {
+            "layer": Field(LAYER, "from 0"),
+            "head": Field(HEAD, "from 0"),
+            "direction": Field(_OneOf(("causal",)), "causal"),
+            "accuracy": Field(SHARE, "correct / total"),
+        }
+    )
+)
+
 CAUSAL = Obj(
     {
         "heads": Field(Grid(), "correct counts of every head in the causal direction, [layer][head] from 0: the "
                                "later word of a pair attends most, among earlier words, to the earlier one"),
-        "best": Field(BEST, "the most accurate head in the causal direction (ties: lower layer, lower head); "
+        "best": Field(CAUSAL_BEST, "the most accurate head in the causal direction (ties: lower layer, lower head); "
                             "direction 'causal'"),
         "head_first": Field(COUNT, "pairs whose head precedes the dependent (what dep_to_head can reach; "
                                    "head_to_dep reaches the others)"),
