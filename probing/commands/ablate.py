@@ -24,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="disable these heads together (repeat for more conditions)")
     which.add_argument("--each-head", action="store_true", help="disable each head alone, one condition per head")
     which.add_argument("--each-layer", action="store_true", help="disable all heads of each layer, one per layer")
+    which.add_argument("--chosen", nargs="+", metavar="REL",
+                       help="disable each relation's top --k heads on --select-on, against --random matched random sets")
+    versus = parser.add_argument_group("chosen against matched random heads (--chosen)")
+    versus.add_argument("--k", nargs="+", type=int, default=[1], metavar="K", help="sizes of the chosen sets (default: 1)")
+    versus.add_argument("--random", type=int, default=20, metavar="N", help="matched random sets per chosen set (default: 20)")
+    versus.add_argument("--select-on", metavar="DEV", help="the probe result file (JSON) of DEV that chooses the heads")
     parser.add_argument("--metric", required=True, choices=["mlm", "lm", "probe", "classification"], metavar="METRIC",
                         help="what to measure: mlm, lm, probe or classification (see below)")
     parser.add_argument("--labels", metavar="CSV",
@@ -38,7 +44,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.ablation.accumulator import METRICS, AblationAccumulator, ablation_tables, chosen_heads, each_head, each_layer
+    from probing.analyses.ablation.accumulator import (
+        INTACT,
+        METRICS,
+        AblationAccumulator,
+        Condition,
+        ablation_tables,
+        chosen_heads,
+        each_head,
+        each_layer,
+    )
     from probing.data.inputs import InputSource
     from probing.data.relations import check_relation_names
     from probing.engine.readings import READINGS
@@ -70,6 +85,11 @@ def run(args: argparse.Namespace) -> int:
             conditions = each_head(layers, heads)
         elif args.each_layer:
             conditions = each_layer(layers, heads)
+        elif args.chosen:
+            sets = _versus_sets(args, layers, heads)
+            conditions = [INTACT] + [Condition(f"{entry['key']}:{entry['role']}"
+                                               + ("" if entry["draw"] is None else f"{entry['draw']}"), entry["heads"])
+                                     for entry in sets]
         else:
             conditions = chosen_heads(args.heads, layers, heads)
         accumulator = AblationAccumulator(metric, conditions, layers, heads, bootstrap=args.bootstrap, seed=args.seed,
@@ -83,7 +103,54 @@ def run(args: argparse.Namespace) -> int:
         result = command.result("ablation", stats, accumulator, options)
         print(f"{loaded.name}: {metric.description} with heads disabled ({len(conditions) - 1} conditions; "
               f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
-        print(ablation_tables(result, top=args.top or None))
+        if args.chosen:
+            print(_versus_table(accumulator, metric, sets))
+        else:
+            print(ablation_tables(result, top=args.top or None))
         command.write(result)
         command.hint()
     return 0
+
+
+def _versus_sets(args: argparse.Namespace, layers: int, heads: int) -> list[dict]:
+    """The chosen set of every --chosen relation and --k size (from the DEV result), with its random draws."""
+    import numpy as np
+
+    from probing.analyses.ablation.versus import chosen_set, versus_sets
+    from probing.errors import ProbingError
+    from probing.naming import DIRECTIONS
+    from probing.stats.heldout import read_dev_result
+
+    if not args.select_on:
+        raise ProbingError("--chosen chooses heads on DEV: give --select-on DEV.json (a probe result)", source="--select-on")
+    if args.random < 1:
+        raise ProbingError(f"must be 1 or more, got {args.random}", source="--random")
+    dev = read_dev_result(args.select_on)
+    chosen = {}
+    for relation in args.chosen:
+        if relation not in dev["relations"]:
+            raise ProbingError(f"relation {relation!r} is not in the DEV result (it has {', '.join(dev['relations'])})",
+                               source="--chosen")
+        counts = np.stack([np.asarray(dev["relations"][relation]["heads"][d]) for d in DIRECTIONS])
+        if counts.shape[1:] != (layers, heads):
+            raise ProbingError(f"the DEV result has {counts.shape[1]}x{counts.shape[2]} heads, the model "
+                               f"{layers}x{heads}", source="--select-on")
+        for k in args.k:
+            chosen[f"{relation}@{k}"] = chosen_set(counts, k)
+    return versus_sets(chosen, layers, heads, args.random, args.seed)
+
+
+def _versus_table(accumulator, metric, sets: list[dict]) -> str:
+    """One row per chosen set and metric part: effect [interval], random mean [2.5, 97.5], p."""
+    from probing.analyses.ablation.versus import versus_report
+
+    values, replicates, _ = accumulator.scores()
+    lines = [f"{'set':<12} {'part':<10} {'chosen effect [95%]':<28} {'random mean [2.5, 97.5]':<30} {'p':>6}  short"]
+    for p, part in enumerate(metric.parts()):
+        for key, row in versus_report(values, replicates, sets, p, metric.higher_is_better).items():
+            low_high = row["chosen"]["interval"] or [float("nan")] * 2
+            rnd = row["random"]
+            lines.append(f"{key:<12} {part:<10} {row['chosen']['effect']:+.4f} [{low_high[0]:+.4f}, {low_high[1]:+.4f}]"
+                         f"{'':<3} {rnd['mean']:+.4f} [{rnd['percentiles'][0]:+.4f}, {rnd['percentiles'][1]:+.4f}]"
+                         f"{'':<4} {row['p_value']:>6.3f}  {row['short_sets']}")
+    return "\n".join(lines)
