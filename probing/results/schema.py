@@ -284,7 +284,8 @@ _LAYOUT = {"int64": "<i8", "float64": "<f8", "float32": "<f4"}
 
 
 def encode_array(array: np.ndarray) -> dict:
-    """An int64, float64 or float32 array as JSON: zlib level 1 (fast; arrays of counts compress well).
+    """An int64, float64 or float32 array as JSON: zlib at its default level 6 (on a decoder's 500 bootstrap
+    replicates, 5% smaller than level 1, which keeps such a result under 5 MB; 0.6 s for 22 MB of counts).
 
     Integers are stored as int64, float32 arrays as float32 (trained float32 weights, exactly, in half the
     bytes), other floats as float64.
@@ -295,7 +296,7 @@ def encode_array(array: np.ndarray) -> dict:
     array = np.asarray(array)  # (ascontiguousarray would turn a 0-d array into shape [1])
     dtype = ("float32" if array.dtype == np.float32 else "float64") if array.dtype.kind == "f" else "int64"
     raw = array.astype(_LAYOUT[dtype]).tobytes()
-    return {"shape": list(array.shape), "dtype": dtype, "data": base64.b64encode(zlib.compress(raw, 1)).decode("ascii")}
+    return {"shape": list(array.shape), "dtype": dtype, "data": base64.b64encode(zlib.compress(raw, 6)).decode("ascii")}
 
 
 def decode_array(encoded: dict) -> np.ndarray:
