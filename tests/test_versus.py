@@ -46,6 +46,16 @@ def test_chosen_set_takes_the_better_direction_and_the_tie_rule():
             assert (l1, h1) < (l2, h2)
 
 
+def test_a_decoders_causal_direction_competes_for_the_chosen_set():
+    # head 0-1 is the best later-to-earlier head (it reaches pairs on both sides); a classic direction wins a tie
+    classic = np.array([[[4, 1]], [[0, 2]]])                 # [direction, layer, head]
+    causal = np.array([[[3, 6]]])
+    chosen = chosen_set(np.concatenate([classic, causal]), 2, ("dep_to_head", "head_to_dep", "causal"))
+    assert chosen == ((0, 1, "causal"), (0, 0, "dep_to_head"))
+    tie = np.concatenate([classic, np.array([[[4, 0]]])])
+    assert chosen_set(tie, 1, ("dep_to_head", "head_to_dep", "causal")) == ((0, 0, "dep_to_head"),)
+
+
 def test_k_larger_than_the_heads_is_refused():
     with pytest.raises(ProbingError, match="--k"):
         chosen_set(np.zeros((2, 2, 2)), 5)

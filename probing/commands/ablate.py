@@ -131,12 +131,15 @@ def _versus_sets(args: argparse.Namespace, layers: int, heads: int) -> list[dict
         if relation not in dev["relations"]:
             raise ProbingError(f"relation {relation!r} is not in the DEV result (it has {', '.join(dev['relations'])})",
                                source="--chosen")
-        counts = np.stack([np.asarray(dev["relations"][relation]["heads"][d]) for d in DIRECTIONS])
+        scored = dev["relations"][relation]
+        directions = DIRECTIONS + (("causal",) if scored.get("causal") else ())  # a decoder's later-to-earlier
+        counts = np.stack([np.asarray(scored["heads"][d]) for d in DIRECTIONS]
+                          + ([np.asarray(scored["causal"]["heads"])] if scored.get("causal") else []))
         if counts.shape[1:] != (layers, heads):
             raise ProbingError(f"the DEV result has {counts.shape[1]}x{counts.shape[2]} heads, the model "
                                f"{layers}x{heads}", source="--select-on")
         for k in args.k:
-            chosen[f"{relation}@{k}"] = chosen_set(counts, k)
+            chosen[f"{relation}@{k}"] = chosen_set(counts, k, directions)
     return versus_sets(chosen, layers, heads, args.random, args.seed)
 
 

@@ -3,7 +3,9 @@
 For relation R and size k the **chosen set** is the k heads with the most
 correct DEV predictions for R, each in its better direction (ties: lower
 layer, then lower head, then ``dep_to_head`` first, as in
-``probing.stats.selection``). A **matched random set** has as many heads in
+``probing.stats.selection``). A decoder's heads are ranked over three
+directions: the two classic ones and the causal (later-to-earlier) one,
+which is the only one that reaches every pair when a word can look back only. A **matched random set** has as many heads in
 each layer as the chosen set, drawn uniformly without replacement from that
 layer's heads outside the chosen set, seeded by (seed, draw index); a layer
 with too few heads left gives all it has and the set is smaller (``short``).
@@ -33,10 +35,14 @@ from probing.errors import ProbingError
 from probing.naming import DIRECTIONS
 
 
-def chosen_set(heads, k: int) -> tuple[tuple[int, int, str], ...]:
+def chosen_set(heads, k: int, directions=DIRECTIONS) -> tuple[tuple[int, int, str], ...]:
     """The top-``k`` (layer, head, direction) of ``heads`` [direction, layer, head] correct counts.
 
-    Each head counts once, in its better direction; ranks by count, ties to the lower layer, then head.
+    Each head counts once, in its better direction (``directions`` names the first axis; a tie goes to the
+    earlier one); ranks by count, ties to the lower layer, then head.
+
+    >>> chosen_set(np.array([[[1, 2]], [[0, 2]], [[3, 1]]]), 1, ("dep_to_head", "head_to_dep", "causal"))
+    ((0, 0, 'causal'),)
     """
     counts = np.asarray(heads)
     _, num_layers, num_heads = counts.shape
@@ -46,7 +52,7 @@ def chosen_set(heads, k: int) -> tuple[tuple[int, int, str], ...]:
     best = counts.max(axis=0)                      # [layer, head]
     direction = counts.argmax(axis=0)              # first maximum: dep_to_head wins a tie
     order = np.argsort(-best.ravel(), kind="stable")[:k]  # stable: C order breaks ties (layer, then head)
-    return tuple((int(i // num_heads), int(i % num_heads), DIRECTIONS[int(direction.flat[i])]) for i in order)
+    return tuple((int(i // num_heads), int(i % num_heads), directions[int(direction.flat[i])]) for i in order)
 
 
 @dataclass(frozen=True)
