@@ -95,6 +95,28 @@ def test_a_file_that_is_not_the_pinned_one_is_refused(tmp_path):
         check_paradigms(["no_such_paradigm"])
 
 
+def test_phenomena_choose_their_paradigms_and_an_unknown_one_is_refused():
+    from probing.data.minimal_pairs import PARADIGMS, PHENOMENON, paradigms_of
+
+    assert set(PHENOMENON) == set(PARADIGMS) and len(set(PHENOMENON.values())) == 13
+    chosen = paradigms_of(["subject_verb_agreement"])
+    assert len(chosen) == 6 and all(PHENOMENON[uid] == "subject_verb_agreement" for uid in chosen)
+    with pytest.raises(ProbingError, match="--phenomena"):
+        paradigms_of(["subject_verb_agreemen"])
+
+
+@pytest.mark.real_data
+def test_the_phenomenon_table_is_what_the_files_say():
+    blimp = os.environ.get("PROBING_BLIMP")
+    if not blimp:
+        pytest.skip("real data: BLiMP is not available (set PROBING_BLIMP)")
+    from probing.data.minimal_pairs import PHENOMENON
+
+    for uid, phenomenon in PHENOMENON.items():
+        first = json.loads((Path(blimp) / f"{uid}.jsonl").read_text(encoding="utf-8").split("\n", 1)[0])
+        assert (first["UID"], first["linguistics_term"]) == (uid, phenomenon)
+
+
 def test_the_download_fills_the_cache_checked_by_sha256(tmp_path, monkeypatch):
     """A local server in place of BLiMP's home: the right file is cached, a wrong one never is."""
     import functools

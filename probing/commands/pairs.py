@@ -20,7 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="ID_OR_FOLDER", help="a causal LM: hub id or local folder")
     parser.add_argument("--revision", metavar="REV", help="hub branch, tag or commit to load")
     parser.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda, cuda:N or mps (default: cpu)")
-    parser.add_argument("--paradigms", nargs="+", metavar="UID", help="BLiMP paradigms to score (default: all 67)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--paradigms", nargs="+", metavar="UID", help="BLiMP paradigms to score (default: all 67)")
+    which.add_argument("--phenomena", nargs="+", metavar="TERM",
+                       help="every paradigm of these BLiMP phenomena (its linguistics_term: subject_verb_agreement, "
+                            "determiner_noun_agreement, island_effects ...)")
     parser.add_argument("--limit", type=positive_int, metavar="N", help="only the first N pairs of each paradigm")
     parser.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP, "
                                                        "else the download cache)")
@@ -35,11 +39,13 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.pairs.api import score_pairs
     from probing.analyses.pairs.report import pairs_table
     from probing.atomic import check_output_path
+    from probing.data.minimal_pairs import paradigms_of
     from probing.results.io import write_result
 
     if args.output:
         check_output_path(args.output, follow_symlinks=args.follow_symlinks)
-    result = score_pairs(args.model, paradigms=args.paradigms, limit=args.limit, blimp=args.blimp,
+    paradigms = paradigms_of(args.phenomena) if args.phenomena else args.paradigms
+    result = score_pairs(args.model, paradigms=paradigms, limit=args.limit, blimp=args.blimp,
                          batch_size=args.batch_size, bootstrap=args.bootstrap, seed=args.seed, device=args.device,
                          revision=args.revision)
     print(pairs_table(result["pairs"]))

@@ -47,6 +47,30 @@ PINS = _pins()
 PARADIGMS = tuple(sorted(PINS))
 
 
+def _phenomena() -> dict[str, str]:
+    lines = (Path(__file__).with_name("blimp.phenomena")).read_text(encoding="utf-8").split("\n")
+    rows = [line.split("\t") for line in lines if line and not line.startswith("#")]
+    return {uid: phenomenon for uid, _field, phenomenon in rows}
+
+
+PHENOMENON = _phenomena()
+"""UID -> its phenomenon (BLiMP's ``linguistics_term``: ``subject_verb_agreement``, ``island_effects`` ...),
+kept beside the pins so that paradigms can be chosen by phenomenon before any file is read."""
+
+
+def paradigms_of(phenomena) -> tuple[str, ...]:
+    """The paradigms of the phenomena named (``--phenomena``), in UID order; one line naming an unknown one.
+
+    >>> paradigms_of(["subject_verb_agreement"])[:2]
+    ('distractor_agreement_relational_noun', 'distractor_agreement_relative_clause')
+    """
+    known = sorted(set(PHENOMENON.values()))
+    for name in phenomena:
+        if name not in known:
+            raise ProbingError(f"unknown BLiMP phenomenon {name!r} (known: {', '.join(known)})", source="--phenomena")
+    return tuple(uid for uid in PARADIGMS if PHENOMENON[uid] in set(phenomena))
+
+
 @dataclass(frozen=True)
 class MinimalPair:
     uid: str
