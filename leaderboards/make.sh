@@ -5,7 +5,7 @@
 #   SKIP_SCORING=1 bash leaderboards/make.sh  # only tables and plots, from the committed results
 #   SKIP_TABLES=1 bash leaderboards/make.sh   # only the runs (when several subsets run one after another)
 #   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, noop, atlas, atlas-trees,
-#                                             # blimp
+#                                             # blimp, versus
 #   MODELS=all-MiniLM-L6-v2 INITS=pretrained TREEBANKS=en_ewt ONLY=trees bash leaderboards/make.sh  # a subset
 #
 # Checkpoints are read from $PROBING_MODELS/<folder> (all-MiniLM-L6-v2, all-mpnet-base-v2,
@@ -168,6 +168,47 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted blimp; then
     echo "pairs $name on BLiMP${blimp_limit:+ (first $blimp_limit pairs of each paradigm)} -> $output" >&2
     probing pairs --model ".cache/models/$name" ${blimp_limit:+--limit "$blimp_limit"} --bootstrap 1000 --seed 0 \
       --output "$output" > /dev/null
+  done
+fi
+
+# Chosen against matched random heads (docs/dark-secrets.md) for the decoders with a trained LM head: each
+# relation's top K heads, chosen on all of en_ewt dev (its DEV result is kept beside the others: it is the
+# choice), disabled against VERSUS_RANDOM matched random sets, on the LM loss and the probe over the first
+# $VERSUS_LIMIT sentences of en_ewt test and on the relation's own BLiMP phenomena (first $VERSUS_PAIRS pairs of
+# each of their paradigms). Every condition is one copy of a batch in a stacked pass; on two shared CPU cores
+# SmolLM2 runs about 6 condition-sentences a second, so the committed sizes are small (leaderboards/README.md).
+versus_models=(${VERSUS_MODELS:-SmolLM2-135M-Instruct gemma-3-270m})
+versus_relations=(${VERSUS_RELATIONS:-det nsubj})
+versus_k=(${VERSUS_K:-1 4 8})
+versus_random="${VERSUS_RANDOM:-20}"
+versus_limit="${VERSUS_LIMIT-30}"
+versus_pairs="${VERSUS_PAIRS-4}"
+versus_metrics=(${VERSUS_METRICS:-lm probe minimal-pairs})
+versus=leaderboards/versus
+if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
+  mkdir -p "$versus/results"
+  for name in "${versus_models[@]}"; do
+    if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$name/config.json" ]; then
+      ln -sfn "$PROBING_MODELS/$name" ".cache/models/$name"
+    else
+      echo "$name is not in \$PROBING_MODELS: left out of chosen vs random" >&2; continue
+    fi
+    dev="$versus/results/$name-dev.json"
+    echo "score $name on en_ewt dev (the choice) -> $dev" >&2
+    probing score --model ".cache/models/$name" --treebank en_ewt:dev --relations "${versus_relations[@]}" all \
+      --bootstrap 0 --seed 0 --quiet --output "$dev" > /dev/null
+    for metric in "${versus_metrics[@]}"; do
+      input=(--treebank en_ewt:test ${versus_limit:+--limit "$versus_limit"})
+      case "$metric" in
+        probe) input+=(--relations "${versus_relations[@]}" all) ;;
+        minimal-pairs) input=(--phenomena-of "${versus_relations[@]}" ${versus_pairs:+--limit "$versus_pairs"}) ;;
+      esac
+      output="$versus/results/$name-$metric.json"
+      echo "ablate $name --metric $metric: ${versus_relations[*]} x k ${versus_k[*]} vs $versus_random random -> $output" >&2
+      probing ablate --model ".cache/models/$name" --metric "$metric" "${input[@]}" --chosen "${versus_relations[@]}" \
+        --k "${versus_k[@]}" --random "$versus_random" --select-on "$dev" --bootstrap 1000 --seed 0 --quiet \
+        --output "$output" > /dev/null
+    done
   done
 fi
 
