@@ -31,10 +31,44 @@ def context_token(tokenizer) -> int:
     return int(token)
 
 
+def plain_tokenizer(loaded):
+    """The checkpoint's own tokenizer, as it reads plain text: the loaded one may have been given a space before
+    every pre-split word (probing.model.tokenizers), which would change a sentence's first token."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(loaded.name_or_path, revision=loaded.revision)
+
+
 def encode(tokenizer, sentences: Sequence[str]) -> list[list[int]]:
     """Each sentence's ids: the context token, then the plain text's tokens."""
     start = context_token(tokenizer)
     return [[start, *tokenizer(text, add_special_tokens=False)["input_ids"]] for text in sentences]
+
+
+def padded(encoded: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """ids and attention mask [sentence, token] of encoded sentences, right-padded with 0.
+
+    >>> ids, mask = padded([[1, 5], [1]])
+    >>> ids.tolist(), mask.tolist()
+    ([[1, 5], [1, 0]], [[1, 1], [1, 0]])
+    """
+    longest = max(map(len, encoded))
+    ids = torch.zeros((len(encoded), longest), dtype=torch.long)  # [sentence, token]
+    mask = torch.zeros((len(encoded), longest), dtype=torch.long)
+    for row, tokens in enumerate(encoded):
+        ids[row, : len(tokens)] = torch.tensor(tokens)
+        mask[row, : len(tokens)] = 1
+    return ids, mask
+
+
+def row_log_probs(logits: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """log p(row) [row]: the float32 sum of log p(token t + 1 | tokens <= t) over each row's real tokens.
+
+    ``logits`` [row, token, vocab]; ``ids`` and ``mask`` [row, token], on the logits' device.
+    """
+    log_probs = torch.log_softmax(logits[:, :-1].float(), dim=-1)  # prediction of token t+1 from tokens <= t
+    picked = log_probs.gather(-1, ids[:, 1:, None])[..., 0] * mask[:, 1:]  # [row, token - 1]
+    return picked.sum(dim=1)
 
 
 @torch.inference_mode()
@@ -44,19 +78,22 @@ def sentence_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size
     encoded = encode(tokenizer, sentences)
     scores: list[float] = []
     for start in range(0, len(encoded), batch_size):
-        batch = encoded[start : start + batch_size]
-        longest = max(map(len, batch))
-        ids = torch.zeros((len(batch), longest), dtype=torch.long)  # [sentence, token], right-padded
-        mask = torch.zeros((len(batch), longest), dtype=torch.long)
-        for row, tokens in enumerate(batch):
-            ids[row, : len(tokens)] = torch.tensor(tokens)
-            mask[row, : len(tokens)] = 1
-        logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float()  # [s, t, vocab]
-        log_probs = torch.log_softmax(logits[:, :-1], dim=-1)  # prediction of token t+1 from tokens <= t
-        targets = ids[:, 1:].to(device)
-        picked = log_probs.gather(-1, targets[..., None])[..., 0] * mask[:, 1:].to(device)  # [s, t-1]
-        scores += picked.sum(dim=1).cpu().tolist()
+        ids, mask = padded(encoded[start : start + batch_size])
+        ids, mask = ids.to(device), mask.to(device)
+        logits = model(input_ids=ids, attention_mask=mask).logits  # [sentence, token, vocab]
+        scores += row_log_probs(logits, ids, mask).cpu().tolist()
     return scores
+
+
+def paradigm_draws(size: int, bootstrap: int, seed: int, index: int) -> np.ndarray:
+    """The bootstrap's resamples of paradigm number ``index`` (of ``size`` pairs): [replicate, size] pair rows.
+
+    Seeded by (seed, paradigm index), so every run that resamples the same paradigms draws the same pairs.
+
+    >>> paradigm_draws(3, 2, seed=0, index=0).shape
+    (2, 3)
+    """
+    return np.random.default_rng([seed, index]).integers(0, size, size=(bootstrap, size))
 
 
 def accuracies(pairs, good: Sequence[float], bad: Sequence[float], *, bootstrap: int = 1000, seed: int = 0,
@@ -81,7 +118,7 @@ def accuracies(pairs, good: Sequence[float], bad: Sequence[float], *, bootstrap:
     replicated = {}  # uid -> [replicate] (right count, pairs) of that paradigm's resample
     for index, uid in enumerate(uids):
         n = len(rows[uid])
-        draws = np.random.default_rng([seed, index]).integers(0, n, size=(bootstrap, n)) if bootstrap else None
+        draws = paradigm_draws(n, bootstrap, seed, index) if bootstrap else None
         replicated[uid] = None if draws is None else right[rows[uid]][draws].sum(axis=1)
 
     def interval(values):
