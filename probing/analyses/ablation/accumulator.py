@@ -267,12 +267,12 @@ class MinimalPairAccuracy(Metric):
 
     @classmethod
     def of_pairs(cls, pairs) -> "MinimalPairAccuracy":
-        from probing.analyses.ablation.minimal_pairs import layout_of
+        from probing.analyses.ablation.pair_parts import layout_of
 
         return cls(layout_of(pairs))
 
     def parts(self) -> list[str]:
-        from probing.analyses.ablation.minimal_pairs import part_names
+        from probing.analyses.ablation.pair_parts import part_names
 
         return part_names(self.layout)
 
@@ -474,30 +474,20 @@ class AblationAccumulator(Accumulator):
 
     def scores(self) -> tuple[np.ndarray, np.ndarray, list[list[str | None]]]:
         """value [condition, part], replicates [replicate, condition, part], detail [condition][part]."""
-        if isinstance(self.metric, ProbeAccuracy):
-            values, replicates, details = [], [], []
+        from probing.analyses.ablation.scores import condition_scores
+
+        metric = next(name for name in METRICS.names() if isinstance(self.metric, METRICS[name]))
+        state = {name: tensor.numpy() for name, tensor in self.state_tensors.items()}
+        values, replicates = condition_scores(metric, state, len(self.conditions), layout=getattr(self.metric, "layout", None),
+                                              bootstrap=self.bootstrap, seed=self.seed)
+        if isinstance(self.metric, ProbeAccuracy):  # the best head of each relation (the one tie rule), by name
+            details = []
             for counts in self.counts:
-                total = counts.total.numpy().astype(np.float64)  # [relation]
-                flat = counts.heads.flatten(start_dim=1).numpy()  # [relation, direction * layer * head]
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    values.append(flat.max(axis=1) / total)
-                    replicates.append(counts.boot_heads.flatten(start_dim=2).numpy().max(axis=2) / counts.boot_total.numpy())
-                best = [best_cell(counts.heads[r].numpy()) for r in range(len(total))]  # the one tie rule
+                total = counts.total.numpy()
+                best = [best_cell(counts.heads[r].numpy()) for r in range(len(total))]
                 details.append([head_name(layer, head, DIRECTIONS[direction]) if total[r] else None
                                 for r, (direction, layer, head) in enumerate(best)])
-            return np.stack(values), np.stack(replicates, axis=1), details
-        if isinstance(self.metric, MinimalPairAccuracy):
-            from probing.analyses.ablation.minimal_pairs import pair_scores
-
-            values, replicates = pair_scores(self.state_tensors["right"].numpy(), self.metric.layout,
-                                             bootstrap=self.bootstrap, seed=self.seed)
-            return values, replicates, [[None] * values.shape[1] for _ in self.conditions]
-        state = {name: tensor.numpy() for name, tensor in self.state_tensors.items()}
-        if not state["denominator"][0].any():
-            raise ProbingError("nothing to score: no unit yielded a token or a label", source="--metric")
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = state["numerator"] / state["denominator"]
-            replicates = state["boot_numerator"] / state["boot_denominator"]
+            return values, replicates, details
         return values, replicates, [[None] * values.shape[1] for _ in self.conditions]
 
     def result(self) -> dict:

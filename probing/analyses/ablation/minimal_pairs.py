@@ -2,21 +2,14 @@
 
 A pair is read and scored as ``probing pairs`` does (probing.data.minimal_pairs, probing.analyses.pairs.scoring:
 one context token, the plain text, the float32 sum of token log-probabilities; right when log p(good) >
-log p(bad), a tie wrong). The pass keeps one bit per (condition, pair): right or not. From those bits come
-the parts: ``overall`` (the mean of the paradigm accuracies, BLiMP's convention), ``field:NAME`` (the share
-of a field's pairs right) and ``phenomenon:NAME`` (the same over BLiMP's ``linguistics_term``: the
-phenomenon a relation's heads may serve, such as subject_verb_agreement). The bootstrap resamples pairs
-within each paradigm with the draws of ``probing pairs`` (seeded by (seed, paradigm index)), and every
-condition is counted on the same draws: a condition's change from the intact model has a paired interval.
+log p(bad), a tie wrong), every condition's copies of a batch in one forward pass. The pass keeps one bit
+per (condition, pair): right or not; the parts and their bootstrap come from those bits
+(probing.analyses.ablation.pair_parts).
 
 >>> from probing.data.minimal_pairs import MinimalPair
->>> pairs = [MinimalPair("a", "syntax", "", "", "island_effects")] * 2 + [MinimalPair("b", "morphology", "", "", "x")]
->>> layout = layout_of(pairs)
->>> part_names(layout)
-['overall', 'field:syntax', 'field:morphology', 'phenomenon:island_effects', 'phenomenon:x']
->>> values, _ = pair_scores(np.array([[1, 0, 1]]), layout, bootstrap=0, seed=0)
->>> values[0].tolist()
-[0.75, 0.5, 1.0, 0.5, 1.0]
+>>> batch = next(pair_batches(None, [MinimalPair("a", "syntax", "x y", "x")], 8, encoded=[[1, 7, 8], [1, 7]]))
+>>> batch.input_ids.tolist(), batch.rows
+([[1, 7, 8], [1, 7, 0]], [0])
 """
 
 from __future__ import annotations
@@ -24,65 +17,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
-from probing.analyses.pairs.scoring import encode, padded, paradigm_draws, plain_tokenizer, row_log_probs
-
-
-def layout_of(pairs) -> list[dict]:
-    """The paradigms in reading order, each {uid, field, term, pairs}: its pairs are consecutive rows."""
-    layout: list[dict] = []
-    for pair in pairs:
-        if not layout or layout[-1]["uid"] != pair.uid:
-            layout.append({"uid": pair.uid, "field": pair.field, "term": pair.term, "pairs": 0})
-        layout[-1]["pairs"] += 1
-    return layout
-
-
-def part_names(layout: list[dict]) -> list[str]:
-    """overall, then each field, then each phenomenon, in order of first appearance."""
-    fields = dict.fromkeys(entry["field"] for entry in layout)
-    terms = dict.fromkeys(entry["term"] for entry in layout)
-    return ["overall"] + [f"field:{name}" for name in fields] + [f"phenomenon:{name}" for name in terms]
-
-
-def _multiplicities(size: int, bootstrap: int, seed: int, index: int) -> np.ndarray:
-    """How often each pair of a paradigm is drawn in each replicate: [replicate, pair]."""
-    draws = paradigm_draws(size, bootstrap, seed, index)  # [replicate, size] rows drawn
-    counts = np.zeros((bootstrap, size))
-    np.add.at(counts, (np.arange(bootstrap)[:, None], draws), 1)
-    return counts
-
-
-def pair_scores(right, layout: list[dict], *, bootstrap: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """values [condition, part] and replicates [replicate, condition, part] from ``right`` [condition, pair].
-
-    The intact row equals ``probing pairs``'s figures on the same pairs: the same draws and the same sums.
-    """
-    right = np.asarray(right, dtype=np.float64)
-    conditions, names = right.shape[0], part_names(layout)
-    correct = np.zeros((len(layout), conditions))                # [paradigm, condition]
-    boot_correct = np.zeros((len(layout), bootstrap, conditions))  # [paradigm, replicate, condition]
-    start = 0
-    for index, entry in enumerate(layout):
-        rows = right[:, start : start + entry["pairs"]]          # [condition, pair]
-        correct[index] = rows.sum(axis=1)
-        if bootstrap:
-            boot_correct[index] = _multiplicities(entry["pairs"], bootstrap, seed, index) @ rows.T
-        start += entry["pairs"]
-    sizes = np.array([entry["pairs"] for entry in layout], dtype=np.float64)  # [paradigm]
-    values = np.zeros((conditions, len(names)))
-    replicates = np.zeros((bootstrap, conditions, len(names)))
-    values[:, 0] = (correct / sizes[:, None]).mean(axis=0)
-    replicates[:, :, 0] = (boot_correct / sizes[:, None, None]).mean(axis=0)
-    for p, name in enumerate(names[1:], start=1):
-        kind, _, label = name.partition(":")
-        members = [i for i, entry in enumerate(layout) if entry["field" if kind == "field" else "term"] == label]
-        total = sizes[members].sum()
-        values[:, p] = correct[members].sum(axis=0) / total
-        replicates[:, :, p] = boot_correct[members].sum(axis=0) / total
-    return values, replicates
+from probing.analyses.pairs.scoring import encode, padded, plain_tokenizer, row_log_probs
 
 
 @dataclass
@@ -100,11 +37,13 @@ class PairBatch:
         return len(self.input_ids)
 
 
-def pair_batches(tokenizer, pairs, batch_size: int):
-    """``batch_size`` pairs at a time (2 x batch_size sentences), in reading order."""
+def pair_batches(tokenizer, pairs, batch_size: int, encoded=None):
+    """``batch_size`` pairs at a time (2 x batch_size sentences), in reading order; ``encoded``: the sentences'
+    ids (good, bad, good, ...) when already tokenized."""
+    encoded = encoded or encode(tokenizer, [text for pair in pairs for text in (pair.good, pair.bad)])
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start : start + batch_size]
-        ids, mask = padded(encode(tokenizer, [text for pair in chunk for text in (pair.good, pair.bad)]))
+        ids, mask = padded(encoded[2 * start : 2 * (start + len(chunk))])
         yield PairBatch(ids, mask, list(range(start, start + len(chunk))))
 
 

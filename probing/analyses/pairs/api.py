@@ -34,7 +34,8 @@ def check_causal_lm(name_or_path: str, revision: str | None = None) -> None:
 def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: str | None = None,
                 batch_size: int = 32, bootstrap: int = 1000, seed: int = 0, device: str = "cpu",
                 revision: str | None = None, loaded=None) -> dict:
-    from probing.analyses.pairs.scoring import accuracies, context_token, plain_tokenizer, sentence_log_probs
+    from probing.analyses.pairs.accuracy import accuracies
+    from probing.analyses.pairs.scoring import context_token, plain_tokenizer, sentence_log_probs
     from probing.data.minimal_pairs import check_paradigms, read_pairs
     from probing.model.loading import load_model
     from probing.results.io import environment_block, model_block, now_iso, tool_block
