@@ -142,3 +142,26 @@ def test_ablate_minimal_pairs_from_the_command_line_equals_probing_pairs(tmp_pat
     assert result["baseline"]["overall"]["value"] == pytest.approx(pairs["overall"]["accuracy"])
     assert result["baseline"]["overall"]["interval"] == pytest.approx(pairs["overall"]["interval"])
     assert result["input"]["kind"] == "minimal_pairs" and result["input"]["units_used"] == 12
+
+
+def test_chosen_heads_on_minimal_pairs_give_a_versus_block_per_phenomenon(tmp_path, capsys):
+    blimp = os.environ.get("PROBING_BLIMP")
+    if not blimp:
+        pytest.skip("real data: BLiMP is not available (set PROBING_BLIMP)")
+    from probing.cli import main
+    from probing.results.io import read_result
+
+    model, dev, output = tiny_model("llama"), tmp_path / "dev.json", tmp_path / "ablate.json"
+    assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "nsubj", "--bootstrap", "0",
+                 "--output", str(dev)]) == 0
+    assert main(["ablate", "--quiet", "--model", model, "--metric", "minimal-pairs", "--blimp", blimp, "--limit", "5",
+                 "--paradigms", "regular_plural_subject_verb_agreement_1", "wh_island", "--chosen", "nsubj",
+                 "--k", "2", "--random", "3", "--select-on", str(dev), "--bootstrap", "30",
+                 "--output", str(output)]) == 0
+    assert "phenomenon:subject_verb_agreement" in capsys.readouterr().out
+    block = read_result(output)["versus"]
+    assert set(block["parts"]) == {"overall", "field:morphology", "field:syntax", "phenomenon:subject_verb_agreement",
+                                   "phenomenon:island_effects"}
+    row = block["parts"]["phenomenon:subject_verb_agreement"]["nsubj@2"]
+    assert row["random"]["draws"] == 3 and 0 < row["p_value"] <= 1
+    assert row["chosen"]["effect"] * 5 == pytest.approx(round(row["chosen"]["effect"] * 5))  # 5 pairs: steps of 1/5

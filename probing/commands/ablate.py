@@ -53,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.ablation.accumulator import AblationAccumulator, ablation_tables
     from probing.analyses.ablation.minimal_pairs import pairs_input_block, pairs_pass
+    from probing.analyses.ablation.versus import versus_block, versus_table
     from probing.engine.readings import READINGS
 
     metric, source, pairs, described = _checked_metric(args)
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         loaded = command.loaded
         metric.setup(loaded)
         layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
-        conditions, sets = _conditions(args, layers, heads)
+        conditions = _conditions(args, layers, heads)
         accumulator = AblationAccumulator(metric, conditions, layers, heads, bootstrap=args.bootstrap, seed=args.seed,
                                           causal=loaded.is_causal, pool_from=args.pool_from if hasattr(args, "pool_from") else "mean")
         if pairs is None:
@@ -80,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{loaded.name}: {metric.description} with heads disabled ({len(conditions) - 1} conditions; "
               f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
         if args.chosen:
-            print(_versus_table(accumulator, metric, sets))
+            result["versus"] = versus_block(result)
+            print(versus_table(result["versus"]))
         else:
             print(ablation_tables(result, top=args.top or None))
         command.write(result)
@@ -139,18 +141,18 @@ def _blimp_pairs(args: argparse.Namespace):
 
 
 def _conditions(args: argparse.Namespace, layers: int, heads: int):
-    """The conditions of --each-head, --each-layer, --chosen or --heads, and (for --chosen) the versus sets."""
+    """The conditions of --each-head, --each-layer, --chosen (labelled REL@K:chosen, REL@K:randomI) or --heads."""
     from probing.analyses.ablation.accumulator import INTACT, Condition, chosen_heads, each_head, each_layer
 
     if args.each_head:
-        return each_head(layers, heads), None
+        return each_head(layers, heads)
     if args.each_layer:
-        return each_layer(layers, heads), None
+        return each_layer(layers, heads)
     if args.chosen:
         sets = _versus_sets(args, layers, heads)
         return [INTACT] + [Condition(f"{entry['key']}:{entry['role']}" + ("" if entry["draw"] is None else f"{entry['draw']}"),
-                                     entry["heads"]) for entry in sets], sets
-    return chosen_heads(args.heads, layers, heads), None
+                                     entry["heads"]) for entry in sets]
+    return chosen_heads(args.heads, layers, heads)
 
 
 def _versus_sets(args: argparse.Namespace, layers: int, heads: int) -> list[dict]:
@@ -182,19 +184,3 @@ def _versus_sets(args: argparse.Namespace, layers: int, heads: int) -> list[dict
         for k in args.k:
             chosen[f"{relation}@{k}"] = chosen_set(counts, k, directions)
     return versus_sets(chosen, layers, heads, args.random, args.seed)
-
-
-def _versus_table(accumulator, metric, sets: list[dict]) -> str:
-    """One row per chosen set and metric part: effect [interval], random mean [2.5, 97.5], p."""
-    from probing.analyses.ablation.versus import versus_report
-
-    values, replicates, _ = accumulator.scores()
-    lines = [f"{'set':<12} {'part':<10} {'chosen effect [95%]':<28} {'random mean [2.5, 97.5]':<30} {'p':>6}  short"]
-    for p, part in enumerate(metric.parts()):
-        for key, row in versus_report(values, replicates, sets, p, metric.higher_is_better).items():
-            low_high = row["chosen"]["interval"] or [float("nan")] * 2
-            rnd = row["random"]
-            lines.append(f"{key:<12} {part:<10} {row['chosen']['effect']:+.4f} [{low_high[0]:+.4f}, {low_high[1]:+.4f}]"
-                         f"{'':<3} {rnd['mean']:+.4f} [{rnd['percentiles'][0]:+.4f}, {rnd['percentiles'][1]:+.4f}]"
-                         f"{'':<4} {row['p_value']:>6.3f}  {row['short_sets']}")
-    return "\n".join(lines)
