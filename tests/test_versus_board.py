@@ -100,3 +100,25 @@ def test_blimp_overall_and_phenomena_columns(tmp_path):
     assert table.relations[2:4] == ["BLiMP overall: chosen", "BLiMP overall: random"]
     assert {"BLiMP island_effects: chosen", "BLiMP subject_verb_agreement: random"} <= set(table.relations)
     assert all("BLiMP" in row.treebank for row in table.rows)
+
+
+def test_the_figure_of_a_chosen_run_is_a_png_of_the_effects_it_draws(results, tmp_path, capsys):
+    import numpy as np
+
+    from probing.analyses.ablation.versus import versus_effects
+    from probing.results.io import read_result
+
+    lm = next(path for path in results if "llama-lm" in path.name)
+    figure = tmp_path / "versus.png"
+    assert main(["plot", str(lm), "--output", str(figure)]) == 0
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and figure.stat().st_size > 10_000
+    result = read_result(lm)
+    drawn = versus_effects(result)["loss"]["det@2"]
+    assert len(drawn["random"]) == 5
+    assert np.mean(drawn["random"]) == pytest.approx(result["versus"]["parts"]["loss"]["det@2"]["random"]["mean"])
+    probe = next(path for path in results if "llama-probe" in path.name)
+    assert main(["plot", str(probe), "--part", "det", "all", "--output", str(tmp_path / "probe.png")]) == 0
+    assert (tmp_path / "probe.png").stat().st_size > 10_000
+    capsys.readouterr()
+    assert main(["plot", str(probe), "--part", "nope", "--output", str(tmp_path / "bad.png")]) == 2
+    assert "--part" in capsys.readouterr().err and not (tmp_path / "bad.png").exists()

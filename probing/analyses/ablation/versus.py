@@ -216,3 +216,24 @@ def versus_table(block: dict) -> str:
                          f"{'':<3} {signed(rnd['mean'])} [{signed(rnd['percentiles'][0])}, {signed(rnd['percentiles'][1])}]"
                          f"{'':<4} {p_value:>6}  {row['short_sets']}")
     return "\n".join(lines)
+
+
+def versus_effects(result: dict) -> dict:
+    """Every set's effect per metric part and chosen key, from an ablation result of a ``--chosen`` run:
+    {part: {key: {"chosen": effect, "random": [effect of draw 0, 1, ...]}}} (what the figure draws)."""
+    from probing.analyses.ablation.scores import result_scores
+
+    values, _ = result_scores(result)
+    sets = sets_of_result(result)
+    effects = {}
+    for p, part in enumerate(result["metric"]["parts"]):
+        changes = values[1:, p] - values[0, p]  # [set], in the order of sets
+        by_key: dict = {}
+        for entry, change in zip(sets, changes):
+            slot = by_key.setdefault(entry["key"], {"chosen": None, "random": []})
+            if entry["role"] == "chosen":
+                slot["chosen"] = float(change)
+            else:
+                slot["random"].append(float(change))
+        effects[part] = by_key
+    return effects
