@@ -795,7 +795,7 @@ PAYLOADS: dict[str, dict[str, Field]] = {
     "gradients": {"gradients": Field(Obj({}), "mean |dL/dA| by kind of key (derived from state)"), "state": STATE},
     "ablation": {"conditions": Field(ListOf(Obj({"label": Field(STR, "")})), "each condition's change"), "state": STATE,
                  "versus": Field(VERSUS, "a --chosen run: per metric part and chosen set, its effect against the "
-                                         "X", required=False)},
+                                         "matched random sets' (docs/dark-secrets.md)", required=False)},
     "trees": {
         "trees": Field(TREES, "counts of every head as a tree on this treebank, and of the selection's ensembles and "
                               "probes (derived from state)"),
