@@ -93,8 +93,9 @@ def _panel(axis, effects: dict, entry: dict, scale: float) -> None:
     low, high = min(span), max(span)
     # no spread at all (every set changed nothing): a window of one point (or 0.01 nats) around the values
     pad = (high - low) * 0.08 or (0.5 if scale == 100.0 else 0.005)
-    if randoms.size:
-        axis.hist(randoms, bins=np.linspace(low - pad, high + pad, 21), color=RANDOM_COLOUR, edgecolor="white",
+    if randoms.size:  # 20 bins whose centres run from the lowest to the highest value: 0 is drawn at 0
+        width = (high - low) / 19 or pad / 4
+        axis.hist(randoms, bins=low - width / 2 + width * np.arange(21), color=RANDOM_COLOUR, edgecolor="white",
                   label="matched random sets")
     if interval:
         axis.axvspan(scale * interval[0], scale * interval[1], color=MARK, alpha=0.15, linewidth=0,
