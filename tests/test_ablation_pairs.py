@@ -93,6 +93,27 @@ def test_the_batch_size_changes_no_score(llama):
         np.testing.assert_array_equal(first.scores()[0], other.scores()[0])
 
 
+def test_padding_changes_no_log_probability_under_disabled_heads(llama):
+    """A pair alone in its batch and the same pair padded beside longer ones: the same log-probabilities (the
+    uniform attention of a disabled head spreads over the keys a token may see, never over padding)."""
+    from probing.analyses.ablation.minimal_pairs import pair_batches, sentence_scores
+
+    tokenizer = plain_tokenizer(llama)
+
+    def scores(batch_size: int) -> torch.Tensor:
+        found = []
+        for batch in pair_batches(tokenizer, PAIRS, batch_size):
+            mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
+            mask[len(batch):, 0, :2] = True  # copy 2: heads 1-1 and 1-2 disabled
+            with ablation.uniform_heads(llama.model, mask), torch.inference_mode():
+                found.append(sentence_scores(llama, batch, 2, ablation.lm_head_logits, ablation.LOGIT_CELLS))
+        return torch.cat(found, dim=1)  # [copy, sentence]
+
+    alone, padded = scores(1), scores(8)
+    assert not torch.allclose(alone[0], alone[1])  # the disabled heads matter
+    torch.testing.assert_close(alone, padded, rtol=0, atol=1e-3)
+
+
 def test_the_bootstrap_is_paired_and_resamples_within_paradigms(llama):
     values, replicates, _ = ablated(llama, bootstrap=200).scores()
     assert replicates.shape == (200, len(CONDITIONS), 6)
