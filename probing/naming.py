@@ -82,6 +82,28 @@ def interval_text(interval, *, signed: bool = False) -> str:
     return f"[{percent(low, signed=signed)}, {percent(high, signed=signed)}]"
 
 
+SCALES = ("percent", "points", "nats")
+"""How a table cell's number reads: a fraction in percent, a signed difference of fractions in percentage
+points, or a signed difference in nats (a loss)."""
+
+
+def scaled(value: float | None, scale: str = "percent") -> str:
+    """``value`` on its ``scale`` (:data:`SCALES`): ``86.8``, ``-1.2`` (points), ``+0.012`` (nats).
+
+    >>> scaled(0.868), scaled(-0.012, "points"), scaled(0.0123, "nats")
+    ('86.8', '-1.2', '+0.012')
+    """
+    if scale == "nats":
+        return "-" if value is None else f"{value:+.3f}"
+    return percent(value, signed=scale == "points")
+
+
+def scaled_interval(interval, scale: str = "percent") -> str:
+    """An interval on a scale, ``[85.1, 88.4]``, ``[-2.0, -0.4]``, ``[+0.010, +0.015]``."""
+    low, high = interval
+    return f"[{scaled(low, scale)}, {scaled(high, scale)}]"
+
+
 def percent_with_interval(value: float | None, interval=None, *, signed: bool = False) -> str:
     """``86.8 [85.1, 88.4]``: the one way every table, cell, page and figure writes a number with its interval
     (the bare number without an interval, ``-`` without a number)."""

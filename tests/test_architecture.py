@@ -41,6 +41,8 @@ BUILDS_ON = {
                           "accumulator beside its own over the same batches",
     ("trees", "probe"): "head ensembles are chosen among each relation's best single heads, which trees counts with "
                         "the probe's accumulator in its first pass",
+    ("ablation", "pairs"): "ablate's minimal-pairs metric scores BLiMP under disabled heads exactly as probing pairs "
+                           "does: its sentence log-probabilities and its resamples within paradigms",
 }
 """(analysis, analysis it imports) -> why: the one composition the layout allows inside the analyses layer."""
 

@@ -17,7 +17,8 @@ import torch
 from helpers import tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from probing.analyses.pairs.scoring import accuracies, sentence_log_probs
+from probing.analyses.pairs.accuracy import accuracies
+from probing.analyses.pairs.scoring import sentence_log_probs
 from probing.data.minimal_pairs import MinimalPair, check_paradigms, paradigm_file, read_pairs
 from probing.errors import ProbingError
 

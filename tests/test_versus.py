@@ -131,3 +131,82 @@ def test_ablate_chosen_against_random_from_the_command_line(tmp_path, capsys):
     assert main([*common[:-6], "--k", "99", "--random", "3", "--select-on", str(dev), "--chosen", "det",
                  "--output", str(tmp_path / "bad.json")]) == 2
     assert "--k" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def chosen_run(tmp_path_factory):
+    """A --chosen run of the tiny Llama on the LM loss: its DEV result, its ablation result (with the block)."""
+    from helpers import tiny_model
+
+    from probing.cli import main
+
+    folder = tmp_path_factory.mktemp("versus")
+    model, dev, output = tiny_model("llama"), folder / "dev.json", folder / "ablate.json"
+    assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "det", "nsubj",
+                 "--bootstrap", "0", "--output", str(dev)]) == 0
+    assert main(["ablate", "--quiet", "--model", model, "--limit", "12", "--metric", "lm", "--bootstrap", "20",
+                 "--k", "1", "3", "--random", "4", "--select-on", str(dev), "--chosen", "det", "nsubj",
+                 "--output", str(output)]) == 0
+    return model, dev, output
+
+
+def test_ablate_chosen_writes_a_versus_block_the_conditions_give_again(chosen_run):
+    from probing.analyses.ablation.scores import result_scores
+    from probing.analyses.ablation.versus import result_versus, versus_block
+    from probing.results.io import read_result
+
+    result = read_result(chosen_run[2])
+    block = result["versus"]
+    assert list(block["parts"]) == ["loss"] and block["higher_is_better"] is False
+    assert set(block["parts"]["loss"]) == {"det@1", "det@3", "nsubj@1", "nsubj@3"}
+    without = {name: value for name, value in result.items() if name != "versus"}
+    assert versus_block(without) == block == result_versus(result)
+    values, _ = result_scores(result)
+    labels = [condition["label"] for condition in result["conditions"]]
+    row = block["parts"]["loss"]["det@3"]
+    chosen = labels.index("det@3:chosen")
+    assert row["chosen"]["effect"] == pytest.approx(values[chosen, 0] - values[0, 0])
+    randoms = [values[labels.index(f"det@3:random{i}"), 0] - values[0, 0] for i in range(4)]
+    assert row["random"]["draws"] == 4 and row["random"]["mean"] == pytest.approx(np.mean(randoms))
+    assert row["p_value"] == pytest.approx(permutation_p(row["chosen"]["effect"], randoms, higher_is_better=False))
+    smaller = sum(1 for i in range(4) if len(result["conditions"][labels.index(f"det@3:random{i}")]["heads"]) < 3)
+    assert len(row["chosen"]["heads"]) == 3 and row["short_sets"] == smaller
+    low, high = row["chosen"]["interval"]
+    assert low <= row["chosen"]["effect"] <= high
+
+
+@pytest.mark.parametrize("damage, where", [
+    (lambda block: block["parts"]["loss"]["det@1"]["chosen"].update(heads=[[0, 0], [1, 1]]), "chosen.heads"),
+    (lambda block: block["parts"]["loss"]["det@1"].update(p_value=1.5), "p_value"),
+    (lambda block: block["parts"]["loss"]["det@1"]["random"].update(draws=7), "random.draws"),
+    (lambda block: block["parts"].update(nope=block["parts"]["loss"]), "versus.parts.nope"),
+])
+def test_a_damaged_versus_block_is_refused_in_one_line(chosen_run, tmp_path, capsys, damage, where):
+    import json
+
+    from probing.cli import main
+
+    result = json.loads(chosen_run[2].read_text())
+    damage(result["versus"])
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(result))
+    assert main(["leaderboard", str(broken)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and where in error and "broken.json" in error
+
+
+def test_a_result_that_is_no_chosen_run_has_no_versus_block():
+    from probing.analyses.ablation.versus import sets_of_result
+
+    with pytest.raises(ProbingError, match="not a set of a --chosen run"):
+        sets_of_result({"conditions": [{"label": "none", "heads": []}, {"label": "1-1", "heads": [[0, 0]]}]})
+
+
+def test_short_draws_are_counted_from_the_heads_of_a_result():
+    from probing.analyses.ablation.versus import sets_of_result
+
+    result = {"conditions": [{"label": "none", "heads": []},
+                             {"label": "det@2:chosen", "heads": [[0, 0], [0, 1]]},
+                             {"label": "det@2:random0", "heads": [[0, 2]]},
+                             {"label": "det@2:random1", "heads": [[0, 2], [0, 3]]}]}
+    assert [entry["short"] for entry in sets_of_result(result)] == [0, 1, 0]

@@ -13,7 +13,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Metrics: mlm (masked-LM loss of a checkpoint with a trained MLM head), lm (next-token loss of a causal "
         "LM), probe (best head's accuracy per relation on a treebank, as probing score), classification (accuracy "
-        "of a sequence classifier on --labels, a CSV with text,label columns). Each condition is compared with "
+        "of a sequence classifier on --labels, a CSV with text,label columns), minimal-pairs (a causal LM's BLiMP "
+        "accuracy as probing pairs scores it: overall, per field and per phenomenon). Each condition is compared with "
         "the intact model on the same units: the change and its 95% paired bootstrap interval. Many conditions "
         "share one forward pass (copies of a batch, each with its own heads disabled). Heads count from 1 "
         "(3-5 is layer 3, head 5) on the command line and in tables; the JSON counts from 0."
@@ -30,8 +31,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     versus.add_argument("--k", nargs="+", type=int, default=[1], metavar="K", help="sizes of the chosen sets (default: 1)")
     versus.add_argument("--random", type=int, default=20, metavar="N", help="matched random sets per chosen set (default: 20)")
     versus.add_argument("--select-on", metavar="DEV", help="the probe result file (JSON) of DEV that chooses the heads")
-    parser.add_argument("--metric", required=True, choices=["mlm", "lm", "probe", "classification"], metavar="METRIC",
-                        help="what to measure: mlm, lm, probe or classification (see below)")
+    parser.add_argument("--metric", required=True, choices=["mlm", "lm", "probe", "classification", "minimal-pairs"],
+                        metavar="METRIC", help="what to measure: mlm, lm, probe, classification or minimal-pairs "
+                                               "(see below)")
+    blimp = parser.add_argument_group("minimal pairs (--metric minimal-pairs; --limit: the first N pairs of each "
+                                      "paradigm, --batch-size: pairs per batch)")
+    blimp.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP, "
+                                                      "else the download cache)")
+    blimp.add_argument("--paradigms", nargs="+", metavar="UID", help="BLiMP paradigms to score (default: all 67)")
     parser.add_argument("--labels", metavar="CSV",
                         help="the labelled input of --metric classification (text,label columns)")
     parser.add_argument("--relations", nargs="+", default=list(DEFAULT_RELATIONS), metavar="REL",
@@ -44,19 +51,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.ablation.accumulator import (
-        INTACT,
-        METRICS,
-        AblationAccumulator,
-        Condition,
-        ablation_tables,
-        chosen_heads,
-        each_head,
-        each_layer,
-    )
+    from probing.analyses.ablation.accumulator import AblationAccumulator, ablation_tables
+    from probing.analyses.ablation.minimal_pairs import pairs_input_block, pairs_pass
+    from probing.analyses.ablation.versus import versus_block, versus_table
+    from probing.engine.readings import READINGS
+
+    metric, source, pairs, described = _checked_metric(args)
+    with EngineCommand(args, head=metric.head, source=source) as command:
+        loaded = command.loaded
+        metric.setup(loaded)
+        layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
+        conditions = _conditions(args, layers, heads)
+        accumulator = AblationAccumulator(metric, conditions, layers, heads, bootstrap=args.bootstrap, seed=args.seed,
+                                          causal=loaded.is_causal, pool_from=args.pool_from if hasattr(args, "pool_from") else "mean")
+        if pairs is None:
+            stats = command.run([accumulator], f"{len(conditions)} conditions")
+        else:
+            stats = pairs_pass(accumulator, loaded, pairs, args.batch_size)
+        if not command.is_main:
+            return 0
+        options = {"metric": args.metric, "metric_options": {"seed": args.seed, "mask_rate": args.mask_rate,
+                                                              "relations": list(args.relations)},
+                   "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"}}
+        if pairs is not None:
+            options["metric_options"]["layout"] = metric.layout
+        result = command.result("ablation", stats, accumulator, options)
+        if pairs is not None:
+            result["input"] = pairs_input_block(pairs, described)
+        print(f"{loaded.name}: {metric.description} with heads disabled ({len(conditions) - 1} conditions; "
+              f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
+        if args.chosen:
+            result["versus"] = versus_block(result)
+            print(versus_table(result["versus"]))
+        else:
+            print(ablation_tables(result, top=args.top or None))
+        command.write(result)
+        command.hint()
+    return 0
+
+
+def _checked_metric(args: argparse.Namespace):
+    """The metric of ``--metric`` after every check of the options, and its input: (metric, a labelled source or
+    None, BLiMP's pairs or None, their input description or None)."""
+    from probing.analyses.ablation.accumulator import METRICS
     from probing.data.inputs import InputSource
     from probing.data.relations import check_relation_names
-    from probing.engine.readings import READINGS
     from probing.errors import ProbingError
 
     if args.bootstrap < 1:
@@ -74,42 +113,46 @@ def run(args: argparse.Namespace) -> int:
         source = InputSource.labelled(args.labels, limit=args.limit)
     elif args.labels:
         raise ProbingError("--labels is the input of --metric classification only", source="--labels")
+    if args.metric == "minimal-pairs":
+        pairs, described = _blimp_pairs(args)
+        return METRICS[args.metric].of_pairs(pairs), None, pairs, described
+    for option in ("blimp", "paradigms"):
+        if getattr(args, option):
+            raise ProbingError(f"--{option} is an input of --metric minimal-pairs only", source=f"--{option}")
     metric = METRICS[args.metric](seed=args.seed, mask_rate=args.mask_rate, relations=args.relations)
     if metric.needs_trees and args.text:
         raise ProbingError("--metric probe needs a treebank (its trees), not --text", source="--text")
-    with EngineCommand(args, head=metric.head, source=source) as command:
-        loaded = command.loaded
-        metric.setup(loaded)
-        layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
-        if args.each_head:
-            conditions = each_head(layers, heads)
-        elif args.each_layer:
-            conditions = each_layer(layers, heads)
-        elif args.chosen:
-            sets = _versus_sets(args, layers, heads)
-            conditions = [INTACT] + [Condition(f"{entry['key']}:{entry['role']}"
-                                               + ("" if entry["draw"] is None else f"{entry['draw']}"), entry["heads"])
-                                     for entry in sets]
-        else:
-            conditions = chosen_heads(args.heads, layers, heads)
-        accumulator = AblationAccumulator(metric, conditions, layers, heads, bootstrap=args.bootstrap, seed=args.seed,
-                                          causal=loaded.is_causal, pool_from=args.pool_from if hasattr(args, "pool_from") else "mean")
-        stats = command.run([accumulator], f"{len(conditions)} conditions")
-        if not command.is_main:
-            return 0
-        options = {"metric": args.metric, "metric_options": {"seed": args.seed, "mask_rate": args.mask_rate,
-                                                              "relations": list(args.relations)},
-                   "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"}}
-        result = command.result("ablation", stats, accumulator, options)
-        print(f"{loaded.name}: {metric.description} with heads disabled ({len(conditions) - 1} conditions; "
-              f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
-        if args.chosen:
-            print(_versus_table(accumulator, metric, sets))
-        else:
-            print(ablation_tables(result, top=args.top or None))
-        command.write(result)
-        command.hint()
-    return 0
+    return metric, source, None, None
+
+
+def _blimp_pairs(args: argparse.Namespace):
+    """BLiMP's pairs of --paradigms (first --limit of each) from --blimp, as probing pairs reads them."""
+    from probing.data.minimal_pairs import check_paradigms, read_pairs
+    from probing.errors import ProbingError
+
+    for option in ("treebank", "text", "shard", "checkpoint"):
+        if getattr(args, option, None):
+            raise ProbingError("--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no "
+                               f"--{option}", source=f"--{option}")
+    if args.resume or args.pairs:
+        option = "--resume" if args.resume else "--pairs"
+        raise ProbingError(f"--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no {option}", source=option)
+    return read_pairs(check_paradigms(args.paradigms), args.blimp, args.limit)
+
+
+def _conditions(args: argparse.Namespace, layers: int, heads: int):
+    """The conditions of --each-head, --each-layer, --chosen (labelled REL@K:chosen, REL@K:randomI) or --heads."""
+    from probing.analyses.ablation.accumulator import INTACT, Condition, chosen_heads, each_head, each_layer
+
+    if args.each_head:
+        return each_head(layers, heads)
+    if args.each_layer:
+        return each_layer(layers, heads)
+    if args.chosen:
+        sets = _versus_sets(args, layers, heads)
+        return [INTACT] + [Condition(f"{entry['key']}:{entry['role']}" + ("" if entry["draw"] is None else f"{entry['draw']}"),
+                                     entry["heads"]) for entry in sets]
+    return chosen_heads(args.heads, layers, heads)
 
 
 def _versus_sets(args: argparse.Namespace, layers: int, heads: int) -> list[dict]:
@@ -141,19 +184,3 @@ def _versus_sets(args: argparse.Namespace, layers: int, heads: int) -> list[dict
         for k in args.k:
             chosen[f"{relation}@{k}"] = chosen_set(counts, k, directions)
     return versus_sets(chosen, layers, heads, args.random, args.seed)
-
-
-def _versus_table(accumulator, metric, sets: list[dict]) -> str:
-    """One row per chosen set and metric part: effect [interval], random mean [2.5, 97.5], p."""
-    from probing.analyses.ablation.versus import versus_report
-
-    values, replicates, _ = accumulator.scores()
-    lines = [f"{'set':<12} {'part':<10} {'chosen effect [95%]':<28} {'random mean [2.5, 97.5]':<30} {'p':>6}  short"]
-    for p, part in enumerate(metric.parts()):
-        for key, row in versus_report(values, replicates, sets, p, metric.higher_is_better).items():
-            low_high = row["chosen"]["interval"] or [float("nan")] * 2
-            rnd = row["random"]
-            lines.append(f"{key:<12} {part:<10} {row['chosen']['effect']:+.4f} [{low_high[0]:+.4f}, {low_high[1]:+.4f}]"
-                         f"{'':<3} {rnd['mean']:+.4f} [{rnd['percentiles'][0]:+.4f}, {rnd['percentiles'][1]:+.4f}]"
-                         f"{'':<4} {row['p_value']:>6.3f}  {row['short_sets']}")
-    return "\n".join(lines)

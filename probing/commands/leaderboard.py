@@ -13,7 +13,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "One row per result file plus the best-offset baseline row, one column per relation; each cell is "
         "accuracy % [95% interval] and the head as layer-head counted from 1. Results scored with --select-on "
         "(or a treebank name with dev and test splits) show held-out numbers; others show in-sample numbers, "
-        "marked as such."
+        "marked as such. Results of other analyses make their own tables: probing ablate --chosen results one "
+        "table of chosen against matched random heads (a row per model, relation and k; per metric part the "
+        "chosen set's effect [95%] with p, and the random sets' mean [2.5, 97.5])."
     )
     parser.add_argument("results", nargs="+", metavar="RESULT", help="result files (JSON) of probing score")
     parser.add_argument("--reference", nargs="*", default=[], metavar="REFERENCE",

@@ -1,4 +1,5 @@
-"""``probing plot``: layer x head accuracy heatmaps of a probe result (no torch)."""
+"""``probing plot``: layer x head accuracy heatmaps of a probe result, surface readings side by side, the chosen
+heads of an ``ablate --chosen`` result against the random ones (no torch)."""
 
 from __future__ import annotations
 
@@ -22,13 +23,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "without --relation, one overview figure of every relation and direction. With --relation R: both "
         "directions of R, each cell labelled. Layers (down) and heads (across) count from 1; the chosen head "
         "is outlined (chosen on dev for held-out results) and the best offset's accuracy is marked on the "
-        "colour bar. The format follows --output's suffix: .png, .svg or .pdf."
+        "colour bar. For an ablate --chosen result: per metric part (--part, default all but BLiMP's fields) and "
+        "chosen set REL@K, the chosen set's effect as a line against the histogram of the matched random sets' "
+        "effects. The format follows --output's suffix: .png, .svg or .pdf."
     )
-    parser.add_argument("result", metavar="RESULT", help="a result file (JSON) of probing score, or of probing surface")
+    parser.add_argument("result", metavar="RESULT",
+                        help="a result file (JSON) of probing score, of probing surface, or of probing ablate --chosen")
     parser.add_argument("more", nargs="*", metavar="MORE",
                         help="further surface results of the same model and input under other --attention readings, "
                              "drawn side by side per layer")
     parser.add_argument("--relation", metavar="REL", help="plot this relation only (default: an overview of all)")
+    parser.add_argument("--part", nargs="+", metavar="PART",
+                        help="ablate --chosen results: the metric parts to draw, one row each (default: all but "
+                             "BLiMP's fields)")
     parser.add_argument("--output", required=True, metavar="FILE", help="figure to write, atomically (.png, .svg or .pdf)")
     parser.add_argument("--dpi", type=dpi, metavar="N",
                         help="resolution of a PNG (default: 150 for one relation, 120 for the overview)")
@@ -44,7 +51,13 @@ def run(args: argparse.Namespace) -> int:
     figure_format(args.output)
     # the checked path: with --follow-symlinks, the link's target (the figure writer never follows links)
     target = check_output_path(args.output, inputs=[args.result, *args.more], follow_symlinks=args.follow_symlinks)
-    result = read_result(args.result, analysis=("probe", "surface"))
+    result = read_result(args.result, analysis=("probe", "surface", "ablation"))
+    if result["analysis"] == "ablation":
+        from probing.analyses.ablation.figures import versus_figure
+
+        path = versus_figure(result, target, args.part, **({} if args.dpi is None else {"dpi": args.dpi}))
+        print(f"wrote {path}", file=sys.stderr)
+        return 0
     if result["analysis"] == "surface":
         from probing.report.figures import readings_figure
 

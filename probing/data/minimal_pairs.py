@@ -73,10 +73,14 @@ def paradigms_of(phenomena) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class MinimalPair:
+    """One pair of a paradigm (``uid``): its ``field`` (syntax, morphology, ...) and ``term``, BLiMP's
+    ``linguistics_term`` (the phenomenon: subject_verb_agreement, island_effects, ...)."""
+
     uid: str
     field: str
     good: str
     bad: str
+    term: str = ""
 
 
 def check_paradigms(names) -> tuple[str, ...]:
@@ -142,7 +146,8 @@ def read_paradigm(path: Path, uid: str, limit: int | None = None) -> list[Minima
                 continue
             try:
                 item = json.loads(line)
-                pairs.append(MinimalPair(uid, str(item["field"]), str(item["sentence_good"]), str(item["sentence_bad"])))
+                pairs.append(MinimalPair(uid, str(item["field"]), str(item["sentence_good"]), str(item["sentence_bad"]),
+                                         str(item["linguistics_term"])))
             except (ValueError, KeyError, TypeError) as error:
                 raise ProbingError(f"is not a BLiMP pair ({type(error).__name__}: {error})",
                                    source=f"{path}:{number}") from None

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from probing.errors import ProbingError
-from probing.naming import interval_text, percent
+from probing.naming import percent, scaled, scaled_interval
 
 COUNTING = "layers and heads counted from 1 (8-10 = layer 8, head 10)"
 
@@ -44,6 +44,7 @@ class Cell:
     ties: int = 1
     p_not_better: float | None = None
     clearly_better: bool | None = None  # the difference's interval lies above 0
+    scale: str = "percent"  # how accuracy and interval read (probing.naming.SCALES): a difference, a loss in nats
 
 
 @dataclass
@@ -230,7 +231,7 @@ def cell_text(cell: Cell | None) -> str:
         return "not scored"
     if cell.accuracy is None:
         return "none" if cell.pairs == 0 else "no pairs"
-    text = percent(cell.accuracy) + (f" {interval_text(cell.interval)}" if cell.interval else "")
+    text = scaled(cell.accuracy, cell.scale) + (f" {scaled_interval(cell.interval, cell.scale)}" if cell.interval else "")
     suffix = cell_suffix(cell)
     return f"{text} {suffix}" if suffix else text
 

@@ -7,6 +7,7 @@ register(Analysis(
     name="ablation",
     accumulator="probing.analyses.ablation.accumulator:AblationAccumulator",
     payload="probing.results.schema:PAYLOADS.ablation",
+    tables="probing.analyses.ablation.board:leaderboard_tables",
     commands=(
         Command("ablate", "disable heads (uniform attention) and measure the change in a metric (Kovaleva et al. 2019)",
                 "probing.commands.ablate", order=130),

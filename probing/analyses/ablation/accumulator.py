@@ -15,10 +15,13 @@ Metrics (``--metric``):
 - ``mlm``: masked-LM loss per masked token, on seeded masks (probing.model.masking);
 - ``lm``: a causal LM's next-token negative log-likelihood per token;
 - ``probe``: the best head's accuracy per relation (Clark et al.'s probe);
-- ``classification``: accuracy of a sequence classifier on a labelled CSV.
+- ``classification``: accuracy of a sequence classifier on a labelled CSV;
+- ``minimal-pairs``: a causal LM's BLiMP accuracy, overall, per field and per
+  phenomenon, its units the pairs (probing.analyses.ablation.minimal_pairs).
 
 Every value has Poisson-bootstrap replicates over units, seeded by unit
-index, so a condition's change from the intact model has a paired interval.
+index, so a condition's change from the intact model has a paired interval;
+minimal pairs are resampled within paradigms as ``probing pairs`` does.
 
 >>> conditions = each_head(2, 2)
 >>> [condition.label for condition in conditions]
@@ -152,6 +155,25 @@ class MaskedLMLoss(RatioMetric):
         return numerator, denominator
 
 
+def lm_head_logits(loaded, hidden: torch.Tensor) -> torch.Tensor:
+    """The LM head on hidden states [row, token, hidden]: logits [row, token, vocab]."""
+    return loaded.model.get_output_embeddings()(hidden)
+
+
+def check_causal_lm_head(loaded, option: str, otherwise: str) -> None:
+    """Refuse, in one line naming ``option``, a model that is not a causal LM or whose logits are more than
+    its LM head on the last hidden state (what the metrics compute in row chunks)."""
+    if not loaded.is_causal:
+        raise ProbingError(f"{loaded.name} is not a causal LM; {otherwise}", source=option)
+    ids = torch.tensor([[loaded.prepend_token_id or 0, 5, 6, 7]])
+    with torch.inference_mode():
+        full = loaded.model(input_ids=ids.to(loaded.device)).logits.float()
+        mine = lm_head_logits(loaded, loaded.base(input_ids=ids.to(loaded.device)).last_hidden_state).float()
+    if not torch.allclose(full, mine, rtol=1e-4, atol=1e-4):
+        raise ProbingError(f"{loaded.name} transforms its logits beyond its LM head (soft-capping or scaling), "
+                           f"which {option} does not reproduce", source=option)
+
+
 @METRICS.register("lm")
 class NextTokenLoss(RatioMetric):
     """A causal LM's negative log-likelihood per predicted token (lower is better).
@@ -168,19 +190,11 @@ class NextTokenLoss(RatioMetric):
         pass
 
     def setup(self, loaded) -> None:
-        if not loaded.is_causal:
-            raise ProbingError(f"{loaded.name} is not a causal LM; use --metric mlm", source="--metric lm")
-        ids = torch.tensor([[loaded.prepend_token_id or 0, 5, 6, 7]])
-        with torch.inference_mode():
-            full = loaded.model(input_ids=ids.to(loaded.device)).logits.float()
-            mine = self._logits(loaded, loaded.base(input_ids=ids.to(loaded.device)).last_hidden_state).float()
-        if not torch.allclose(full, mine, rtol=1e-4, atol=1e-4):
-            raise ProbingError(f"{loaded.name} transforms its logits beyond its LM head (soft-capping or scaling), "
-                               "which --metric lm does not reproduce", source="--metric lm")
+        check_causal_lm_head(loaded, "--metric lm", otherwise="use --metric mlm")
 
     @staticmethod
     def _logits(loaded, hidden: torch.Tensor) -> torch.Tensor:
-        return loaded.model.get_output_embeddings()(hidden)
+        return lm_head_logits(loaded, hidden)
 
     def measure(self, loaded, batch, copies, mask):
         input_ids, attention_mask = _stacked(batch, copies)
@@ -238,6 +252,44 @@ class ClassificationAccuracy(RatioMetric):
         return correct, torch.ones_like(correct)
 
 
+@METRICS.register("minimal-pairs")
+class MinimalPairAccuracy(Metric):
+    """BLiMP accuracy (probing.analyses.ablation.minimal_pairs): overall, per field and per phenomenon.
+
+    ``layout``: the paradigms read, in order, each {uid, field, term, pairs} (what a result file records).
+    """
+
+    name, head, higher_is_better = "accuracy", "causal_lm", True
+    description = "BLiMP minimal-pair accuracy (overall: the mean of the paradigm accuracies)"
+
+    def __init__(self, layout=(), **_):
+        self.layout = [dict(entry) for entry in layout]
+
+    @classmethod
+    def of_pairs(cls, pairs) -> "MinimalPairAccuracy":
+        from probing.analyses.ablation.pair_parts import layout_of
+
+        return cls(layout_of(pairs))
+
+    def parts(self) -> list[str]:
+        from probing.analyses.ablation.pair_parts import part_names
+
+        return part_names(self.layout)
+
+    def setup(self, loaded) -> None:
+        check_causal_lm_head(loaded, "--metric minimal-pairs",
+                             otherwise="minimal pairs need a trained causal LM head (BLiMP scores sentences)")
+
+    def measure(self, loaded, batch, copies, mask) -> torch.Tensor:
+        """right or not, bool [copy, pair], for ``copies`` stacked copies of a PairBatch."""
+        from probing.analyses.ablation.minimal_pairs import sentence_scores
+
+        with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
+            scores = sentence_scores(loaded, batch, copies, lm_head_logits, LOGIT_CELLS)  # [copy, sentence]
+        intervention.verify()
+        return scores[:, 0::2] > scores[:, 1::2]  # good before bad; a tie is wrong
+
+
 @METRICS.register("probe")
 class ProbeAccuracy(Metric):
     """The best head's accuracy per relation on a treebank (the probe, under each condition)."""
@@ -288,6 +340,9 @@ class AblationAccumulator(Accumulator):
                                        bootstrap=BootstrapSpec(bootstrap, seed), causal=causal) for _ in conditions]
             self.state_tensors = {f"c{i}.{name}": getattr(counts, name)
                                   for i, counts in enumerate(self.counts) for name in counts.tensor_names()}
+        elif isinstance(metric, MinimalPairAccuracy):  # one bit per (condition, pair): right or not
+            pairs = sum(entry["pairs"] for entry in metric.layout)
+            self.state_tensors = {"right": torch.zeros(len(conditions), pairs, dtype=torch.int64)}
         else:
             parts = len(metric.parts())
             zeros = lambda *shape: torch.zeros(shape, dtype=torch.float64)  # noqa: E731
@@ -369,6 +424,10 @@ class AblationAccumulator(Accumulator):
         return self._prefix
 
     def _measure(self, loaded, batch: Batch, group: list[int]) -> None:
+        if isinstance(self.metric, MinimalPairAccuracy):
+            right = self.metric.measure(loaded, batch, len(group), self._mask(group, batch))  # [copy, pair]
+            self.state_tensors["right"][torch.tensor(group)[:, None], torch.tensor(batch.rows)] = right.long()
+            return
         numerator, denominator = self.metric.measure(loaded, batch, len(group), self._mask(group, batch))
         self._add(batch, group, numerator, denominator)
 
@@ -415,24 +474,20 @@ class AblationAccumulator(Accumulator):
 
     def scores(self) -> tuple[np.ndarray, np.ndarray, list[list[str | None]]]:
         """value [condition, part], replicates [replicate, condition, part], detail [condition][part]."""
-        if isinstance(self.metric, ProbeAccuracy):
-            values, replicates, details = [], [], []
+        from probing.analyses.ablation.scores import condition_scores
+
+        metric = next(name for name in METRICS.names() if isinstance(self.metric, METRICS[name]))
+        state = {name: tensor.numpy() for name, tensor in self.state_tensors.items()}
+        values, replicates = condition_scores(metric, state, len(self.conditions), layout=getattr(self.metric, "layout", None),
+                                              bootstrap=self.bootstrap, seed=self.seed)
+        if isinstance(self.metric, ProbeAccuracy):  # the best head of each relation (the one tie rule), by name
+            details = []
             for counts in self.counts:
-                total = counts.total.numpy().astype(np.float64)  # [relation]
-                flat = counts.heads.flatten(start_dim=1).numpy()  # [relation, direction * layer * head]
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    values.append(flat.max(axis=1) / total)
-                    replicates.append(counts.boot_heads.flatten(start_dim=2).numpy().max(axis=2) / counts.boot_total.numpy())
-                best = [best_cell(counts.heads[r].numpy()) for r in range(len(total))]  # the one tie rule
+                total = counts.total.numpy()
+                best = [best_cell(counts.heads[r].numpy()) for r in range(len(total))]
                 details.append([head_name(layer, head, DIRECTIONS[direction]) if total[r] else None
                                 for r, (direction, layer, head) in enumerate(best)])
-            return np.stack(values), np.stack(replicates, axis=1), details
-        state = {name: tensor.numpy() for name, tensor in self.state_tensors.items()}
-        if not state["denominator"][0].any():
-            raise ProbingError("nothing to score: no unit yielded a token or a label", source="--metric")
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = state["numerator"] / state["denominator"]
-            replicates = state["boot_numerator"] / state["boot_denominator"]
+            return values, replicates, details
         return values, replicates, [[None] * values.shape[1] for _ in self.conditions]
 
     def result(self) -> dict:

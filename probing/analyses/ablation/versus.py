@@ -27,6 +27,7 @@ MatchedDraw(heads=((0, 0), (1, 1)), short=0)
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,3 +138,102 @@ def versus_report(values, replicates, sets: list[dict], part: int, higher_is_bet
             "p_value": permutation_p(effects[chosen], effects[randoms], higher_is_better) if randoms else None,
         }
     return report
+
+
+def sets_of_result(result: dict) -> list[dict]:
+    """The versus sets of an ablation result of a ``--chosen`` run, from its conditions' labels and heads.
+
+    Labels are ``REL@K:chosen`` and ``REL@K:randomI`` (I the draw index), in the order the run stacked them
+    (condition 0 is the intact model); a random set's ``short`` is the heads its layers lacked against the
+    chosen set of its key.
+
+    >>> result = {"conditions": [{"label": "none", "heads": []}, {"label": "det@1:chosen", "heads": [[0, 1]]},
+    ...                          {"label": "det@1:random0", "heads": [[0, 0]]}]}
+    >>> [(entry["key"], entry["role"], entry["draw"], entry["short"]) for entry in sets_of_result(result)]
+    [('det@1', 'chosen', None, 0), ('det@1', 'random', 0, 0)]
+    """
+    sets, chosen = [], {}
+    for number, condition in enumerate(result["conditions"][1:], start=1):
+        key, _, role = condition["label"].rpartition(":")
+        heads = tuple(tuple(int(x) for x in head) for head in condition["heads"])
+        if role == "chosen" and key:
+            chosen[key] = heads
+            sets.append({"key": key, "role": "chosen", "draw": None, "heads": heads, "short": 0})
+        elif role.startswith("random") and role[len("random"):].isdigit() and key in chosen:
+            lacking = Counter(layer for layer, _ in chosen[key]) - Counter(layer for layer, _ in heads)
+            sets.append({"key": key, "role": "random", "draw": int(role[len("random"):]), "heads": heads,
+                         "short": sum(lacking.values())})
+        else:
+            raise ProbingError(f"condition {number} ({condition['label']!r}) is not a set of a --chosen run "
+                               "(REL@K:chosen, then REL@K:randomI)", source="the ablation result")
+    if not sets:
+        raise ProbingError("has no chosen set: it is not the result of ablate --chosen", source="the ablation result")
+    return sets
+
+
+def versus_block(result: dict) -> dict:
+    """The ``versus`` block of an ablation result of a ``--chosen`` run: per metric part and chosen key
+    (REL@K), :func:`versus_report` from the result's own conditions and state (a file without the block
+    gets the same numbers as one that has it)."""
+    from probing.analyses.ablation.scores import result_scores
+
+    values, replicates = result_scores(result)
+    sets = sets_of_result(result)
+    metric = result["metric"]
+    parts = {}
+    for p, part in enumerate(metric["parts"]):
+        report = versus_report(values, replicates, sets, p, metric["higher_is_better"])
+        for entry in report.values():  # a part without units (a relation absent from the input) has no effect
+            if not np.isfinite(entry["chosen"]["effect"]):
+                entry["chosen"]["effect"], entry["chosen"]["interval"], entry["p_value"] = None, None, None
+            if entry["random"] is not None and not np.isfinite(entry["random"]["mean"]):
+                entry["random"] = None
+        parts[part] = report
+    return {"metric": metric["name"], "higher_is_better": bool(metric["higher_is_better"]), "parts": parts}
+
+
+def result_versus(result: dict) -> dict:
+    """The result's ``versus`` block, or the one its conditions and state give when it has none (a file
+    written before ablate wrote the block)."""
+    return result["versus"] if "versus" in result else versus_block(result)
+
+
+def versus_table(block: dict) -> str:
+    """The terminal table of a versus block: per chosen set and metric part, the effect [95%], the random
+    mean [2.5, 97.5], p and the short sets."""
+
+    def signed(value) -> str:
+        return "-" if value is None else f"{value:+.4f}"
+
+    width = max([10, *(len(part) for part in block["parts"])])
+    lines = [f"{'set':<12} {'part':<{width}} {'chosen effect [95%]':<28} {'random mean [2.5, 97.5]':<30} {'p':>6}  short"]
+    for part, sets in block["parts"].items():
+        for key, row in sets.items():
+            low, high = row["chosen"]["interval"] or (None, None)
+            rnd = row["random"] or {"mean": None, "percentiles": (None, None)}
+            p_value = "-" if row["p_value"] is None else f"{row['p_value']:.3f}"
+            lines.append(f"{key:<12} {part:<{width}} {signed(row['chosen']['effect'])} [{signed(low)}, {signed(high)}]"
+                         f"{'':<3} {signed(rnd['mean'])} [{signed(rnd['percentiles'][0])}, {signed(rnd['percentiles'][1])}]"
+                         f"{'':<4} {p_value:>6}  {row['short_sets']}")
+    return "\n".join(lines)
+
+
+def versus_effects(result: dict) -> dict:
+    """Every set's effect per metric part and chosen key, from an ablation result of a ``--chosen`` run:
+    {part: {key: {"chosen": effect, "random": [effect of draw 0, 1, ...]}}} (what the figure draws)."""
+    from probing.analyses.ablation.scores import result_scores
+
+    values, _ = result_scores(result)
+    sets = sets_of_result(result)
+    effects = {}
+    for p, part in enumerate(result["metric"]["parts"]):
+        changes = values[1:, p] - values[0, p]  # [set], in the order of sets
+        by_key: dict = {}
+        for entry, change in zip(sets, changes):
+            slot = by_key.setdefault(entry["key"], {"chosen": None, "random": []})
+            if entry["role"] == "chosen":
+                slot["chosen"] = float(change)
+            else:
+                slot["random"].append(float(change))
+        effects[part] = by_key
+    return effects

@@ -34,7 +34,8 @@ def check_causal_lm(name_or_path: str, revision: str | None = None) -> None:
 def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: str | None = None,
                 batch_size: int = 32, bootstrap: int = 1000, seed: int = 0, device: str = "cpu",
                 revision: str | None = None, loaded=None) -> dict:
-    from probing.analyses.pairs.scoring import accuracies, context_token, sentence_log_probs
+    from probing.analyses.pairs.accuracy import accuracies
+    from probing.analyses.pairs.scoring import context_token, plain_tokenizer, sentence_log_probs
     from probing.data.minimal_pairs import check_paradigms, read_pairs
     from probing.model.loading import load_model
     from probing.results.io import environment_block, model_block, now_iso, tool_block
@@ -47,11 +48,7 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     pairs, described = read_pairs(chosen, blimp, limit)  # every file checked before the weights load
     if loaded is None:
         loaded = load_model(model, revision=revision, device=device, head="causal_lm")
-    # The checkpoint's own tokenizer, as it reads plain text: the loaded one may have been given a space before
-    # every pre-split word (probing.model.tokenizers), which would change a sentence's first token.
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(loaded.name_or_path, revision=loaded.revision)
+    tokenizer = plain_tokenizer(loaded)
     model_started = time.perf_counter()
     sentences = [text for pair in pairs for text in (pair.good, pair.bad)]
     scores = sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=device)

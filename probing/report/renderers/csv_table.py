@@ -1,5 +1,6 @@
 """A leaderboard as CSV: one row per table row, seven columns per relation (accuracy, interval, head,
-direction, pairs, p), numbers in percent with two decimals; tables separated by an empty row and named in a
+direction, pairs, p), numbers in percent with two decimals (a cell on the nats scale, a loss difference, in
+nats with four); tables separated by an empty row and named in a
 ``table`` column when there are several. A cell that would start a spreadsheet formula starts with ``'``.
 
 >>> from probing.report.board import Cell, Leaderboard, Row, Table
@@ -36,7 +37,8 @@ def _csv_rows(table: Table, *, with_table_column: bool) -> list[list]:
                 values += ["", "", "", "", "", "" if cell is None else cell.pairs, ""]
                 continue
             low, high = cell.interval or ("", "")
-            values += [_pct(cell.accuracy), _pct(low), _pct(high), cell.head, cell.direction or "", _blank(cell.pairs),
+            number = _nats if cell.scale == "nats" else _pct
+            values += [number(cell.accuracy), number(low), number(high), cell.head, cell.direction or "", _blank(cell.pairs),
                        _blank(cell.p_not_better)]
         rows.append(values + ([_pct(row.mean)] if table.mean else []))
     return rows
@@ -44,6 +46,10 @@ def _csv_rows(table: Table, *, with_table_column: bool) -> list[list]:
 
 def _pct(value) -> str:
     return "" if value is None or value == "" else f"{100 * value:.2f}"
+
+
+def _nats(value) -> str:
+    return "" if value is None or value == "" else f"{value:.4f}"
 
 
 def _blank(value) -> str:

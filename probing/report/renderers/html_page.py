@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib.resources import files
 
-from probing.naming import interval_text, percent
+from probing.naming import scaled, scaled_interval
 from probing.report.board import Cell, Leaderboard, Row, Table, board_title, cell_suffix, cell_text, mean_text
 from probing.report.escaping import html_text
 
@@ -41,13 +41,13 @@ def _html_cell(cell: Cell | None, best: bool) -> str:
         return f'<td data-sort="">{html_text(cell_text(cell))}</td>'
     sub = []
     if cell.interval:
-        sub.append(interval_text(cell.interval))
+        sub.append(scaled_interval(cell.interval, cell.scale))
     suffix = cell_suffix(cell)
     if suffix:
         sub.append(f'<span class="head">{html_text(suffix)}</span>')
     mark, marked = (BEST_MARK, ' class="best"') if best else ("", "")
     below = f'<span class="sub">{" ".join(sub)}</span>' if sub else ""
-    return f'<td data-sort="{cell.accuracy:.6f}"{marked}><span class="acc">{percent(cell.accuracy)}{mark}</span>{below}</td>'
+    return f'<td data-sort="{cell.accuracy:.6f}"{marked}><span class="acc">{scaled(cell.accuracy, cell.scale)}{mark}</span>{below}</td>'
 
 
 def _groups(table: Table) -> list[tuple[str, str, list[Row]]]:

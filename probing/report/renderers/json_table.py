@@ -27,12 +27,20 @@ def _json_table(table: Table) -> dict:
         "rows": [
             {
                 **{key: value for key, value in asdict(row).items() if key != "cells"},
-                "cells": {name: (asdict(row.cells[name]) if name in row.cells and row.cells[name] else None)
+                "cells": {name: (_cell(row.cells[name]) if name in row.cells and row.cells[name] else None)
                           for name in table.relations},
             }
             for row in table.rows
         ],
     }
+
+
+def _cell(cell) -> dict:
+    """A cell's fields; ``scale`` only where it is not the default percent (the tables before it read the same)."""
+    fields = asdict(cell)
+    if fields["scale"] == "percent":
+        del fields["scale"]
+    return fields
 
 
 def render_json(board: Leaderboard) -> str:

@@ -1,0 +1,55 @@
+"""Each condition's value and bootstrap replicates from an ablation's state (torch-free: result files read it).
+
+The state is what ``AblationAccumulator`` adds up (its ``state_tensors``, as numpy arrays): for a ratio metric
+(mlm, lm, classification) numerator and denominator sums, for the probe the counts of every condition
+(``c{i}.heads`` [relation, direction, layer, head], ``c{i}.total`` [relation] and their replicates), for
+minimal pairs one right-or-wrong bit per (condition, pair) (probing.analyses.ablation.pair_parts).
+
+>>> state = {"numerator": np.array([[2.0], [3.0]]), "denominator": np.array([[4.0], [4.0]]),
+...          "boot_numerator": np.array([[[1.0], [2.0]]]), "boot_denominator": np.array([[[2.0], [2.0]]])}
+>>> values, replicates = condition_scores("lm", state, 2)
+>>> values.tolist(), replicates.tolist()
+([[0.5], [0.75]], [[[0.5], [1.0]]])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from probing.errors import ProbingError
+
+
+def condition_scores(metric: str, state: dict, conditions: int, *, layout=None, bootstrap: int = 0,
+                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """values [condition, part] and replicates [replicate, condition, part] of ``metric`` (its --metric name)."""
+    if metric == "minimal-pairs":
+        from probing.analyses.ablation.pair_parts import pair_scores
+
+        return pair_scores(state["right"], layout, bootstrap=bootstrap, seed=seed)
+    if metric == "probe":
+        values, replicates = [], []
+        for i in range(conditions):
+            total = np.asarray(state[f"c{i}.total"], dtype=np.float64)  # [relation]
+            heads = np.asarray(state[f"c{i}.heads"])                    # [relation, direction, layer, head]
+            boot = np.asarray(state[f"c{i}.boot_heads"])                # [replicate, relation, direction, layer, head]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                values.append(heads.reshape(len(total), -1).max(axis=1) / total)
+                replicates.append(boot.reshape(*boot.shape[:2], -1).max(axis=2) / state[f"c{i}.boot_total"])
+        return np.stack(values), np.stack(replicates, axis=1)
+    if not np.asarray(state["denominator"])[0].any():
+        raise ProbingError("nothing to score: no unit yielded a token or a label", source="--metric")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.asarray(state["numerator"]) / state["denominator"]
+        replicates = np.asarray(state["boot_numerator"]) / state["boot_denominator"]
+    return values, replicates
+
+
+def result_scores(result: dict) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`condition_scores` of a (validated) ablation result file, from its encoded state."""
+    from probing.results.schema import decode_array
+
+    config = result["config"]
+    state = {name: decode_array(encoded) for name, encoded in result["state"].items()}
+    return condition_scores(config["metric"], state, len(result["conditions"]),
+                            layout=config.get("metric_options", {}).get("layout"),
+                            bootstrap=config["bootstrap"]["replicates"], seed=config["bootstrap"]["seed"])

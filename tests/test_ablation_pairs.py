@@ -1,0 +1,188 @@
+"""probing ablate --metric minimal-pairs: BLiMP accuracy under disabled heads, scored as probing pairs scores it."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import torch
+from helpers import tiny_model
+
+import probing.analyses.ablation.accumulator as ablation
+from probing.analyses.ablation.minimal_pairs import pairs_pass
+from probing.analyses.pairs.accuracy import accuracies
+from probing.analyses.pairs.scoring import plain_tokenizer, sentence_log_probs
+from probing.data.minimal_pairs import MinimalPair
+from probing.errors import ProbingError
+from probing.model.loading import load_model
+
+GOOD_BAD = [("The cat sat on the mat .", "The cats sat on the mat ."), ("A dog barks .", "Dogs barks loudly at night ."),
+            ("Who did you see ?", "Who did you see him ?"), ("It is raining .", "It are raining ."),
+            ("The big old house fell .", "The big old houses fell ."), ("She saw herself .", "She saw himself ."),
+            ("They ran home .", "They runs home ."), ("Every child sang .", "Every children sang .")]
+PAIRS = ([MinimalPair("p1", "syntax", g, b, "island_effects") for g, b in GOOD_BAD[:3]]
+         + [MinimalPair("p2", "morphology", g, b, "subject_verb_agreement") for g, b in GOOD_BAD[3:6]]
+         + [MinimalPair("p3", "morphology", g, b, "anaphor_agreement") for g, b in GOOD_BAD[6:]])
+CONDITIONS = [ablation.INTACT, ablation.Condition("1-1", ((0, 0),)), ablation.Condition("2-3,2-4", ((1, 2), (1, 3))),
+              ablation.Condition("layer 1", tuple((0, h) for h in range(4)))]
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return load_model(tiny_model("llama"), head="causal_lm")
+
+
+def ablated(loaded, pairs=PAIRS, conditions=CONDITIONS, batch_size=3, bootstrap=50):
+    metric = ablation.MinimalPairAccuracy.of_pairs(pairs)
+    metric.setup(loaded)
+    accumulator = ablation.AblationAccumulator(metric, conditions, loaded.num_layers, loaded.num_heads,
+                                               bootstrap=bootstrap, causal=True)
+    pairs_pass(accumulator, loaded, pairs, batch_size)
+    return accumulator
+
+
+def test_the_intact_condition_equals_probing_pairs_on_the_same_pairs(llama):
+    accumulator = ablated(llama)
+    result = accumulator.result()
+    tokenizer = plain_tokenizer(llama)
+    scores = sentence_log_probs(llama.model, tokenizer, [t for p in PAIRS for t in (p.good, p.bad)], batch_size=5)
+    expected = accuracies(PAIRS, scores[0::2], scores[1::2], bootstrap=50, seed=0)
+    right = [bit for uid in ("p1", "p2", "p3") for bit in expected["paradigms"][uid]["right"]]
+    assert accumulator.state_tensors["right"][0].tolist() == [int(bit) for bit in right]
+    baseline = result["baseline"]
+    assert baseline["overall"]["value"] == pytest.approx(expected["overall"]["accuracy"])
+    assert baseline["overall"]["interval"] == pytest.approx(expected["overall"]["interval"])
+    for field in ("syntax", "morphology"):
+        assert baseline[f"field:{field}"]["value"] == pytest.approx(expected["fields"][field]["accuracy"])
+        assert baseline[f"field:{field}"]["interval"] == pytest.approx(expected["fields"][field]["interval"])
+    # a phenomenon of one paradigm is that paradigm
+    assert baseline["phenomenon:anaphor_agreement"]["value"] == pytest.approx(expected["paradigms"]["p3"]["accuracy"])
+    assert list(baseline) == ["overall", "field:syntax", "field:morphology", "phenomenon:island_effects",
+                              "phenomenon:subject_verb_agreement", "phenomenon:anaphor_agreement"]
+
+
+def test_a_disabled_layer_changes_the_scores_it_measures(llama):
+    """Not a constant: disabling all of layer 1's heads moves some sentence's log-probability."""
+    from probing.analyses.ablation.minimal_pairs import pair_batches, sentence_scores
+
+    batch = next(pair_batches(plain_tokenizer(llama), PAIRS, 8))
+    mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
+    mask[len(batch):, 0] = True  # the second copy without layer 1
+    with ablation.uniform_heads(llama.model, mask), torch.inference_mode():
+        scores = sentence_scores(llama, batch, 2, ablation.lm_head_logits, ablation.LOGIT_CELLS)
+    assert scores.shape == (2, 16) and not torch.allclose(scores[0], scores[1])
+
+
+def test_stacked_conditions_equal_separate_runs(llama, monkeypatch):
+    stacked = ablated(llama).state_tensors["right"]
+    monkeypatch.setattr(ablation, "CONDITION_CELLS", 1)
+    monkeypatch.setattr(ablation, "SHARE_PREFIX", False)
+    separate = ablated(llama).state_tensors["right"]
+    assert torch.equal(stacked, separate)
+    one_at_a_time = torch.stack([ablated(llama, conditions=[ablation.INTACT, c]).state_tensors["right"][1]
+                                 for c in CONDITIONS[1:]])
+    assert torch.equal(stacked[1:], one_at_a_time)
+
+
+def test_the_batch_size_changes_no_score(llama):
+    first = ablated(llama, batch_size=1)
+    for batch_size in (2, 8):
+        other = ablated(llama, batch_size=batch_size)
+        assert torch.equal(first.state_tensors["right"], other.state_tensors["right"]), batch_size
+        np.testing.assert_array_equal(first.scores()[0], other.scores()[0])
+
+
+def test_padding_changes_no_log_probability_under_disabled_heads(llama):
+    """A pair alone in its batch and the same pair padded beside longer ones: the same log-probabilities (the
+    uniform attention of a disabled head spreads over the keys a token may see, never over padding)."""
+    from probing.analyses.ablation.minimal_pairs import pair_batches, sentence_scores
+
+    tokenizer = plain_tokenizer(llama)
+
+    def scores(batch_size: int) -> torch.Tensor:
+        found = []
+        for batch in pair_batches(tokenizer, PAIRS, batch_size):
+            mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
+            mask[len(batch):, 0, :2] = True  # copy 2: heads 1-1 and 1-2 disabled
+            with ablation.uniform_heads(llama.model, mask), torch.inference_mode():
+                found.append(sentence_scores(llama, batch, 2, ablation.lm_head_logits, ablation.LOGIT_CELLS))
+        return torch.cat(found, dim=1)  # [copy, sentence]
+
+    alone, padded = scores(1), scores(8)
+    assert not torch.allclose(alone[0], alone[1])  # the disabled heads matter
+    torch.testing.assert_close(alone, padded, rtol=0, atol=1e-3)
+
+
+def test_the_bootstrap_is_paired_and_resamples_within_paradigms(llama):
+    values, replicates, _ = ablated(llama, bootstrap=200).scores()
+    assert replicates.shape == (200, len(CONDITIONS), 6)
+    # a one-paradigm phenomenon of 2 pairs resamples those 2 pairs only: its replicates are 0, 1/2 or 1
+    halves = replicates[:, :, 5] * 2  # phenomenon:anaphor_agreement
+    assert np.allclose(halves, np.round(halves))
+    assert np.all(np.abs(values - replicates.mean(axis=0)) < 0.25)
+
+
+def test_a_model_without_a_causal_lm_head_is_refused_naming_the_metric():
+    from probing.testing import tiny_bert
+
+    loaded = load_model(tiny_bert(), head=None)
+    with pytest.raises(ProbingError, match="minimal pairs need a trained causal LM head") as error:
+        ablation.MinimalPairAccuracy.of_pairs(PAIRS).setup(loaded)
+    assert error.value.source == "--metric minimal-pairs"
+
+
+def test_blimp_options_belong_to_the_minimal_pairs_metric(tmp_path, capsys):
+    from probing.cli import main
+
+    common = ["ablate", "--model", tiny_model("llama"), "--heads", "1-1", "--bootstrap", "5"]
+    assert main([*common, "--metric", "lm", "--paradigms", "wh_island", "--limit", "2"]) == 2
+    assert "--paradigms" in capsys.readouterr().err
+    assert main([*common, "--metric", "minimal-pairs", "--treebank", "en_ewt:dev"]) == 2
+    assert "--treebank" in capsys.readouterr().err
+    assert main([*common, "--metric", "minimal-pairs", "--paradigms", "no_such_paradigm"]) == 2
+    assert "--paradigms" in capsys.readouterr().err
+
+
+def test_ablate_minimal_pairs_from_the_command_line_equals_probing_pairs(tmp_path, capsys):
+    blimp = os.environ.get("PROBING_BLIMP")
+    if not blimp:
+        pytest.skip("real data: BLiMP is not available (set PROBING_BLIMP)")
+    from probing.analyses.pairs.api import score_pairs
+    from probing.cli import main
+    from probing.results.io import read_result
+
+    model, paradigms = tiny_model("llama"), ["regular_plural_subject_verb_agreement_1", "wh_island"]
+    output = tmp_path / "ablate.json"
+    assert main(["ablate", "--quiet", "--model", model, "--metric", "minimal-pairs", "--paradigms", *paradigms,
+                 "--limit", "6", "--blimp", blimp, "--heads", "1-1", "--bootstrap", "40", "--output", str(output)]) == 0
+    table = capsys.readouterr().out
+    assert "phenomenon:subject_verb_agreement" in table and "field:syntax" in table
+    result = read_result(output)
+    pairs = score_pairs(model, paradigms=paradigms, limit=6, blimp=blimp, bootstrap=40)["pairs"]
+    assert result["baseline"]["overall"]["value"] == pytest.approx(pairs["overall"]["accuracy"])
+    assert result["baseline"]["overall"]["interval"] == pytest.approx(pairs["overall"]["interval"])
+    assert result["input"]["kind"] == "minimal_pairs" and result["input"]["units_used"] == 12
+
+
+def test_chosen_heads_on_minimal_pairs_give_a_versus_block_per_phenomenon(tmp_path, capsys):
+    blimp = os.environ.get("PROBING_BLIMP")
+    if not blimp:
+        pytest.skip("real data: BLiMP is not available (set PROBING_BLIMP)")
+    from probing.cli import main
+    from probing.results.io import read_result
+
+    model, dev, output = tiny_model("llama"), tmp_path / "dev.json", tmp_path / "ablate.json"
+    assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "nsubj", "--bootstrap", "0",
+                 "--output", str(dev)]) == 0
+    assert main(["ablate", "--quiet", "--model", model, "--metric", "minimal-pairs", "--blimp", blimp, "--limit", "5",
+                 "--paradigms", "regular_plural_subject_verb_agreement_1", "wh_island", "--chosen", "nsubj",
+                 "--k", "2", "--random", "3", "--select-on", str(dev), "--bootstrap", "30",
+                 "--output", str(output)]) == 0
+    assert "phenomenon:subject_verb_agreement" in capsys.readouterr().out
+    block = read_result(output)["versus"]
+    assert set(block["parts"]) == {"overall", "field:morphology", "field:syntax", "phenomenon:subject_verb_agreement",
+                                   "phenomenon:island_effects"}
+    row = block["parts"]["phenomenon:subject_verb_agreement"]["nsubj@2"]
+    assert row["random"]["draws"] == 3 and 0 < row["p_value"] <= 1
+    assert row["chosen"]["effect"] * 5 == pytest.approx(round(row["chosen"]["effect"] * 5))  # 5 pairs: steps of 1/5

@@ -1,0 +1,124 @@
+"""The leaderboard of ablate --chosen results: one table, chosen against matched random heads (tiny models)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from helpers import tiny_model
+
+from probing.cli import main
+
+
+def chosen_results(folder, family: str, blimp: str | None = None) -> list:
+    """A DEV probe result of a tiny model, then ablate --chosen det nsubj on lm and probe (and BLiMP)."""
+    model, dev = tiny_model(family), folder / f"{family}-dev.json"
+    assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "det", "nsubj",
+                 "--bootstrap", "0", "--output", str(dev)]) == 0
+    common = ["ablate", "--quiet", "--model", model, "--bootstrap", "20", "--chosen", "det", "nsubj", "--k", "1", "2",
+              "--random", "5", "--select-on", str(dev)]
+    outputs = []
+    for metric, extra in [("lm", ["--limit", "12"]), ("probe", ["--limit", "12", "--relations", "det", "nsubj", "all"])]\
+            + ([("minimal-pairs", ["--blimp", blimp, "--limit", "4", "--paradigms", "wh_island",
+                                   "regular_plural_subject_verb_agreement_1"])] if blimp else []):
+        output = folder / f"{family}-{metric}.json"
+        assert main([*common, "--metric", metric, *extra, "--output", str(output)]) == 0
+        outputs.append(output)
+    return outputs
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("board")
+    return chosen_results(folder, "llama") + chosen_results(folder, "gpt2")
+
+
+def test_one_row_per_model_relation_and_k_with_chosen_and_random_columns(results, capsys):
+    from probing.report.board import leaderboard_from_files
+
+    capsys.readouterr()
+    (table,) = leaderboard_from_files(results).tables
+    assert table.key == "versus" and table.relations == ["lm loss: chosen", "lm loss: random", "probe: own relation: chosen",
+                                                         "probe: own relation: random", "probe: all: chosen",
+                                                         "probe: all: random"]
+    models = [row.model for row in table.rows]
+    assert len(models) == 8 and any("det top 1" in m for m in models) and any("nsubj top 2" in m for m in models)
+    row = next(row for row in table.rows if row.model.endswith("det top 2"))
+    versus = json.loads(next(path for path in results if "llama-lm" in path.name).read_text())["versus"]
+    entry = versus["parts"]["loss"]["det@2"]
+    if row.model.startswith("llama"):
+        assert row.cells["lm loss: chosen"].accuracy == entry["chosen"]["effect"]
+        assert row.cells["lm loss: random"].interval == entry["random"]["percentiles"]
+    assert row.cells["lm loss: chosen"].scale == "nats" and row.cells["probe: all: chosen"].scale == "points"
+    assert row.cells["lm loss: random"].head == "5 draws" or "short" in row.cells["lm loss: random"].head
+    assert row.cells["probe: own relation: chosen"].head.startswith("p=")
+
+
+@pytest.mark.parametrize("fmt", ["md", "csv", "json", "latex", "html"])
+def test_the_table_renders_in_every_format(results, fmt, tmp_path, capsys):
+    output = tmp_path / f"board.{fmt}"
+    assert main(["leaderboard", *map(str, results), "--format", fmt, "--output", str(output)]) == 0
+    text = output.read_text()
+    assert "det top 1" in text and "nsubj top 2" in text
+    if fmt == "md":
+        assert "Chosen vs matched random heads" in text and "p = (1 + count) / (1 + draws)" in text
+        assert "p=" in text and "5 draws" in text
+
+
+def test_a_result_file_without_the_block_gives_the_same_table(results, tmp_path):
+    from probing.report.board import leaderboard_from_files
+    from probing.report.renderers import render
+
+    stripped = []
+    for path in results:
+        data = json.loads(path.read_text())
+        data.pop("versus")
+        stripped.append(tmp_path / path.name)
+        stripped[-1].write_text(json.dumps(data))
+    assert render(leaderboard_from_files(stripped), "md") == render(leaderboard_from_files(results), "md")
+
+
+def test_an_ablation_that_is_no_chosen_run_is_refused_in_one_line(tmp_path, capsys):
+    output = tmp_path / "each.json"
+    assert main(["ablate", "--quiet", "--model", tiny_model("llama"), "--limit", "4", "--metric", "lm", "--bootstrap",
+                 "5", "--each-layer", "--output", str(output)]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", str(output)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--chosen" in error
+
+
+def test_blimp_overall_and_phenomena_columns(tmp_path):
+    blimp = os.environ.get("PROBING_BLIMP")
+    if not blimp:
+        pytest.skip("real data: BLiMP is not available (set PROBING_BLIMP)")
+    from probing.report.board import leaderboard_from_files
+
+    (table,) = leaderboard_from_files(chosen_results(tmp_path, "llama", blimp)).tables
+    assert table.relations[:2] == ["lm loss: chosen", "lm loss: random"]
+    assert table.relations[2:4] == ["BLiMP overall: chosen", "BLiMP overall: random"]
+    assert {"BLiMP island_effects: chosen", "BLiMP subject_verb_agreement: random"} <= set(table.relations)
+    assert all("BLiMP" in row.treebank for row in table.rows)
+
+
+def test_the_figure_of_a_chosen_run_is_a_png_of_the_effects_it_draws(results, tmp_path, capsys):
+    import numpy as np
+
+    from probing.analyses.ablation.versus import versus_effects
+    from probing.results.io import read_result
+
+    lm = next(path for path in results if "llama-lm" in path.name)
+    figure = tmp_path / "versus.png"
+    assert main(["plot", str(lm), "--output", str(figure)]) == 0
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and figure.stat().st_size > 10_000
+    result = read_result(lm)
+    drawn = versus_effects(result)["loss"]["det@2"]
+    assert len(drawn["random"]) == 5
+    assert np.mean(drawn["random"]) == pytest.approx(result["versus"]["parts"]["loss"]["det@2"]["random"]["mean"])
+    probe = next(path for path in results if "llama-probe" in path.name)
+    assert main(["plot", str(probe), "--part", "det", "all", "--output", str(tmp_path / "probe.png")]) == 0
+    assert (tmp_path / "probe.png").stat().st_size > 10_000
+    capsys.readouterr()
+    assert main(["plot", str(probe), "--part", "nope", "--output", str(tmp_path / "bad.png")]) == 2
+    assert "--part" in capsys.readouterr().err and not (tmp_path / "bad.png").exists()
