@@ -142,6 +142,19 @@ def test_blimp_options_belong_to_the_minimal_pairs_metric(tmp_path, capsys):
     assert "--treebank" in capsys.readouterr().err
     assert main([*common, "--metric", "minimal-pairs", "--paradigms", "no_such_paradigm"]) == 2
     assert "--paradigms" in capsys.readouterr().err
+    assert main([*common, "--metric", "lm", "--phenomena", "island_effects"]) == 2
+    assert "--phenomena" in capsys.readouterr().err
+    assert main([*common, "--metric", "minimal-pairs", "--phenomena", "no_such_phenomenon"]) == 2
+    assert "--phenomena" in capsys.readouterr().err
+
+
+def test_minimal_pairs_refuse_torchrun_where_every_rank_would_score_every_pair(monkeypatch, capsys):
+    from probing.cli import main
+
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert main(["ablate", "--model", tiny_model("llama"), "--heads", "1-1", "--bootstrap", "5",
+                 "--metric", "minimal-pairs", "--paradigms", "wh_island"]) == 2
+    assert "torchrun" in capsys.readouterr().err
 
 
 def test_ablate_minimal_pairs_from_the_command_line_equals_probing_pairs(tmp_path, capsys):

@@ -38,7 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                       "paradigm, --batch-size: pairs per batch)")
     blimp.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP, "
                                                       "else the download cache)")
-    blimp.add_argument("--paradigms", nargs="+", metavar="UID", help="BLiMP paradigms to score (default: all 67)")
+    paradigms = blimp.add_mutually_exclusive_group()
+    paradigms.add_argument("--paradigms", nargs="+", metavar="UID", help="BLiMP paradigms to score (default: all 67)")
+    paradigms.add_argument("--phenomena", nargs="+", metavar="TERM",
+                           help="every paradigm of these BLiMP phenomena (subject_verb_agreement ...)")
     parser.add_argument("--labels", metavar="CSV",
                         help="the labelled input of --metric classification (text,label columns)")
     parser.add_argument("--relations", nargs="+", default=list(DEFAULT_RELATIONS), metavar="REL",
@@ -116,7 +119,7 @@ def _checked_metric(args: argparse.Namespace):
     if args.metric == "minimal-pairs":
         pairs, described = _blimp_pairs(args)
         return METRICS[args.metric].of_pairs(pairs), None, pairs, described
-    for option in ("blimp", "paradigms"):
+    for option in ("blimp", "paradigms", "phenomena"):
         if getattr(args, option):
             raise ProbingError(f"--{option} is an input of --metric minimal-pairs only", source=f"--{option}")
     metric = METRICS[args.metric](seed=args.seed, mask_rate=args.mask_rate, relations=args.relations)
@@ -127,8 +130,13 @@ def _checked_metric(args: argparse.Namespace):
 
 def _blimp_pairs(args: argparse.Namespace):
     """BLiMP's pairs of --paradigms (first --limit of each) from --blimp, as probing pairs reads them."""
-    from probing.data.minimal_pairs import check_paradigms, read_pairs
+    import os
+
+    from probing.data.minimal_pairs import check_paradigms, paradigms_of, read_pairs
     from probing.errors import ProbingError
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # every rank would score every pair: one process only
+        raise ProbingError("--metric minimal-pairs runs in one process, not under torchrun", source="--metric")
 
     for option in ("treebank", "text", "shard", "checkpoint"):
         if getattr(args, option, None):
@@ -137,7 +145,8 @@ def _blimp_pairs(args: argparse.Namespace):
     if args.resume or args.pairs:
         option = "--resume" if args.resume else "--pairs"
         raise ProbingError(f"--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no {option}", source=option)
-    return read_pairs(check_paradigms(args.paradigms), args.blimp, args.limit)
+    chosen = paradigms_of(args.phenomena) if args.phenomena else check_paradigms(args.paradigms)
+    return read_pairs(chosen, args.blimp, args.limit)
 
 
 def _conditions(args: argparse.Namespace, layers: int, heads: int):
