@@ -658,6 +658,18 @@ _DECODING = Obj({
     "best_uuas": Field(_TREE_BEST, "the best head by UUAS here (in-sample)"),
 })
 
+_CAUSAL_TREE_BEST = Nullable(Obj({**_HEAD, "direction": Field(_OneOf(("causal",)), "causal"),
+                                  "correct": Field(COUNT, "its count"), "ties": Field(COUNT, "cells with that count"),
+                                  "accuracy": Field(SHARE, "correct / words")}))
+_CAUSAL_DECODING = Obj({
+    "uas": Field(ListOf(ListOf(COUNT)), "UAS counts of every head, [layer][head] from 0"),
+    "uuas": Field(ListOf(ListOf(COUNT)), "UUAS counts of every head"),
+    "best_uas": Field(_CAUSAL_TREE_BEST, "the best head by UAS here (in-sample; ties: lower layer, lower head)"),
+    "best_uuas": Field(_CAUSAL_TREE_BEST, "the best head by UUAS here (in-sample)"),
+})
+_CAUSAL_TREES = Obj({"max": Field(_CAUSAL_DECODING, "each word's head is its best-scoring word"),
+                     "mst": Field(_CAUSAL_DECODING, "maximum spanning tree rooted at the gold root")})
+
 TREES = Obj({
     "layers": Field(COUNT, "layers of the [layer][head] grids"),
     "heads": Field(COUNT, "heads per layer of the grids"),
@@ -673,6 +685,9 @@ TREES = Obj({
                                      "seed": Field(INT, "seed of the per-sentence weights"),
                                      "method": Field(STR, "'poisson'")})),
                        "replicate counts (in state) for intervals, or null (--bootstrap 0)"),
+    "causal": Field(_CAUSAL_TREES, "decoders only: every head as a tree in the causal reading (an edge scored by "
+                                   "its later word's attention to the earlier one, whichever is the head)",
+                    required=False),
     "ensembles": Field(ListOf(Obj({"relation": Field(STR, "relation name"), "direction": Field(STR, "its direction"),
                                    "members": Field(ListOf(Obj(_HEAD)), "heads averaged"),
                                    "total": Field(COUNT, "pairs here"), "correct": Field(COUNT, "ensemble correct"),
@@ -697,6 +712,11 @@ SELECTION = Obj({
     "best_heads": Field(MapOf(MapOf(Nullable(Obj({**_HEAD, "direction": Field(STR, ""), "correct": Field(COUNT, ""),
                                                   "total": Field(COUNT, "")})), "metric"), "decoding"),
                         "per decoding and metric the best single head, with its counts on the selection treebank"),
+    "causal_best_heads": Field(MapOf(MapOf(Nullable(Obj({**_HEAD, "direction": Field(_OneOf(("causal",)), "causal"),
+                                                         "correct": Field(COUNT, ""), "total": Field(COUNT, "")})),
+                                         "metric"), "decoding"),
+                               "decoders only: per decoding and metric the best head in the causal reading",
+                               required=False),
     "ensembles": Field(ListOf(Obj({"relation": Field(STR, ""), "direction": Field(STR, ""),
                                    "members": Field(ListOf(Obj(_HEAD)), "from 0"),
                                    "correct": Field(COUNT, "on the selection treebank"),
@@ -726,6 +746,9 @@ TREES_HELDOUT = Obj({
     "replicates": Field(COUNT, "bootstrap replicates (0: no intervals)"),
     "best_heads": Field(MapOf(MapOf(_MEASURED, "metric"), "decoding"), "the selection's best heads measured here"),
     "baselines": Field(MapOf(MapOf(_MEASURED, "metric"), "baseline"), "branching baselines measured here"),
+    "causal_best_heads": Field(MapOf(MapOf(_MEASURED, "metric"), "decoding"),
+                               "decoders only: the selection's best heads in the causal reading measured here",
+                               required=False),
     "ensembles": Field(ListOf(Obj({"relation": Field(STR, ""), "accuracy": Field(Nullable(SHARE), "ensemble"),
                                    "single": Field(Obj({**_HEAD, "accuracy": Field(Nullable(SHARE), "here"),
                                                         "interval": Field(Nullable(ListOf(SHARE, 2)), "95%")}),
@@ -897,6 +920,16 @@ def _tree_counts_within_totals(result: dict) -> None:
             for layer, (uas_row, uuas_row) in enumerate(zip(entry["uas"][direction], entry["uuas"][direction])):
                 for head, (uas, uuas) in enumerate(zip(uas_row, uuas_row)):
                     within(f"trees.decodings.{decoding}.uas.{direction}[{layer}][{head}]", uas, uuas, words)
+    causal = trees.get("causal")
+    if causal is not None and not result["model"].get("is_causal"):
+        raise Invalid("trees.causal", "present for a model that is not causal")
+    for decoding, entry in (causal or {}).items():
+        for metric in ("uas", "uuas"):
+            if len(entry[metric]) != layers or any(len(row) != heads for row in entry[metric]):
+                raise Invalid(f"trees.causal.{decoding}.{metric}", f"is not a grid of {layers} layers x {heads} heads")
+        for layer, (uas_row, uuas_row) in enumerate(zip(entry["uas"], entry["uuas"])):
+            for head, (uas, uuas) in enumerate(zip(uas_row, uuas_row)):
+                within(f"trees.causal.{decoding}[{layer}][{head}]", uas, uuas, words)
     for name, entry in trees["baselines"].items():
         within(f"trees.baselines.{name}", entry["uas"], entry["uuas"], words)
     for index, entry in enumerate(trees.get("ensembles", [])):
@@ -911,6 +944,8 @@ def _tree_counts_within_totals(result: dict) -> None:
             within(f"trees.probes.{name}.{decoding}", entry[decoding]["uas"], entry[decoding]["uuas"], entry["words"])
     if "heldout" in result and not result.get("selection"):
         raise Invalid("heldout", "present without the selection it measures")
+    if "causal_best_heads" in (result.get("heldout") or {}) and causal is None:
+        raise Invalid("heldout.causal_best_heads", "present without the causal counts (trees.causal) it comes from")
 
 
 @consistency_check("coref")

@@ -56,6 +56,9 @@ METHOD = (
     "treebank; layers and heads from 0"
 )
 
+CAUSAL = "causal"
+"""The direction name of the causal reading (a decoder's later word's attention to the earlier one)."""
+
 _SINGLE_INTS = ("total", "sentences")
 _ENSEMBLE_INTS = ("words", "sentences")
 _PROBE_INTS = ("total", "sentences")
@@ -85,7 +88,7 @@ class TreesAccumulator(Accumulator):
         self.bootstrap, self.causal = bootstrap, causal
         self.selection, self.evaluate = selection, evaluate
         self.probe_modules, self.vectors = probe_modules or {}, vectors
-        self.single = TreeCounts(num_layers, num_heads, bootstrap)
+        self.single = TreeCounts(num_layers, num_heads, bootstrap, causal=causal)
         self.ensembles = None
         self.probes: dict[str, ProbeTreeCounts] = {}
         if evaluate:
@@ -221,6 +224,24 @@ class TreesAccumulator(Accumulator):
                 }
         return best
 
+    def causal_best_heads(self) -> dict | None:
+        """A decoder's best head per decoding and metric in the causal reading (ties: lower layer, then lower
+        head), with its counts; None for an encoder."""
+        if not self.causal:
+            return None
+        total = self.single.total
+        best = {}
+        for d, decoding in enumerate(DECODINGS):
+            best[decoding] = {}
+            for m, metric in enumerate(METRICS):
+                counts = self.single.causal_heads[m, d].numpy()
+                choice = select_head(counts[None], total)
+                best[decoding][metric] = None if choice is None else {
+                    "layer": choice.layer, "head": choice.head, "direction": CAUSAL,
+                    "correct": choice.correct, "total": total, "ties": choice.ties,
+                }
+        return best
+
     def summary(self) -> dict:
         """The ``trees`` block: counts of every head, direction, decoding and metric (layers and heads from 0)."""
         single = self.single
@@ -247,6 +268,8 @@ class TreesAccumulator(Accumulator):
             "bootstrap": None if self.bootstrap is None else {
                 "replicates": self.bootstrap.replicates, "seed": self.bootstrap.seed, "method": "poisson"},
         }
+        if self.causal:
+            block["causal"] = self._causal_summary()
         if self.ensembles is not None:
             counts = self.ensembles
             block["ensembles"] = [
@@ -274,6 +297,22 @@ class TreesAccumulator(Accumulator):
                 block["word_vectors"] = {"looked_up": int(self.vector_counts[0]), "unknown": int(self.vector_counts[1])}
         return block
 
+    def _causal_summary(self) -> dict:
+        """The ``trees.causal`` block of a decoder: every head's counts in the causal reading, per decoding and
+        metric, and the in-sample best."""
+        single, best = self.single, self.causal_best_heads()
+        block = {}
+        for d, decoding in enumerate(DECODINGS):
+            entry = {metric: single.causal_heads[m, d].tolist() for m, metric in enumerate(METRICS)}
+            for metric in METRICS:
+                choice = best[decoding][metric]
+                entry[f"best_{metric}"] = None if choice is None else {
+                    **{key: choice[key] for key in ("layer", "head", "direction", "correct", "ties")},
+                    "accuracy": choice["correct"] / single.total,
+                }
+            block[decoding] = entry
+        return block
+
     def heldout(self, level: float = LEVEL) -> dict:
         """The selection's choices measured on this pass, with ``level`` intervals (when bootstrapped)."""
         single, selection = self.single, self.selection
@@ -284,31 +323,7 @@ class TreesAccumulator(Accumulator):
             return {"correct": correct, "total": total, "accuracy": correct / total if total else None,
                     "interval": None if interval is None else list(interval)}
 
-        best_heads = {}
-        for d, decoding in enumerate(DECODINGS):
-            best_heads[decoding] = {}
-            for m, metric in enumerate(METRICS):
-                choice = selection["best_heads"][decoding][metric]
-                if choice is None:
-                    best_heads[decoding][metric] = None
-                    continue
-                cell = (m, d, DIRECTIONS.index(choice["direction"]), choice["layer"], choice["head"])
-                boot_correct = single.boot_heads[(slice(None),) + cell].numpy() if boot else None
-                boot_total = single.boot_total.numpy() if boot else None
-                entry = {key: choice[key] for key in ("layer", "head", "direction")}
-                entry["dev"] = {"correct": choice["correct"], "total": choice["total"],
-                                "accuracy": choice["correct"] / choice["total"] if choice["total"] else None}
-                entry.update(measured(int(single.heads[cell]), single.total, boot_correct, boot_total))
-                if boot:
-                    right = single.boot_baselines[:, m, BASELINES.index("right_branching")].numpy()
-                    difference = paired_difference(boot_correct, right, boot_total, level)
-                    value = (int(single.heads[cell]) - int(single.baselines[m, 0])) / single.total if single.total else None
-                    entry["vs_right_branching"] = {
-                        "value": value,
-                        "interval": None if difference["interval"] is None else list(difference["interval"]),
-                        "p_not_better": difference["p_not_better"],
-                    }
-                best_heads[decoding][metric] = entry
+        best_heads = self._heldout_best_heads(selection["best_heads"], measured, level)
         baselines = {
             baseline: {metric: measured(int(single.baselines[m, b]), single.total,
                                         single.boot_baselines[:, m, b].numpy() if boot else None,
@@ -325,6 +340,8 @@ class TreesAccumulator(Accumulator):
             "best_heads": best_heads,
             "baselines": baselines,
         }
+        if self.causal and "causal_best_heads" in selection:  # chosen on DEV as the classic ones
+            block["causal_best_heads"] = self._heldout_best_heads(selection["causal_best_heads"], measured, level)
         if self.ensembles is not None:
             block["ensembles"], block["ensemble_trees"] = self._heldout_ensembles(level)
         if self.probes:
@@ -338,6 +355,42 @@ class TreesAccumulator(Accumulator):
                     for k, decoding in enumerate(PROBE_DECODINGS)
                 }
         return block
+
+    def _heldout_best_heads(self, choices: dict, measured, level: float) -> dict:
+        """Per decoding and metric, the head chosen on DEV (``choices``, as :meth:`best_heads` or
+        :meth:`causal_best_heads` made them) measured here, with its paired difference to right-branching."""
+        single, boot = self.single, self.bootstrap is not None
+        best_heads = {}
+        for d, decoding in enumerate(DECODINGS):
+            best_heads[decoding] = {}
+            for m, metric in enumerate(METRICS):
+                choice = choices[decoding][metric]
+                if choice is None:
+                    best_heads[decoding][metric] = None
+                    continue
+                if choice["direction"] == CAUSAL:
+                    counts, boot_counts, cell = single.causal_heads, single.boot_causal, (m, d)
+                else:
+                    counts, boot_counts = single.heads, single.boot_heads
+                    cell = (m, d, DIRECTIONS.index(choice["direction"]))
+                cell += (choice["layer"], choice["head"])
+                boot_correct = boot_counts[(slice(None),) + cell].numpy() if boot else None
+                boot_total = single.boot_total.numpy() if boot else None
+                entry = {key: choice[key] for key in ("layer", "head", "direction")}
+                entry["dev"] = {"correct": choice["correct"], "total": choice["total"],
+                                "accuracy": choice["correct"] / choice["total"] if choice["total"] else None}
+                entry.update(measured(int(counts[cell]), single.total, boot_correct, boot_total))
+                if boot:
+                    right = single.boot_baselines[:, m, BASELINES.index("right_branching")].numpy()
+                    difference = paired_difference(boot_correct, right, boot_total, level)
+                    value = (int(counts[cell]) - int(single.baselines[m, 0])) / single.total if single.total else None
+                    entry["vs_right_branching"] = {
+                        "value": value,
+                        "interval": None if difference["interval"] is None else list(difference["interval"]),
+                        "p_not_better": difference["p_not_better"],
+                    }
+                best_heads[decoding][metric] = entry
+        return best_heads
 
     def _heldout_ensembles(self, level: float) -> tuple[list, dict]:
         counts, boot = self.ensembles, self.bootstrap is not None
