@@ -41,6 +41,8 @@ BUILDS_ON = {
                           "accumulator beside its own over the same batches",
     ("trees", "probe"): "head ensembles are chosen among each relation's best single heads, which trees counts with "
                         "the probe's accumulator in its first pass",
+    ("ablation", "probe"): "ablate --chosen --select-on TREEBANK counts each relation's heads on DEV with the probe's "
+                           "accumulator before choosing the heads it disables",
 }
 """(analysis, analysis it imports) -> why: the one composition the layout allows inside the analyses layer."""
 

@@ -29,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     versus = parser.add_argument_group("chosen against matched random heads (--chosen)")
     versus.add_argument("--k", nargs="+", type=int, default=[1], metavar="K", help="sizes of the chosen sets (default: 1)")
     versus.add_argument("--random", type=int, default=20, metavar="N", help="matched random sets per chosen set (default: 20)")
-    versus.add_argument("--select-on", metavar="DEV", help="the probe result file (JSON) of DEV that chooses the heads")
+    versus.add_argument("--select-on", metavar="DEV",
+                        help="DEV, which chooses the heads: a probe result file (JSON) of probing score, or a treebank "
+                             "(en_ewt:dev, a .conllu file) scored first in this command; never the run's own units")
     parser.add_argument("--metric", required=True, choices=["mlm", "lm", "probe", "classification"], metavar="METRIC",
                         help="what to measure: mlm, lm, probe or classification (see below)")
     parser.add_argument("--labels", metavar="CSV",
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         each_head,
         each_layer,
     )
+    from probing.analyses.ablation.choosing import dev_relations, open_dev
     from probing.data.inputs import InputSource
     from probing.data.relations import check_relation_names
     from probing.engine.readings import READINGS
@@ -78,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if metric.needs_trees and args.text:
         raise ProbingError("--metric probe needs a treebank (its trees), not --text", source="--text")
     with EngineCommand(args, head=metric.head, source=source) as command:
+        dev = open_dev(args.select_on, command.source, args.limit) if args.chosen else None  # before the model loads
         loaded = command.loaded
         metric.setup(loaded)
         layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
@@ -86,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.each_layer:
             conditions = each_layer(layers, heads)
         elif args.chosen:
-            sets = _versus_sets(args, layers, heads)
+            sets = _versus_sets(args, dev_relations(dev, args.chosen, command), layers, heads)
             conditions = [INTACT] + [Condition(f"{entry['key']}:{entry['role']}"
                                                + ("" if entry["draw"] is None else f"{entry['draw']}"), entry["heads"])
                                      for entry in sets]
@@ -99,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         options = {"metric": args.metric, "metric_options": {"seed": args.seed, "mask_rate": args.mask_rate,
                                                               "relations": list(args.relations)},
-                   "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"}}
+                   "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"},
+                   **({"select_on": args.select_on} if args.chosen else {})}
         result = command.result("ablation", stats, accumulator, options)
         print(f"{loaded.name}: {metric.description} with heads disabled ({len(conditions) - 1} conditions; "
               f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
@@ -112,26 +117,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _versus_sets(args: argparse.Namespace, layers: int, heads: int) -> list[dict]:
-    """The chosen set of every --chosen relation and --k size (from the DEV result), with its random draws."""
+def _versus_sets(args: argparse.Namespace, dev: dict, layers: int, heads: int) -> list[dict]:
+    """The chosen set of every --chosen relation and --k size (from DEV's relations), with its random draws."""
     import numpy as np
 
     from probing.analyses.ablation.versus import chosen_set, versus_sets
     from probing.errors import ProbingError
     from probing.naming import DIRECTIONS
-    from probing.stats.heldout import read_dev_result
 
-    if not args.select_on:
-        raise ProbingError("--chosen chooses heads on DEV: give --select-on DEV.json (a probe result)", source="--select-on")
     if args.random < 1:
         raise ProbingError(f"must be 1 or more, got {args.random}", source="--random")
-    dev = read_dev_result(args.select_on)
     chosen = {}
     for relation in args.chosen:
-        if relation not in dev["relations"]:
-            raise ProbingError(f"relation {relation!r} is not in the DEV result (it has {', '.join(dev['relations'])})",
+        if relation not in dev:
+            raise ProbingError(f"relation {relation!r} is not in the DEV result (it has {', '.join(dev)})",
                                source="--chosen")
-        scored = dev["relations"][relation]
+        scored = dev[relation]
+        if not scored["total"]:
+            raise ProbingError(f"relation {relation!r} has no pair on DEV, so nothing chooses its heads",
+                               source="--chosen")
         directions = DIRECTIONS + (("causal",) if scored.get("causal") else ())  # a decoder's later-to-earlier
         counts = np.stack([np.asarray(scored["heads"][d]) for d in DIRECTIONS]
                           + ([np.asarray(scored["causal"]["heads"])] if scored.get("causal") else []))
