@@ -55,35 +55,78 @@ def uas_uuas(predicted: list[int], sentence) -> tuple[int, int]:
     return directed, undirected
 
 
-def reference_causal_counts(path: str, treebank, limit: int) -> dict:
-    """{decoding: {metric: [layer][head]}} and the scored words, by the rule, one sentence at a time."""
+def word_attention_of_sentences(path: str, treebank, limit: int | None):
+    """(sentence, W[layer][head] as nested lists) of each sentence with exactly one root, in file order."""
     loaded = load_model(path)
     model = AutoModelForCausalLM.from_pretrained(path, attn_implementation="eager").eval()
     layers, heads = model.config.num_hidden_layers, model.config.num_attention_heads
-    counts = {d: {m: [[0] * heads for _ in range(layers)] for m in ("uas", "uuas")} for d in ("max", "mst")}
-    words = 0
     for sentence in itertools.islice(read_treebank(treebank), limit):
-        roots = [i for i, head in enumerate(sentence.heads) if head == ROOT]
-        if len(roots) != 1:
+        if sum(1 for head in sentence.heads if head == ROOT) != 1:
             continue
-        words += sum(1 for head, upos in zip(sentence.heads, sentence.upos) if head != ROOT and upos != "PUNCT")
         aligned = align_words(loaded.tokenizer, [sentence.words], prepend=loaded.prepend_token_id,
                               spaces=[sentence.space_after])[0]
         with torch.no_grad():
             output = model(input_ids=torch.tensor([aligned.input_ids]), output_attentions=True)
         owners = [owner if owner != SPECIAL else -1 for owner in aligned.word_of_token]
         n = len(sentence.words)
-        for layer in range(layers):
-            for head in range(heads):
-                W = word_attention(output.attentions[layer][0, head].double().tolist(), owners, n)
+        yield sentence, [[word_attention(output.attentions[layer][0, head].double().tolist(), owners, n)
+                          for head in range(heads)] for layer in range(layers)]
+
+
+def scored_words(sentence) -> int:
+    return sum(1 for head, upos in zip(sentence.heads, sentence.upos) if head != ROOT and upos != "PUNCT")
+
+
+def reference_causal_counts(path: str, treebank, limit: int) -> dict:
+    """{decoding: {metric: [layer][head]}} and the scored words, by the rule, one sentence at a time."""
+    counts, words = None, 0
+    for sentence, grids in word_attention_of_sentences(path, treebank, limit):
+        if counts is None:
+            counts = {d: {m: [[0] * len(grids[0]) for _ in grids] for m in ("uas", "uuas")} for d in ("max", "mst")}
+        words += scored_words(sentence)
+        root = sentence.heads.index(ROOT)
+        for layer, row in enumerate(grids):
+            for head, W in enumerate(row):
                 S = causal_edge_scores(W)
-                predicted = {"max": [best_other(S[word], word) if n > 1 else -1 for word in range(n)],
-                             "mst": reference_mst(S, roots[0])}
+                predicted = {"max": [best_other(S[word], word) if len(S) > 1 else -1 for word in range(len(S))],
+                             "mst": reference_mst(S, root)}
                 for decoding, heads_of in predicted.items():
                     directed, undirected = uas_uuas(heads_of, sentence)
                     counts[decoding]["uas"][layer][head] += directed
                     counts[decoding]["uuas"][layer][head] += undirected
     return {"counts": counts, "words": words}
+
+
+def mean_attention(grids, members) -> list[list[float]]:
+    n = len(grids[0][0])
+    return [[sum(grids[m["layer"]][m["head"]][i][j] for m in members) / len(members) for j in range(n)]
+            for i in range(n)]
+
+
+def reference_causal_ensembles(path: str, treebank, ensembles: list[dict], limit: int | None = None) -> dict:
+    """Each causal ensemble's correct pairs (its later word's strongest earlier word of the members' mean
+    attention is the earlier word) and the UAS/UUAS of the tree of all of them: the MST of the sum of their
+    causal edge scores, each weighted by its DEV accuracy."""
+    from test_causal_direction import strongest_earlier
+
+    from probing.data.relations import dependent_pairs
+
+    correct, uas, uuas, words = [0] * len(ensembles), 0, 0, 0
+    for sentence, grids in word_attention_of_sentences(path, treebank, limit):
+        n = len(sentence.words)
+        combined = [[0.0] * n for _ in range(n)]
+        for e, ensemble in enumerate(ensembles):
+            mean = mean_attention(grids, ensemble["members"])
+            S = causal_edge_scores(mean)
+            weight = ensemble["correct"] / ensemble["total"]
+            combined = [[combined[a][b] + weight * S[a][b] for b in range(n)] for a in range(n)]
+            for dependent, head in dependent_pairs(ensemble["relation"], sentence):
+                if head >= 0:
+                    later, earlier = max(dependent, head), min(dependent, head)
+                    correct[e] += int(strongest_earlier(mean[later], later) == earlier)
+        directed, undirected = uas_uuas(reference_mst(combined, sentence.heads.index(ROOT)), sentence)
+        uas, uuas, words = uas + directed, uuas + undirected, words + scored_words(sentence)
+    return {"correct": correct, "uas": uas, "uuas": uuas, "words": words}
 
 
 def run_trees(tmp_path, name: str, *options: str) -> dict:
@@ -159,6 +202,50 @@ def test_a_dev_result_without_the_causal_choice_is_refused_for_a_decoder(llama, 
     assert len(error.splitlines()) == 1 and "causal reading" in error and "--select-on" in error
 
 
+def test_a_decoders_causal_ensembles_and_their_trees_equal_the_reference(llama, tmp_path, capsys):
+    dev, test = sample_split()
+    result = run_trees(tmp_path, "heldout", "--model", llama, "--select-on", dev, "--treebank", test,
+                       "--ensemble-size", "3", "--candidates", "6")
+    capsys.readouterr()
+    chosen = [e for e in result["selection"]["ensembles"] if e["direction"] == "causal"]
+    assert [e["relation"] for e in chosen] == ["dobj", "det", "pobj", "poss"]  # one per relation, after the classic
+    expected = reference_causal_ensembles(llama, test, chosen)
+    reported = [e for e in result["trees"]["ensembles"] if e["direction"] == "causal"]
+    assert [e["correct"] for e in reported] == expected["correct"]
+    trees = result["trees"]["causal_ensemble_trees"]
+    assert (trees["uas"], trees["uuas"], trees["words"]) == (expected["uas"], expected["uuas"], expected["words"])
+    heldout = result["heldout"]["causal_ensemble_trees"]["uuas"]
+    assert heldout["correct"] == expected["uuas"] and heldout["interval"][0] <= heldout["accuracy"]
+
+
+def test_averaged_causal_ensembles_count_and_combine_as_the_reference():
+    """Ensembles of several members (the search on a tiny random model keeps one), counted on a pass."""
+    from probing.analyses.trees.accumulator import TreesAccumulator
+    from probing.data.inputs import InputSource
+    from probing.engine.passes import run_pass
+
+    path = tiny_model("llama", num_layers=2, num_heads=4)
+    ensembles = [
+        {"relation": "det", "direction": "causal", "members": [{"layer": 0, "head": 1}, {"layer": 1, "head": 3}],
+         "correct": 30, "single": {"layer": 0, "head": 1}, "single_correct": 20, "total": 40},
+        {"relation": "nsubj", "direction": "causal", "members": [{"layer": 1, "head": 0}, {"layer": 0, "head": 2},
+                                                                 {"layer": 1, "head": 2}],
+         "correct": 10, "single": {"layer": 1, "head": 0}, "single_correct": 9, "total": 30},
+        {"relation": "det", "direction": "dep_to_head", "members": [{"layer": 0, "head": 0}],  # not in the causal tree
+         "correct": 39, "single": {"layer": 0, "head": 0}, "single_correct": 39, "total": 40},
+    ]
+    loaded = load_model(path)
+    trees = TreesAccumulator(loaded.num_layers, loaded.num_heads, causal=True, evaluate=True,
+                             selection={"ensembles": ensembles, "probes": {}, "digest": "planted"})
+    run_pass(loaded, InputSource.treebank(str(sample_path()), limit=LIMIT), [trees])
+    counted = trees.ensembles.result()
+    expected = reference_causal_ensembles(path, sample_path(), ensembles[:2], limit=LIMIT)
+    assert [e["heldout"]["correct"] for e in counted["ensembles"][:2]] == expected["correct"]
+    found = counted["causal_trees"]
+    assert (found["uas"], found["uuas"], found["words"]) == (expected["uas"], expected["uuas"], expected["words"])
+    assert found["uuas"] > 0
+
+
 def test_an_encoders_result_has_no_causal_reading(tmp_path, capsys):
     from probing.analyses.trees.report import LEADERBOARD_CAUSAL_NOTE, leaderboard_table
     from probing.results.schema import validate
@@ -169,7 +256,8 @@ def test_an_encoders_result_has_no_causal_reading(tmp_path, capsys):
     assert "later->earlier" not in capsys.readouterr().out
     assert not result["model"]["is_causal"]
     assert "causal" not in result["trees"] and "causal_best_heads" not in result["selection"]
-    assert "causal_best_heads" not in result["heldout"]
+    assert "causal_best_heads" not in result["heldout"] and "causal_ensemble_trees" not in result["heldout"]
+    assert {e["direction"] for e in result["selection"]["ensembles"]} == {"dep_to_head", "head_to_dep"}
     table = leaderboard_table([result])
     assert LEADERBOARD_CAUSAL_NOTE not in table.notes
     assert not any(row.model.endswith("(causal reading)") for row in table.rows)

@@ -695,7 +695,11 @@ TREES = Obj({
                        "held-out: each ensemble's relation counts here", required=False),
     "ensemble_trees": Field(Obj({"words": Field(COUNT, "scored words"), "uas": Field(COUNT, "directed"),
                                  "uuas": Field(COUNT, "undirected")}),
-                            "held-out: trees decoded (mst) from all ensembles together", required=False),
+                            "held-out: trees decoded (mst) from all classic ensembles together", required=False),
+    "causal_ensemble_trees": Field(Obj({"words": Field(COUNT, "scored words"), "uas": Field(COUNT, "directed"),
+                                        "uuas": Field(COUNT, "undirected")}),
+                                   "held-out, decoders only: trees decoded (mst) from the causal ensembles together, "
+                                   "in the causal reading", required=False),
     "probes": Field(MapOf(Obj({"words": Field(COUNT, "scored words"), "argmax": Field(_UAS_UUAS, "per word"),
                                "mst": Field(_UAS_UUAS, "tree rooted at the gold root")}), "probe"),
                     "held-out: each trained probe's counts", required=False),
@@ -755,6 +759,8 @@ TREES_HELDOUT = Obj({
                                                    "its best single head (the one the search started from)")})),
                        "each ensemble's relation accuracy beside its best single head's", required=False),
     "ensemble_trees": Field(MapOf(_MEASURED, "metric"), "UAS and UUAS of the ensembles' trees", required=False),
+    "causal_ensemble_trees": Field(MapOf(_MEASURED, "metric"), "decoders only: UAS and UUAS of the trees of the "
+                                                               "causal ensembles", required=False),
     "probes": Field(MapOf(MapOf(MapOf(_MEASURED, "metric"), "decoding"), "probe"), "each probe's UAS and UUAS",
                     required=False),
 })
@@ -936,9 +942,9 @@ def _tree_counts_within_totals(result: dict) -> None:
         for key in ("correct", "single_correct"):
             if entry[key] > entry["total"]:
                 raise Invalid(f"trees.ensembles[{index}].{key}", f"{entry[key]} correct of {entry['total']} pairs")
-    if "ensemble_trees" in trees:
-        entry = trees["ensemble_trees"]
-        within("trees.ensemble_trees", entry["uas"], entry["uuas"], entry["words"])
+    for name in ("ensemble_trees", "causal_ensemble_trees"):
+        if name in trees:
+            within(f"trees.{name}", trees[name]["uas"], trees[name]["uuas"], trees[name]["words"])
     for name, entry in trees.get("probes", {}).items():
         for decoding in ("argmax", "mst"):
             within(f"trees.probes.{name}.{decoding}", entry[decoding]["uas"], entry[decoding]["uuas"], entry["words"])

@@ -284,6 +284,11 @@ class TreesAccumulator(Accumulator):
                 "decoding": "mst", "sentences": {"scored": counts.sentences, "skipped": dict(counts.skipped)},
                 "words": counts.words, **{metric: int(counts.trees[m]) for m, metric in enumerate(METRICS)},
             }
+            if counts.has_causal:  # a decoder's trees from its causal ensembles alone
+                block["causal_ensemble_trees"] = {
+                    "decoding": "mst", "words": counts.words,
+                    **{metric: int(counts.causal_trees[m]) for m, metric in enumerate(METRICS)},
+                }
         if self.probes:
             block["probes"] = {
                 name: {"sentences": {"scored": counts.sentences, "skipped": dict(counts.skipped)},
@@ -344,6 +349,9 @@ class TreesAccumulator(Accumulator):
             block["causal_best_heads"] = self._heldout_best_heads(selection["causal_best_heads"], measured, level)
         if self.ensembles is not None:
             block["ensembles"], block["ensemble_trees"] = self._heldout_ensembles(level)
+            if self.ensembles.has_causal:
+                block["causal_ensemble_trees"] = self._heldout_trees(self.ensembles.causal_trees,
+                                                                     self.ensembles.boot_causal_trees, level)
         if self.probes:
             block["probes"] = {}
             for name, counts in self.probes.items():
@@ -422,13 +430,19 @@ class TreesAccumulator(Accumulator):
                     "p_not_better": None if not difference else difference["p_not_better"],
                 },
             })
-        trees = {}
+        return rows, self._heldout_trees(counts.trees, counts.boot_trees if boot else None, level)
+
+    def _heldout_trees(self, trees: torch.Tensor, boot_trees: torch.Tensor | None, level: float) -> dict:
+        """UAS and UUAS of combined ensemble trees: ``trees`` [metric] counts over the ensembles' scored words,
+        with intervals from ``boot_trees`` [replicate, metric] when bootstrapped."""
+        counts, boot = self.ensembles, self.bootstrap is not None
+        measured = {}
         for m, metric in enumerate(METRICS):
-            interval = accuracy_interval(counts.boot_trees[:, m].numpy(), counts.boot_words.numpy(), level) if boot else None
-            trees[metric] = {"correct": int(counts.trees[m]), "total": counts.words,
-                             "accuracy": int(counts.trees[m]) / counts.words if counts.words else None,
-                             "interval": None if interval is None else list(interval)}
-        return rows, trees
+            interval = accuracy_interval(boot_trees[:, m].numpy(), counts.boot_words.numpy(), level) if boot else None
+            measured[metric] = {"correct": int(trees[m]), "total": counts.words,
+                                "accuracy": int(trees[m]) / counts.words if counts.words else None,
+                                "interval": None if interval is None else list(interval)}
+        return measured
 
 
 def ensembles_of(selection: dict | None) -> list[Ensemble]:

@@ -238,9 +238,11 @@ class CollectorAccumulator(Accumulator):
 
 
 def ensemble_candidates(relations_accumulator, limit: int) -> dict:
-    """Per (relation, direction) the ``limit`` best heads, from a ProbeAccumulator's counts."""
+    """Per (relation, direction) the ``limit`` best heads, from a ProbeAccumulator's counts (a decoder's
+    causal direction too)."""
     counts = relations_accumulator.counts
-    return candidate_heads({name: counts.heads[r].numpy() for r, name in enumerate(counts.relations)}, limit)
+    causal = {name: counts.causal_heads[r].numpy() for r, name in enumerate(counts.relations)} if counts.causal else None
+    return candidate_heads({name: counts.heads[r].numpy() for r, name in enumerate(counts.relations)}, limit, causal)
 
 
 # ---------------------------------------------------------------------------- choosing
