@@ -183,6 +183,13 @@ def test_the_causal_reading_is_chosen_on_dev_and_reported_on_test(llama, tmp_pat
             low, high = reported["interval"]
             assert low <= reported["accuracy"] <= high
     assert reused["heldout"]["causal_best_heads"] == heldout["heldout"]["causal_best_heads"]
+    # without a bootstrap the same choices are reported, with no interval
+    plain = run_trees(tmp_path, "plain", "--model", llama, "--select-on", dev, "--treebank", test, "--bootstrap", "0")
+    for decoding in ("max", "mst"):
+        entry = plain["heldout"]["causal_best_heads"][decoding]["uas"]
+        assert entry["correct"] == heldout["heldout"]["causal_best_heads"][decoding]["uas"]["correct"]
+        assert entry["interval"] is None
+    assert plain["heldout"]["causal_ensemble_trees"]["uas"]["interval"] is None
     from probing.analyses.trees.result import TreesResult
 
     chosen = TreesResult(heldout).chosen("mst", "uuas", causal=True)

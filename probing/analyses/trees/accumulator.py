@@ -350,8 +350,8 @@ class TreesAccumulator(Accumulator):
         if self.ensembles is not None:
             block["ensembles"], block["ensemble_trees"] = self._heldout_ensembles(level)
             if self.ensembles.has_causal:
-                block["causal_ensemble_trees"] = self._heldout_trees(self.ensembles.causal_trees,
-                                                                     self.ensembles.boot_causal_trees, level)
+                boot_trees = self.ensembles.boot_causal_trees if self.bootstrap is not None else None
+                block["causal_ensemble_trees"] = self._heldout_trees(self.ensembles.causal_trees, boot_trees, level)
         if self.probes:
             block["probes"] = {}
             for name, counts in self.probes.items():
@@ -376,13 +376,14 @@ class TreesAccumulator(Accumulator):
                 if choice is None:
                     best_heads[decoding][metric] = None
                     continue
-                if choice["direction"] == CAUSAL:
-                    counts, boot_counts, cell = single.causal_heads, single.boot_causal, (m, d)
-                else:
-                    counts, boot_counts = single.heads, single.boot_heads
-                    cell = (m, d, DIRECTIONS.index(choice["direction"]))
+                causal = choice["direction"] == CAUSAL
+                counts = single.causal_heads if causal else single.heads
+                cell = (m, d) if causal else (m, d, DIRECTIONS.index(choice["direction"]))
                 cell += (choice["layer"], choice["head"])
-                boot_correct = boot_counts[(slice(None),) + cell].numpy() if boot else None
+                boot_correct = None
+                if boot:
+                    boot_counts = single.boot_causal if causal else single.boot_heads
+                    boot_correct = boot_counts[(slice(None),) + cell].numpy()
                 boot_total = single.boot_total.numpy() if boot else None
                 entry = {key: choice[key] for key in ("layer", "head", "direction")}
                 entry["dev"] = {"correct": choice["correct"], "total": choice["total"],
