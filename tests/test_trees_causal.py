@@ -287,3 +287,19 @@ def test_the_leaderboard_shows_a_decoders_causal_row(llama, tmp_path, capsys):
     chosen = result["heldout"]["causal_best_heads"]["mst"]["uas"]
     assert rows[0].cells["MST UAS"].accuracy == chosen["accuracy"]
     assert rows[0].cells["MST UAS"].direction == "causal"
+
+
+def test_a_decoders_test_shards_merge_into_the_run_that_chose_again(llama, tmp_path, capsys):
+    dev, test = sample_split()
+    run_trees(tmp_path, "dev", "--model", llama, "--treebank", dev)
+    whole = run_trees(tmp_path, "whole", "--model", llama, "--select-on", str(tmp_path / "dev.json"), "--treebank", test)
+    for index in range(2):
+        run_trees(tmp_path, f"part{index}", "--model", llama, "--select-on", str(tmp_path / "dev.json"),
+                  "--treebank", test, "--shard", f"{index}/2")
+    merged = tmp_path / "merged.json"
+    assert main(["merge", str(tmp_path / "part0.json"), str(tmp_path / "part1.json"), "--output", str(merged)]) == 0
+    capsys.readouterr()
+    merged = json.loads(merged.read_text(encoding="utf-8"))
+    assert merged["trees"]["causal"] == whole["trees"]["causal"] and merged["state"] == whole["state"]
+    assert merged["heldout"]["causal_best_heads"] == whole["heldout"]["causal_best_heads"]
+    assert merged["heldout"]["causal_ensemble_trees"] == whole["heldout"]["causal_ensemble_trees"]
