@@ -79,11 +79,13 @@ def scored_words(sentence) -> int:
 
 def reference_causal_counts(path: str, treebank, limit: int) -> dict:
     """{decoding: {metric: [layer][head]}} and the scored words, by the rule, one sentence at a time."""
-    counts, words = None, 0
+    counts, words, head_first = None, 0, 0
     for sentence, grids in word_attention_of_sentences(path, treebank, limit):
         if counts is None:
             counts = {d: {m: [[0] * len(grids[0]) for _ in grids] for m in ("uas", "uuas")} for d in ("max", "mst")}
         words += scored_words(sentence)
+        head_first += sum(1 for word, (head, upos) in enumerate(zip(sentence.heads, sentence.upos))
+                          if head != ROOT and upos != "PUNCT" and head < word)
         root = sentence.heads.index(ROOT)
         for layer, row in enumerate(grids):
             for head, W in enumerate(row):
@@ -94,7 +96,7 @@ def reference_causal_counts(path: str, treebank, limit: int) -> dict:
                     directed, undirected = uas_uuas(heads_of, sentence)
                     counts[decoding]["uas"][layer][head] += directed
                     counts[decoding]["uuas"][layer][head] += undirected
-    return {"counts": counts, "words": words}
+    return {"counts": counts, "words": words, "head_first": head_first}
 
 
 def mean_attention(grids, members) -> list[list[float]]:
@@ -147,6 +149,7 @@ def test_a_decoders_causal_tree_counts_equal_the_reference(llama, tmp_path, caps
     expected = reference_causal_counts(llama, sample_path(), LIMIT)
     causal = result["trees"]["causal"]
     assert result["trees"]["words"] == expected["words"]
+    assert causal["head_first"] == expected["head_first"] > 0
     assert any(count for grid in expected["counts"]["mst"].values() for row in grid for count in row)
     for decoding in ("max", "mst"):
         for metric in ("uas", "uuas"):
@@ -166,7 +169,7 @@ def test_the_causal_reading_is_chosen_on_dev_and_reported_on_test(llama, tmp_pat
     reused = run_trees(tmp_path, "reused", "--model", llama, "--select-on", str(tmp_path / "dev.json"),
                        "--treebank", test)
     text = capsys.readouterr().out
-    assert "later->earlier" in text
+    assert "later->earlier" in text and "head before its word" in text
     words = heldout["trees"]["words"]
     for decoding in ("max", "mst"):
         for metric in ("uas", "uuas"):
@@ -269,8 +272,8 @@ def test_an_encoders_result_has_no_causal_reading(tmp_path, capsys):
     assert LEADERBOARD_CAUSAL_NOTE not in table.notes
     assert not any(row.model.endswith("(causal reading)") for row in table.rows)
     # and a causal block forged into an encoder's result is refused
-    result["trees"]["causal"] = {d: {"uas": [[0]], "uuas": [[0]], "best_uas": None, "best_uuas": None}
-                                 for d in ("max", "mst")}
+    result["trees"]["causal"] = {**{d: {"uas": [[0]], "uuas": [[0]], "best_uas": None, "best_uuas": None}
+                                    for d in ("max", "mst")}, "head_first": 0}
     with pytest.raises(Exception, match="not causal"):
         validate(result, source="r.json")
 
@@ -303,3 +306,18 @@ def test_a_decoders_test_shards_merge_into_the_run_that_chose_again(llama, tmp_p
     assert merged["trees"]["causal"] == whole["trees"]["causal"] and merged["state"] == whole["state"]
     assert merged["heldout"]["causal_best_heads"] == whole["heldout"]["causal_best_heads"]
     assert merged["heldout"]["causal_ensemble_trees"] == whole["heldout"]["causal_ensemble_trees"]
+
+
+@pytest.mark.real_data
+@pytest.mark.slow
+def test_smollm2_causal_tree_counts_on_en_ewt_dev_equal_the_reference(tmp_path, capsys):
+    from conftest import real_model, real_treebank
+
+    path, treebank = real_model("smollm2"), real_treebank("en_ewt", "dev")
+    result = run_trees(tmp_path, "smollm2", "--model", path, "--treebank", str(treebank), "--limit", "8")
+    capsys.readouterr()
+    expected = reference_causal_counts(path, treebank, 8)
+    assert result["trees"]["words"] == expected["words"]
+    for decoding in ("max", "mst"):
+        for metric in ("uas", "uuas"):
+            assert result["trees"]["causal"][decoding][metric] == expected["counts"][decoding][metric], (decoding, metric)

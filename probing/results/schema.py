@@ -668,7 +668,9 @@ _CAUSAL_DECODING = Obj({
     "best_uuas": Field(_CAUSAL_TREE_BEST, "the best head by UUAS here (in-sample)"),
 })
 _CAUSAL_TREES = Obj({"max": Field(_CAUSAL_DECODING, "each word's head is its best-scoring word"),
-                     "mst": Field(_CAUSAL_DECODING, "maximum spanning tree rooted at the gold root")})
+                     "mst": Field(_CAUSAL_DECODING, "maximum spanning tree rooted at the gold root"),
+                     "head_first": Field(COUNT, "scored words whose gold head precedes them: all dep_to_head can get "
+                                                "right on a decoder (head_to_dep reaches the others)")})
 
 TREES = Obj({
     "layers": Field(COUNT, "layers of the [layer][head] grids"),
@@ -929,7 +931,9 @@ def _tree_counts_within_totals(result: dict) -> None:
     causal = trees.get("causal")
     if causal is not None and not result["model"].get("is_causal"):
         raise Invalid("trees.causal", "present for a model that is not causal")
-    for decoding, entry in (causal or {}).items():
+    if causal is not None and causal["head_first"] > words:
+        raise Invalid("trees.causal.head_first", f"{causal['head_first']} of {words} words")
+    for decoding, entry in ((key, value) for key, value in (causal or {}).items() if key != "head_first"):
         for metric in ("uas", "uuas"):
             if len(entry[metric]) != layers or any(len(row) != heads for row in entry[metric]):
                 raise Invalid(f"trees.causal.{decoding}.{metric}", f"is not a grid of {layers} layers x {heads} heads")

@@ -316,6 +316,7 @@ class TreesAccumulator(Accumulator):
                     "accuracy": choice["correct"] / single.total,
                 }
             block[decoding] = entry
+        block["head_first"] = int(single.head_first)
         return block
 
     def heldout(self, level: float = LEVEL) -> dict:

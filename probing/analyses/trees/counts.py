@@ -145,7 +145,9 @@ class TreeCounts:
     the scored words; with a bootstrap ``boot_total`` [B], ``boot_heads`` [B,
     metric, decoding, direction, L, H], ``boot_baselines`` [B, metric, baseline].
     A ``causal`` stack adds ``causal_heads`` [metric, decoding, L, H] (the causal
-    reading, :func:`causal_scores`) and with a bootstrap ``boot_causal`` [B, metric, decoding, L, H].
+    reading, :func:`causal_scores`), ``head_first`` (scored words whose gold head precedes them: all that
+    ``dep_to_head`` can reach there, ``head_to_dep`` reaching the rest) and with a bootstrap ``boot_causal``
+    [B, metric, decoding, L, H].
     """
 
     boot_total, boot_heads, boot_baselines, boot_causal = replicated(), replicated(), replicated(), replicated()
@@ -159,6 +161,7 @@ class TreeCounts:
         if causal:
             self.causal_heads = torch.zeros((len(METRICS), len(DECODINGS), num_layers, num_heads), dtype=torch.long)
             shapes["causal"] = self.causal_heads.shape
+            self.head_first = torch.zeros((), dtype=torch.long)  # scored words whose gold head precedes them
         self.total = 0
         self.sentences = 0
         self.skipped = dict.fromkeys(SKIP_REASONS, 0)
@@ -217,6 +220,8 @@ class TreeCounts:
         if self.causal:
             self.causal_heads += causal.sum(0)
             parts["causal"] = causal
+            positions = torch.arange(words, device=device)
+            self.head_first += int(((gold >= 0) & (gold < positions) & scored).sum())
         if self.replicates is not None:
             self.replicates.add([s.index for s in sentences], parts)
 
@@ -233,7 +238,7 @@ class TreeCounts:
         return self
 
     def tensor_names(self) -> list[str]:
-        names = ["heads", "baselines"] + (["causal_heads"] if self.causal else [])
+        names = ["heads", "baselines"] + (["causal_heads", "head_first"] if self.causal else [])
         if self.bootstrap is not None:
             names += ["boot_total", "boot_heads", "boot_baselines"] + (["boot_causal"] if self.causal else [])
         return names

@@ -32,6 +32,17 @@ CAUSAL_TREES_NOTE = ("later->earlier: a decoder's causal reading, each edge scor
                      "not which is the head, so its UUAS is the number to read.")
 
 
+def head_first_line(trees: dict) -> str:
+    """What each classic direction of a decoder can reach on this treebank.
+
+    >>> head_first_line({"words": 4, "causal": {"head_first": 1}})
+    'head before its word: 25.0% of scored words (all dep->head can reach on a decoder; head->dep the other 75.0%)'
+    """
+    share = trees["causal"]["head_first"] / trees["words"] if trees["words"] else None
+    return (f"head before its word: {percent(share)}% of scored words (all dep->head can reach on a decoder; "
+            f"head->dep the other {percent(None if share is None else 1 - share)}%)")
+
+
 def cell(measured: dict | None, label: str = "") -> str:
     """``accuracy [low, high] label`` in percent, or a dash."""
     if not measured or measured.get("accuracy") is None:
@@ -86,7 +97,7 @@ def heldout_tables(result: dict) -> str:
               _tabulate(rows, ["decoding", "metric", "head (from 1)", "DEV %", "TEST % [95%]", "vs right-branching"],
                         ("left", "left", "left", "right", "right", "right"))]
     if "causal_best_heads" in heldout:
-        parts.append(CAUSAL_TREES_NOTE)
+        parts += [CAUSAL_TREES_NOTE, head_first_line(result["trees"])]
     parts.append("")
     rows = [[name.replace("_", "-"), cell(heldout["baselines"][name]["uas"]), cell(heldout["baselines"][name]["uuas"])]
             for name in BASELINES]
@@ -144,7 +155,7 @@ def in_sample_tables(result: dict) -> str:
     parts += ["Best single head as a tree", _tabulate(rows, ["decoding", "metric", "head (from 1)", "%", "ties"],
                                                        ("left", "left", "left", "right", "right"))]
     if "causal" in trees:
-        parts.append(CAUSAL_TREES_NOTE)
+        parts += [CAUSAL_TREES_NOTE, head_first_line(trees)]
     parts.append("")
     rows = [[name.replace("_", "-"), percent(trees["baselines"][name]["uas"] / words if words else None),
              percent(trees["baselines"][name]["uuas"] / words if words else None)] for name in BASELINES]
