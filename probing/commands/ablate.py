@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     versus.add_argument("--random", type=int, default=20, metavar="N", help="matched random sets per chosen set (default: 20)")
     versus.add_argument("--select-on", metavar="DEV",
                         help="DEV, which chooses the heads: a probe result file (JSON) of probing score, or a treebank "
-                             "(en_ewt:dev, a .conllu file) scored first in this command; never the run's own units")
+                             "(en_ewt:dev, a .conllu file) scored first in this command, --limit applying to it too; "
+                             "never the run's own units")
     parser.add_argument("--metric", required=True, choices=["mlm", "lm", "probe", "classification"], metavar="METRIC",
                         help="what to measure: mlm, lm, probe or classification (see below)")
     parser.add_argument("--labels", metavar="CSV",
