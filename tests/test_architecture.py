@@ -43,6 +43,8 @@ BUILDS_ON = {
                         "the probe's accumulator in its first pass",
     ("ablation", "pairs"): "ablate's minimal-pairs metric scores BLiMP under disabled heads exactly as probing pairs "
                            "does: its sentence log-probabilities and its resamples within paradigms",
+    ("ablation", "probe"): "ablate --chosen --select-on TREEBANK counts each relation's heads on DEV with the probe's "
+                           "accumulator before choosing the heads it disables",
 }
 """(analysis, analysis it imports) -> why: the one composition the layout allows inside the analyses layer."""
 

@@ -210,3 +210,47 @@ def test_short_draws_are_counted_from_the_heads_of_a_result():
                              {"label": "det@2:random0", "heads": [[0, 2]]},
                              {"label": "det@2:random1", "heads": [[0, 2], [0, 3]]}]}
     assert [entry["short"] for entry in sets_of_result(result)] == [0, 1, 0]
+
+
+def test_select_on_a_treebank_chooses_the_sets_a_score_file_of_it_chooses(tmp_path, capsys):
+    """--select-on SPEC scores DEV in the same command: the same chosen and random sets, the same numbers."""
+    import json
+
+    from helpers import tiny_model
+
+    from probing.cli import main
+    from probing.testing import sample_split
+
+    dev, test = sample_split()
+    model = tiny_model("llama")
+    scored = tmp_path / "dev.json"
+    assert main(["score", "--quiet", "--model", model, "--treebank", dev, "--limit", "20", "--relations", "det",
+                 "nsubj", "--bootstrap", "0", "--output", str(scored)]) == 0
+    common = ["ablate", "--quiet", "--model", model, "--treebank", test, "--limit", "20", "--metric", "lm",
+              "--bootstrap", "10", "--k", "1", "3", "--random", "3", "--chosen", "det", "nsubj"]
+    results = {}
+    for name, select_on in (("file", str(scored)), ("spec", dev)):
+        output = tmp_path / f"{name}.json"
+        assert main([*common, "--select-on", select_on, "--output", str(output)]) == 0
+        results[name] = json.loads(output.read_text(encoding="utf-8"))
+    capsys.readouterr()
+    conditions = {name: [(c["label"], c["heads"]) for c in result["conditions"]] for name, result in results.items()}
+    assert len(conditions["spec"]) == 1 + 2 * 2 * (1 + 3)  # intact, then per relation and k: chosen + 3 draws
+    assert conditions["spec"] == conditions["file"]
+    assert results["spec"]["conditions"] == results["file"]["conditions"]
+    assert results["spec"]["config"]["select_on"] == dev
+
+
+def test_select_on_the_runs_own_units_is_refused_in_one_line(tmp_path, capsys):
+    from helpers import tiny_model
+
+    from probing.cli import main
+    from probing.testing import sample_split
+
+    _, test = sample_split()
+    output = tmp_path / "out.json"
+    assert main(["ablate", "--quiet", "--model", tiny_model("llama"), "--treebank", test, "--metric", "lm",
+                 "--bootstrap", "10", "--chosen", "det", "--select-on", test, "--output", str(output)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--select-on" in error and "same sentences" in error
+    assert not output.exists()

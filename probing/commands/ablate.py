@@ -30,7 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     versus = parser.add_argument_group("chosen against matched random heads (--chosen)")
     versus.add_argument("--k", nargs="+", type=int, default=[1], metavar="K", help="sizes of the chosen sets (default: 1)")
     versus.add_argument("--random", type=int, default=20, metavar="N", help="matched random sets per chosen set (default: 20)")
-    versus.add_argument("--select-on", metavar="DEV", help="the probe result file (JSON) of DEV that chooses the heads")
+    versus.add_argument("--select-on", metavar="DEV",
+                        help="DEV, which chooses the heads: a probe result file (JSON) of probing score, or a treebank "
+                             "(en_ewt:dev, a .conllu file) scored first in this command, --limit applying to it too; "
+                             "never the run's own units")
     parser.add_argument("--metric", required=True, choices=["mlm", "lm", "probe", "classification", "minimal-pairs"],
                         metavar="METRIC", help="what to measure: mlm, lm, probe, classification or minimal-pairs "
                                                "(see below)")
@@ -55,16 +58,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.ablation.accumulator import AblationAccumulator, ablation_tables
+    from probing.analyses.ablation.choosing import dev_relations
     from probing.analyses.ablation.minimal_pairs import pairs_input_block, pairs_pass
     from probing.analyses.ablation.versus import versus_block, versus_table
     from probing.engine.readings import READINGS
 
     metric, source, pairs, described = _checked_metric(args)
     with EngineCommand(args, head=metric.head, source=source) as command:
+        dev = _dev(args, command) if args.chosen else None  # before the model loads: a bad DEV costs no model time
         loaded = command.loaded
         metric.setup(loaded)
         layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
-        conditions = _conditions(args, layers, heads)
+        conditions = _conditions(args, layers, heads, dev and dev_relations(dev, args.chosen, command))
         accumulator = AblationAccumulator(metric, conditions, layers, heads, bootstrap=args.bootstrap, seed=args.seed,
                                           causal=loaded.is_causal, pool_from=args.pool_from if hasattr(args, "pool_from") else "mean")
         if pairs is None:
@@ -75,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         options = {"metric": args.metric, "metric_options": {"seed": args.seed, "mask_rate": args.mask_rate,
                                                               "relations": list(args.relations)},
-                   "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"}}
+                   "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"},
+                   **({"select_on": args.select_on} if args.chosen else {})}
         if pairs is not None:
             options["metric_options"]["layout"] = metric.layout
         result = command.result("ablation", stats, accumulator, options)
@@ -149,47 +155,24 @@ def _blimp_pairs(args: argparse.Namespace):
     return read_pairs(chosen, args.blimp, args.limit)
 
 
-def _conditions(args: argparse.Namespace, layers: int, heads: int):
+def _dev(args: argparse.Namespace, command):
+    """DEV of --select-on, checked against this run's units (BLiMP's pairs are never a treebank's)."""
+    from probing.analyses.ablation.choosing import open_dev
+
+    pairs = args.metric == "minimal-pairs"
+    return open_dev(args.select_on, None if pairs else command.source, None if pairs else args.limit)
+
+
+def _conditions(args: argparse.Namespace, layers: int, heads: int, dev: dict | None):
     """The conditions of --each-head, --each-layer, --chosen (labelled REL@K:chosen, REL@K:randomI) or --heads."""
     from probing.analyses.ablation.accumulator import INTACT, Condition, chosen_heads, each_head, each_layer
+    from probing.analyses.ablation.versus import choose_sets, set_label
 
     if args.each_head:
         return each_head(layers, heads)
     if args.each_layer:
         return each_layer(layers, heads)
     if args.chosen:
-        sets = _versus_sets(args, layers, heads)
-        return [INTACT] + [Condition(f"{entry['key']}:{entry['role']}" + ("" if entry["draw"] is None else f"{entry['draw']}"),
-                                     entry["heads"]) for entry in sets]
+        sets = choose_sets(dev, args.chosen, args.k, layers, heads, draws=args.random, seed=args.seed)
+        return [INTACT] + [Condition(set_label(entry), entry["heads"]) for entry in sets]
     return chosen_heads(args.heads, layers, heads)
-
-
-def _versus_sets(args: argparse.Namespace, layers: int, heads: int) -> list[dict]:
-    """The chosen set of every --chosen relation and --k size (from the DEV result), with its random draws."""
-    import numpy as np
-
-    from probing.analyses.ablation.versus import chosen_set, versus_sets
-    from probing.errors import ProbingError
-    from probing.naming import DIRECTIONS
-    from probing.stats.heldout import read_dev_result
-
-    if not args.select_on:
-        raise ProbingError("--chosen chooses heads on DEV: give --select-on DEV.json (a probe result)", source="--select-on")
-    if args.random < 1:
-        raise ProbingError(f"must be 1 or more, got {args.random}", source="--random")
-    dev = read_dev_result(args.select_on)
-    chosen = {}
-    for relation in args.chosen:
-        if relation not in dev["relations"]:
-            raise ProbingError(f"relation {relation!r} is not in the DEV result (it has {', '.join(dev['relations'])})",
-                               source="--chosen")
-        scored = dev["relations"][relation]
-        directions = DIRECTIONS + (("causal",) if scored.get("causal") else ())  # a decoder's later-to-earlier
-        counts = np.stack([np.asarray(scored["heads"][d]) for d in DIRECTIONS]
-                          + ([np.asarray(scored["causal"]["heads"])] if scored.get("causal") else []))
-        if counts.shape[1:] != (layers, heads):
-            raise ProbingError(f"the DEV result has {counts.shape[1]}x{counts.shape[2]} heads, the model "
-                               f"{layers}x{heads}", source="--select-on")
-        for k in args.k:
-            chosen[f"{relation}@{k}"] = chosen_set(counts, k, directions)
-    return versus_sets(chosen, layers, heads, args.random, args.seed)

@@ -683,6 +683,20 @@ _DECODING = Obj({
     "best_uuas": Field(_TREE_BEST, "the best head by UUAS here (in-sample)"),
 })
 
+_CAUSAL_TREE_BEST = Nullable(Obj({**_HEAD, "direction": Field(_OneOf(("causal",)), "causal"),
+                                  "correct": Field(COUNT, "its count"), "ties": Field(COUNT, "cells with that count"),
+                                  "accuracy": Field(SHARE, "correct / words")}))
+_CAUSAL_DECODING = Obj({
+    "uas": Field(ListOf(ListOf(COUNT)), "UAS counts of every head, [layer][head] from 0"),
+    "uuas": Field(ListOf(ListOf(COUNT)), "UUAS counts of every head"),
+    "best_uas": Field(_CAUSAL_TREE_BEST, "the best head by UAS here (in-sample; ties: lower layer, lower head)"),
+    "best_uuas": Field(_CAUSAL_TREE_BEST, "the best head by UUAS here (in-sample)"),
+})
+_CAUSAL_TREES = Obj({"max": Field(_CAUSAL_DECODING, "each word's head is its best-scoring word"),
+                     "mst": Field(_CAUSAL_DECODING, "maximum spanning tree rooted at the gold root"),
+                     "head_first": Field(COUNT, "scored words whose gold head precedes them: all dep_to_head can get "
+                                                "right on a decoder (head_to_dep reaches the others)")})
+
 TREES = Obj({
     "layers": Field(COUNT, "layers of the [layer][head] grids"),
     "heads": Field(COUNT, "heads per layer of the grids"),
@@ -698,6 +712,9 @@ TREES = Obj({
                                      "seed": Field(INT, "seed of the per-sentence weights"),
                                      "method": Field(STR, "'poisson'")})),
                        "replicate counts (in state) for intervals, or null (--bootstrap 0)"),
+    "causal": Field(_CAUSAL_TREES, "decoders only: every head as a tree in the causal reading (an edge scored by "
+                                   "its later word's attention to the earlier one, whichever is the head)",
+                    required=False),
     "ensembles": Field(ListOf(Obj({"relation": Field(STR, "relation name"), "direction": Field(STR, "its direction"),
                                    "members": Field(ListOf(Obj(_HEAD)), "heads averaged"),
                                    "total": Field(COUNT, "pairs here"), "correct": Field(COUNT, "ensemble correct"),
@@ -705,7 +722,11 @@ TREES = Obj({
                        "held-out: each ensemble's relation counts here", required=False),
     "ensemble_trees": Field(Obj({"words": Field(COUNT, "scored words"), "uas": Field(COUNT, "directed"),
                                  "uuas": Field(COUNT, "undirected")}),
-                            "held-out: trees decoded (mst) from all ensembles together", required=False),
+                            "held-out: trees decoded (mst) from all classic ensembles together", required=False),
+    "causal_ensemble_trees": Field(Obj({"words": Field(COUNT, "scored words"), "uas": Field(COUNT, "directed"),
+                                        "uuas": Field(COUNT, "undirected")}),
+                                   "held-out, decoders only: trees decoded (mst) from the causal ensembles together, "
+                                   "in the causal reading", required=False),
     "probes": Field(MapOf(Obj({"words": Field(COUNT, "scored words"), "argmax": Field(_UAS_UUAS, "per word"),
                                "mst": Field(_UAS_UUAS, "tree rooted at the gold root")}), "probe"),
                     "held-out: each trained probe's counts", required=False),
@@ -722,6 +743,11 @@ SELECTION = Obj({
     "best_heads": Field(MapOf(MapOf(Nullable(Obj({**_HEAD, "direction": Field(STR, ""), "correct": Field(COUNT, ""),
                                                   "total": Field(COUNT, "")})), "metric"), "decoding"),
                         "per decoding and metric the best single head, with its counts on the selection treebank"),
+    "causal_best_heads": Field(MapOf(MapOf(Nullable(Obj({**_HEAD, "direction": Field(_OneOf(("causal",)), "causal"),
+                                                         "correct": Field(COUNT, ""), "total": Field(COUNT, "")})),
+                                         "metric"), "decoding"),
+                               "decoders only: per decoding and metric the best head in the causal reading",
+                               required=False),
     "ensembles": Field(ListOf(Obj({"relation": Field(STR, ""), "direction": Field(STR, ""),
                                    "members": Field(ListOf(Obj(_HEAD)), "from 0"),
                                    "correct": Field(COUNT, "on the selection treebank"),
@@ -751,12 +777,17 @@ TREES_HELDOUT = Obj({
     "replicates": Field(COUNT, "bootstrap replicates (0: no intervals)"),
     "best_heads": Field(MapOf(MapOf(_MEASURED, "metric"), "decoding"), "the selection's best heads measured here"),
     "baselines": Field(MapOf(MapOf(_MEASURED, "metric"), "baseline"), "branching baselines measured here"),
+    "causal_best_heads": Field(MapOf(MapOf(_MEASURED, "metric"), "decoding"),
+                               "decoders only: the selection's best heads in the causal reading measured here",
+                               required=False),
     "ensembles": Field(ListOf(Obj({"relation": Field(STR, ""), "accuracy": Field(Nullable(SHARE), "ensemble"),
                                    "single": Field(Obj({**_HEAD, "accuracy": Field(Nullable(SHARE), "here"),
                                                         "interval": Field(Nullable(ListOf(SHARE, 2)), "95%")}),
                                                    "its best single head (the one the search started from)")})),
                        "each ensemble's relation accuracy beside its best single head's", required=False),
     "ensemble_trees": Field(MapOf(_MEASURED, "metric"), "UAS and UUAS of the ensembles' trees", required=False),
+    "causal_ensemble_trees": Field(MapOf(_MEASURED, "metric"), "decoders only: UAS and UUAS of the trees of the "
+                                                               "causal ensembles", required=False),
     "probes": Field(MapOf(MapOf(MapOf(_MEASURED, "metric"), "decoding"), "probe"), "each probe's UAS and UUAS",
                     required=False),
 })
@@ -946,20 +977,34 @@ def _tree_counts_within_totals(result: dict) -> None:
             for layer, (uas_row, uuas_row) in enumerate(zip(entry["uas"][direction], entry["uuas"][direction])):
                 for head, (uas, uuas) in enumerate(zip(uas_row, uuas_row)):
                     within(f"trees.decodings.{decoding}.uas.{direction}[{layer}][{head}]", uas, uuas, words)
+    causal = trees.get("causal")
+    if causal is not None and not result["model"].get("is_causal"):
+        raise Invalid("trees.causal", "present for a model that is not causal")
+    if causal is not None and causal["head_first"] > words:
+        raise Invalid("trees.causal.head_first", f"{causal['head_first']} of {words} words")
+    for decoding, entry in ((key, value) for key, value in (causal or {}).items() if key != "head_first"):
+        for metric in ("uas", "uuas"):
+            if len(entry[metric]) != layers or any(len(row) != heads for row in entry[metric]):
+                raise Invalid(f"trees.causal.{decoding}.{metric}", f"is not a grid of {layers} layers x {heads} heads")
+        for layer, (uas_row, uuas_row) in enumerate(zip(entry["uas"], entry["uuas"])):
+            for head, (uas, uuas) in enumerate(zip(uas_row, uuas_row)):
+                within(f"trees.causal.{decoding}[{layer}][{head}]", uas, uuas, words)
     for name, entry in trees["baselines"].items():
         within(f"trees.baselines.{name}", entry["uas"], entry["uuas"], words)
     for index, entry in enumerate(trees.get("ensembles", [])):
         for key in ("correct", "single_correct"):
             if entry[key] > entry["total"]:
                 raise Invalid(f"trees.ensembles[{index}].{key}", f"{entry[key]} correct of {entry['total']} pairs")
-    if "ensemble_trees" in trees:
-        entry = trees["ensemble_trees"]
-        within("trees.ensemble_trees", entry["uas"], entry["uuas"], entry["words"])
+    for name in ("ensemble_trees", "causal_ensemble_trees"):
+        if name in trees:
+            within(f"trees.{name}", trees[name]["uas"], trees[name]["uuas"], trees[name]["words"])
     for name, entry in trees.get("probes", {}).items():
         for decoding in ("argmax", "mst"):
             within(f"trees.probes.{name}.{decoding}", entry[decoding]["uas"], entry[decoding]["uuas"], entry["words"])
     if "heldout" in result and not result.get("selection"):
         raise Invalid("heldout", "present without the selection it measures")
+    if "causal_best_heads" in (result.get("heldout") or {}) and causal is None:
+        raise Invalid("heldout.causal_best_heads", "present without the causal counts (trees.causal) it comes from")
 
 
 @consistency_check("coref")

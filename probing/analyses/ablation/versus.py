@@ -112,6 +112,46 @@ def versus_sets(chosen: dict, num_layers: int, num_heads: int, draws: int, seed:
     return sets
 
 
+def choose_sets(dev: dict, relations, sizes, num_layers: int, num_heads: int, draws: int, seed: int) -> list[dict]:
+    """The chosen set of every relation and size in ``sizes`` (from ``dev``, per relation a probe result's entry:
+    ``total``, ``heads`` per direction, a decoder's ``causal``), each followed by its matched random draws.
+
+    >>> dev = {"det": {"total": 3, "heads": {"dep_to_head": [[3, 0]], "head_to_dep": [[0, 1]]}}}
+    >>> [(s["key"], s["role"], s["heads"]) for s in choose_sets(dev, ["det"], [1], 1, 2, draws=1, seed=0)]
+    [('det@1', 'chosen', ((0, 0),)), ('det@1', 'random', ((0, 1),))]
+    """
+    if draws < 1:
+        raise ProbingError(f"must be 1 or more, got {draws}", source="--random")
+    chosen = {}
+    for relation in relations:
+        if relation not in dev:
+            raise ProbingError(f"relation {relation!r} is not in the DEV result (it has {', '.join(dev)})",
+                               source="--chosen")
+        scored = dev[relation]
+        if not scored["total"]:
+            raise ProbingError(f"relation {relation!r} has no pair on DEV, so nothing chooses its heads",
+                               source="--chosen")
+        causal = scored.get("causal")  # a decoder's later-to-earlier direction competes with the classic two
+        directions = DIRECTIONS + (("causal",) if causal else ())
+        counts = np.stack([np.asarray(scored["heads"][d]) for d in DIRECTIONS]
+                          + ([np.asarray(causal["heads"])] if causal else []))  # [direction, layer, head]
+        if counts.shape[1:] != (num_layers, num_heads):
+            raise ProbingError(f"the DEV result has {counts.shape[1]}x{counts.shape[2]} heads, the model "
+                               f"{num_layers}x{num_heads}", source="--select-on")
+        for k in sizes:
+            chosen[f"{relation}@{k}"] = chosen_set(counts, k, directions)
+    return versus_sets(chosen, num_layers, num_heads, draws, seed)
+
+
+def set_label(entry: dict) -> str:
+    """A set's condition label, as :func:`sets_of_result` reads it back: ``REL@K:chosen`` or ``REL@K:randomI``.
+
+    >>> set_label({"key": "det@4", "role": "random", "draw": 3})
+    'det@4:random3'
+    """
+    return f"{entry['key']}:{entry['role']}" + ("" if entry["draw"] is None else str(entry["draw"]))
+
+
 def versus_report(values, replicates, sets: list[dict], part: int, higher_is_better: bool,
                   level: float = 0.95) -> dict:
     """Per key: the chosen set's effect with its paired bootstrap interval, the random effects and the p-value.

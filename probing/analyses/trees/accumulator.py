@@ -56,6 +56,9 @@ METHOD = (
     "treebank; layers and heads from 0"
 )
 
+CAUSAL = "causal"
+"""The direction name of the causal reading (a decoder's later word's attention to the earlier one)."""
+
 _SINGLE_INTS = ("total", "sentences")
 _ENSEMBLE_INTS = ("words", "sentences")
 _PROBE_INTS = ("total", "sentences")
@@ -85,7 +88,7 @@ class TreesAccumulator(Accumulator):
         self.bootstrap, self.causal = bootstrap, causal
         self.selection, self.evaluate = selection, evaluate
         self.probe_modules, self.vectors = probe_modules or {}, vectors
-        self.single = TreeCounts(num_layers, num_heads, bootstrap)
+        self.single = TreeCounts(num_layers, num_heads, bootstrap, causal=causal)
         self.ensembles = None
         self.probes: dict[str, ProbeTreeCounts] = {}
         if evaluate:
@@ -221,6 +224,24 @@ class TreesAccumulator(Accumulator):
                 }
         return best
 
+    def causal_best_heads(self) -> dict | None:
+        """A decoder's best head per decoding and metric in the causal reading (ties: lower layer, then lower
+        head), with its counts; None for an encoder."""
+        if not self.causal:
+            return None
+        total = self.single.total
+        best = {}
+        for d, decoding in enumerate(DECODINGS):
+            best[decoding] = {}
+            for m, metric in enumerate(METRICS):
+                counts = self.single.causal_heads[m, d].numpy()
+                choice = select_head(counts[None], total)
+                best[decoding][metric] = None if choice is None else {
+                    "layer": choice.layer, "head": choice.head, "direction": CAUSAL,
+                    "correct": choice.correct, "total": total, "ties": choice.ties,
+                }
+        return best
+
     def summary(self) -> dict:
         """The ``trees`` block: counts of every head, direction, decoding and metric (layers and heads from 0)."""
         single = self.single
@@ -247,6 +268,8 @@ class TreesAccumulator(Accumulator):
             "bootstrap": None if self.bootstrap is None else {
                 "replicates": self.bootstrap.replicates, "seed": self.bootstrap.seed, "method": "poisson"},
         }
+        if self.causal:
+            block["causal"] = self._causal_summary()
         if self.ensembles is not None:
             counts = self.ensembles
             block["ensembles"] = [
@@ -261,6 +284,11 @@ class TreesAccumulator(Accumulator):
                 "decoding": "mst", "sentences": {"scored": counts.sentences, "skipped": dict(counts.skipped)},
                 "words": counts.words, **{metric: int(counts.trees[m]) for m, metric in enumerate(METRICS)},
             }
+            if counts.has_causal:  # a decoder's trees from its causal ensembles alone
+                block["causal_ensemble_trees"] = {
+                    "decoding": "mst", "words": counts.words,
+                    **{metric: int(counts.causal_trees[m]) for m, metric in enumerate(METRICS)},
+                }
         if self.probes:
             block["probes"] = {
                 name: {"sentences": {"scored": counts.sentences, "skipped": dict(counts.skipped)},
@@ -274,6 +302,23 @@ class TreesAccumulator(Accumulator):
                 block["word_vectors"] = {"looked_up": int(self.vector_counts[0]), "unknown": int(self.vector_counts[1])}
         return block
 
+    def _causal_summary(self) -> dict:
+        """The ``trees.causal`` block of a decoder: every head's counts in the causal reading, per decoding and
+        metric, and the in-sample best."""
+        single, best = self.single, self.causal_best_heads()
+        block = {}
+        for d, decoding in enumerate(DECODINGS):
+            entry = {metric: single.causal_heads[m, d].tolist() for m, metric in enumerate(METRICS)}
+            for metric in METRICS:
+                choice = best[decoding][metric]
+                entry[f"best_{metric}"] = None if choice is None else {
+                    **{key: choice[key] for key in ("layer", "head", "direction", "correct", "ties")},
+                    "accuracy": choice["correct"] / single.total,
+                }
+            block[decoding] = entry
+        block["head_first"] = int(single.head_first)
+        return block
+
     def heldout(self, level: float = LEVEL) -> dict:
         """The selection's choices measured on this pass, with ``level`` intervals (when bootstrapped)."""
         single, selection = self.single, self.selection
@@ -284,31 +329,7 @@ class TreesAccumulator(Accumulator):
             return {"correct": correct, "total": total, "accuracy": correct / total if total else None,
                     "interval": None if interval is None else list(interval)}
 
-        best_heads = {}
-        for d, decoding in enumerate(DECODINGS):
-            best_heads[decoding] = {}
-            for m, metric in enumerate(METRICS):
-                choice = selection["best_heads"][decoding][metric]
-                if choice is None:
-                    best_heads[decoding][metric] = None
-                    continue
-                cell = (m, d, DIRECTIONS.index(choice["direction"]), choice["layer"], choice["head"])
-                boot_correct = single.boot_heads[(slice(None),) + cell].numpy() if boot else None
-                boot_total = single.boot_total.numpy() if boot else None
-                entry = {key: choice[key] for key in ("layer", "head", "direction")}
-                entry["dev"] = {"correct": choice["correct"], "total": choice["total"],
-                                "accuracy": choice["correct"] / choice["total"] if choice["total"] else None}
-                entry.update(measured(int(single.heads[cell]), single.total, boot_correct, boot_total))
-                if boot:
-                    right = single.boot_baselines[:, m, BASELINES.index("right_branching")].numpy()
-                    difference = paired_difference(boot_correct, right, boot_total, level)
-                    value = (int(single.heads[cell]) - int(single.baselines[m, 0])) / single.total if single.total else None
-                    entry["vs_right_branching"] = {
-                        "value": value,
-                        "interval": None if difference["interval"] is None else list(difference["interval"]),
-                        "p_not_better": difference["p_not_better"],
-                    }
-                best_heads[decoding][metric] = entry
+        best_heads = self._heldout_best_heads(selection["best_heads"], measured, level)
         baselines = {
             baseline: {metric: measured(int(single.baselines[m, b]), single.total,
                                         single.boot_baselines[:, m, b].numpy() if boot else None,
@@ -325,8 +346,13 @@ class TreesAccumulator(Accumulator):
             "best_heads": best_heads,
             "baselines": baselines,
         }
+        if self.causal and "causal_best_heads" in selection:  # chosen on DEV as the classic ones
+            block["causal_best_heads"] = self._heldout_best_heads(selection["causal_best_heads"], measured, level)
         if self.ensembles is not None:
             block["ensembles"], block["ensemble_trees"] = self._heldout_ensembles(level)
+            if self.ensembles.has_causal:
+                boot_trees = self.ensembles.boot_causal_trees if self.bootstrap is not None else None
+                block["causal_ensemble_trees"] = self._heldout_trees(self.ensembles.causal_trees, boot_trees, level)
         if self.probes:
             block["probes"] = {}
             for name, counts in self.probes.items():
@@ -338,6 +364,43 @@ class TreesAccumulator(Accumulator):
                     for k, decoding in enumerate(PROBE_DECODINGS)
                 }
         return block
+
+    def _heldout_best_heads(self, choices: dict, measured, level: float) -> dict:
+        """Per decoding and metric, the head chosen on DEV (``choices``, as :meth:`best_heads` or
+        :meth:`causal_best_heads` made them) measured here, with its paired difference to right-branching."""
+        single, boot = self.single, self.bootstrap is not None
+        best_heads = {}
+        for d, decoding in enumerate(DECODINGS):
+            best_heads[decoding] = {}
+            for m, metric in enumerate(METRICS):
+                choice = choices[decoding][metric]
+                if choice is None:
+                    best_heads[decoding][metric] = None
+                    continue
+                causal = choice["direction"] == CAUSAL
+                counts = single.causal_heads if causal else single.heads
+                cell = (m, d) if causal else (m, d, DIRECTIONS.index(choice["direction"]))
+                cell += (choice["layer"], choice["head"])
+                boot_correct = None
+                if boot:
+                    boot_counts = single.boot_causal if causal else single.boot_heads
+                    boot_correct = boot_counts[(slice(None),) + cell].numpy()
+                boot_total = single.boot_total.numpy() if boot else None
+                entry = {key: choice[key] for key in ("layer", "head", "direction")}
+                entry["dev"] = {"correct": choice["correct"], "total": choice["total"],
+                                "accuracy": choice["correct"] / choice["total"] if choice["total"] else None}
+                entry.update(measured(int(counts[cell]), single.total, boot_correct, boot_total))
+                if boot:
+                    right = single.boot_baselines[:, m, BASELINES.index("right_branching")].numpy()
+                    difference = paired_difference(boot_correct, right, boot_total, level)
+                    value = (int(counts[cell]) - int(single.baselines[m, 0])) / single.total if single.total else None
+                    entry["vs_right_branching"] = {
+                        "value": value,
+                        "interval": None if difference["interval"] is None else list(difference["interval"]),
+                        "p_not_better": difference["p_not_better"],
+                    }
+                best_heads[decoding][metric] = entry
+        return best_heads
 
     def _heldout_ensembles(self, level: float) -> tuple[list, dict]:
         counts, boot = self.ensembles, self.bootstrap is not None
@@ -369,13 +432,19 @@ class TreesAccumulator(Accumulator):
                     "p_not_better": None if not difference else difference["p_not_better"],
                 },
             })
-        trees = {}
+        return rows, self._heldout_trees(counts.trees, counts.boot_trees if boot else None, level)
+
+    def _heldout_trees(self, trees: torch.Tensor, boot_trees: torch.Tensor | None, level: float) -> dict:
+        """UAS and UUAS of combined ensemble trees: ``trees`` [metric] counts over the ensembles' scored words,
+        with intervals from ``boot_trees`` [replicate, metric] when bootstrapped."""
+        counts, boot = self.ensembles, self.bootstrap is not None
+        measured = {}
         for m, metric in enumerate(METRICS):
-            interval = accuracy_interval(counts.boot_trees[:, m].numpy(), counts.boot_words.numpy(), level) if boot else None
-            trees[metric] = {"correct": int(counts.trees[m]), "total": counts.words,
-                             "accuracy": int(counts.trees[m]) / counts.words if counts.words else None,
-                             "interval": None if interval is None else list(interval)}
-        return rows, trees
+            interval = accuracy_interval(boot_trees[:, m].numpy(), counts.boot_words.numpy(), level) if boot else None
+            measured[metric] = {"correct": int(trees[m]), "total": counts.words,
+                                "accuracy": int(trees[m]) / counts.words if counts.words else None,
+                                "interval": None if interval is None else list(interval)}
+        return measured
 
 
 def ensembles_of(selection: dict | None) -> list[Ensemble]:

@@ -15,6 +15,10 @@ is ``PUNCT``.
 - Baselines on the same words: right-branching (each word's head is the next
   word, the last word's the one before it) and left-branching (the mirror).
 - A sentence with no root word, or with several, is skipped and counted by reason.
+- A causal stack (a decoder) adds the **causal reading** (:func:`causal_scores`):
+  the score of an edge between two words is the later word's attention to the
+  earlier one, whichever of the two is the head, decoded by ``max`` and ``mst``
+  as the classic directions are (``causal_heads``).
 
 Everything is an integer, so parts merge by addition; with a bootstrap every
 count also has Poisson replicate counts, seeded by sentence index (as the probe's).
@@ -59,6 +63,22 @@ def single_root(sentence: Sentence) -> int | str:
     if len(roots) > 1:
         return "several_roots"
     return roots[0]
+
+
+def causal_scores(word_attention: torch.Tensor) -> torch.Tensor:
+    """Edge scores [..., dep, head] of the causal reading: ``S[d, h] = W[max(d, h), min(d, h)]``.
+
+    A decoder's word sees only itself and earlier words, so of the two classic scores of an edge only
+    the later word's attention to the earlier one exists; it scores the edge whichever word is the head.
+    S is symmetric (the attention says which words belong together, the gold root orients the MST) and
+    its diagonal is 0. Anything above W's diagonal (nothing, on a causal stack) is ignored.
+
+    >>> W = torch.tensor([[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.5, 0.125, 0.375]])
+    >>> causal_scores(W).tolist()
+    [[0.0, 0.25, 0.5], [0.25, 0.0, 0.125], [0.5, 0.125, 0.0]]
+    """
+    earlier = word_attention.tril(-1)  # [..., later, earlier]
+    return earlier + earlier.transpose(-1, -2)
 
 
 def gold_tensors(sentences: Sequence[Sentence], words: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -124,20 +144,28 @@ class TreeCounts:
     decoding, direction, L, H]; ``baselines`` [metric, baseline]; ``total``
     the scored words; with a bootstrap ``boot_total`` [B], ``boot_heads`` [B,
     metric, decoding, direction, L, H], ``boot_baselines`` [B, metric, baseline].
+    A ``causal`` stack adds ``causal_heads`` [metric, decoding, L, H] (the causal
+    reading, :func:`causal_scores`), ``head_first`` (scored words whose gold head precedes them: all that
+    ``dep_to_head`` can reach there, ``head_to_dep`` reaching the rest) and with a bootstrap ``boot_causal``
+    [B, metric, decoding, L, H].
     """
 
-    boot_total, boot_heads, boot_baselines = replicated(), replicated(), replicated()
+    boot_total, boot_heads, boot_baselines, boot_causal = replicated(), replicated(), replicated(), replicated()
 
-    def __init__(self, num_layers: int, num_heads: int, bootstrap: BootstrapSpec | None = None):
+    def __init__(self, num_layers: int, num_heads: int, bootstrap: BootstrapSpec | None = None, causal: bool = False):
         self.num_layers, self.num_heads = num_layers, num_heads
-        self.bootstrap = bootstrap
+        self.bootstrap, self.causal = bootstrap, causal
         self.heads = torch.zeros((len(METRICS), len(DECODINGS), len(DIRECTIONS), num_layers, num_heads), dtype=torch.long)
         self.baselines = torch.zeros((len(METRICS), len(BASELINES)), dtype=torch.long)
+        shapes = {"total": (), "heads": self.heads.shape, "baselines": self.baselines.shape}
+        if causal:
+            self.causal_heads = torch.zeros((len(METRICS), len(DECODINGS), num_layers, num_heads), dtype=torch.long)
+            shapes["causal"] = self.causal_heads.shape
+            self.head_first = torch.zeros((), dtype=torch.long)  # scored words whose gold head precedes them
         self.total = 0
         self.sentences = 0
         self.skipped = dict.fromkeys(SKIP_REASONS, 0)
-        self.replicates = None if bootstrap is None else ReplicateSums(
-            bootstrap.replicates, bootstrap.seed, {"total": (), "heads": self.heads.shape, "baselines": self.baselines.shape})
+        self.replicates = None if bootstrap is None else ReplicateSums(bootstrap.replicates, bootstrap.seed, shapes)
 
     def update(self, word_attention: torch.Tensor, sentences: Sequence[Sentence], num_words,
                predictions: torch.Tensor | None = None) -> None:
@@ -169,10 +197,18 @@ class TreeCounts:
         gold, scored = gold_tensors(sentences, words, device)
         num_words = num_words.to(device)
 
-        # [batch, decoding, direction, layer, head, word]
+        # readings: the two classic directions, then on a causal stack the causal one
+        readings = [word_attention, word_attention.transpose(-1, -2)]
         best = predict_heads(word_attention, num_words) if predictions is None else predictions.to(device)
-        tree = mst_heads(torch.stack([word_attention, word_attention.transpose(-1, -2)], dim=1), root, num_words)
+        if self.causal:
+            readings.append(causal_scores(word_attention))
+            # S is symmetric: its dep_to_head argmax is each word's best edge
+            best = torch.cat([best, predict_heads(readings[-1], num_words)[:, :1]], dim=1)
+        tree = mst_heads(torch.stack(readings, dim=1), root, num_words)  # [batch, reading, layer, head, word]
+        # [batch, metric, decoding, reading, layer, head]
         per_sentence = edge_counts(torch.stack([best, tree], dim=1), gold, scored).cpu()
+        causal = per_sentence[:, :, :, len(DIRECTIONS)] if self.causal else None  # [batch, metric, decoding, L, H]
+        per_sentence = per_sentence[:, :, :, : len(DIRECTIONS)]
         baselines = edge_counts(branching_heads(num_words, words), gold, scored).cpu()  # [batch, metric, baseline]
         totals = scored.sum(-1).cpu()  # [batch]
 
@@ -180,9 +216,14 @@ class TreeCounts:
         self.total += int(totals.sum())
         self.heads += per_sentence.sum(0)
         self.baselines += baselines.sum(0)
+        parts = {"total": totals, "heads": per_sentence, "baselines": baselines}
+        if self.causal:
+            self.causal_heads += causal.sum(0)
+            parts["causal"] = causal
+            positions = torch.arange(words, device=device)
+            self.head_first += int(((gold >= 0) & (gold < positions) & scored).sum())
         if self.replicates is not None:
-            self.replicates.add([s.index for s in sentences],
-                                {"total": totals, "heads": per_sentence, "baselines": baselines})
+            self.replicates.add([s.index for s in sentences], parts)
 
     def merge(self, other: "TreeCounts") -> "TreeCounts":
         """Add another part's counts (same shape and bootstrap) into this one."""
@@ -197,13 +238,13 @@ class TreeCounts:
         return self
 
     def tensor_names(self) -> list[str]:
-        names = ["heads", "baselines"]
+        names = ["heads", "baselines"] + (["causal_heads", "head_first"] if self.causal else [])
         if self.bootstrap is not None:
-            names += ["boot_total", "boot_heads", "boot_baselines"]
+            names += ["boot_total", "boot_heads", "boot_baselines"] + (["boot_causal"] if self.causal else [])
         return names
 
     def _options(self) -> tuple:
-        return (self.num_layers, self.num_heads, self.bootstrap)
+        return (self.num_layers, self.num_heads, self.bootstrap, self.causal)
 
     def state_dict(self) -> dict:
         """Tensors and ints only, for checkpoints."""
@@ -212,13 +253,14 @@ class TreeCounts:
         state.update({f"skipped_{reason}": count for reason, count in self.skipped.items()})
         state["bootstrap_replicates"] = -1 if self.bootstrap is None else self.bootstrap.replicates
         state["bootstrap_seed"] = -1 if self.bootstrap is None else self.bootstrap.seed
+        state["causal"] = self.causal
         return state
 
     def load_state_dict(self, state: dict) -> None:
         bootstrap = None
         if state["bootstrap_replicates"] >= 0:
             bootstrap = BootstrapSpec(state["bootstrap_replicates"], state["bootstrap_seed"])
-        theirs = (state["num_layers"], state["num_heads"], bootstrap)
+        theirs = (state["num_layers"], state["num_heads"], bootstrap, bool(state.get("causal", False)))
         if theirs != self._options():
             raise ValueError(f"checkpoint of tree counts with other options: {theirs} vs {self._options()}")
         for name in self.tensor_names():
@@ -252,6 +294,9 @@ class TreeCounts:
             },
             "bootstrap": None,
         }
+        if self.causal:  # [decoding][metric] -> [layer][head]
+            result["causal"] = {decoding: {metric: self.causal_heads[m, d].tolist() for m, metric in enumerate(METRICS)}
+                                for d, decoding in enumerate(DECODINGS)}
         if self.bootstrap is not None:
             result["bootstrap"] = {
                 "replicates": self.bootstrap.replicates,

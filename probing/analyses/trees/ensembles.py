@@ -33,12 +33,17 @@ mean is taken as a float64 sum of the stored values, which is exact for a
 few float32 numbers (so the order of the members never matters); its argmax
 is the argmax of the mean.
 
+A decoder's relations also get a ``causal`` key: candidates from the probe's
+causal-direction counts, each pair's query its later word and target the
+earlier one (:func:`_pairs_of`), scored by the later word's row.
+
 Held out (:class:`EnsembleCounts`): each ensemble's correct count beside its
 best single head's (the head the search started from), and the UAS/UUAS of trees decoded with
 ``mst`` (gold root) from one score per edge: the sum over the ensembles of the
 ensemble's mean attention, oriented by its direction (``head_to_dep``
 ensembles transposed, so every score reads "h is the head of d"), weighted by
-its selection accuracy. Every ensemble given takes part (both directions of
+its selection accuracy (a decoder's ``causal`` ensembles make trees of their own,
+``causal_trees``, from their causal edge scores). Every classic ensemble given takes part (both directions of
 each relation, when both are given); which relations to combine is the
 caller's choice (UD labels, say: ``all`` would count every arc twice).
 Relation counts cover every sentence, as the probe's; the trees skip, and
@@ -58,9 +63,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from probing.analyses.trees.counts import METRICS, SKIP_REASONS, edge_counts, gold_tensors, single_root
+from probing.analyses.trees.counts import METRICS, SKIP_REASONS, causal_scores, edge_counts, gold_tensors, single_root
 from probing.analyses.trees.decode import mst_heads
-from probing.data.relations import relation_pairs
+from probing.data.relations import dependent_pairs, relation_pairs
 from probing.data.treebank import Sentence
 from probing.engine.predictions import DIRECTIONS
 from probing.scoring.bootstrap import ReplicateSums, replicated
@@ -68,6 +73,8 @@ from probing.scoring.counts import BootstrapSpec
 
 CANDIDATES = 25
 ENSEMBLE_SIZE = 4
+CAUSAL = "causal"
+"""A decoder's third ensemble direction: each pair scored by its later word's attention to the earlier one."""
 
 Head = tuple[int, int]  # (layer, head), from 0
 
@@ -85,14 +92,19 @@ def rank_heads(correct, limit: int = CANDIDATES) -> list[Head]:
     return [(int(layers.ravel()[i]), int(heads.ravel()[i])) for i in order]
 
 
-def candidate_heads(relation_heads: Mapping[str, np.ndarray], limit: int = CANDIDATES) -> dict[tuple[str, str], list[Head]]:
+def candidate_heads(relation_heads: Mapping[str, np.ndarray], limit: int = CANDIDATES,
+                    causal_heads: Mapping[str, np.ndarray] | None = None) -> dict[tuple[str, str], list[Head]]:
     """Per (relation, direction) the ``limit`` best heads, from each relation's correct counts
-    [direction, layer, head] (a probe result's ``heads``, or ``ProbeCounts.heads[r]``)."""
-    return {
+    [direction, layer, head] (a probe result's ``heads``, or ``ProbeCounts.heads[r]``); a decoder's
+    ``causal_heads`` ([layer, head] per relation, ``ProbeCounts.causal_heads[r]``) add a ``causal`` key each."""
+    candidates = {
         (relation, direction): rank_heads(np.asarray(counts)[index], limit)
         for relation, counts in relation_heads.items()
         for index, direction in enumerate(DIRECTIONS)
     }
+    for relation, counts in (causal_heads or {}).items():
+        candidates[(relation, CAUSAL)] = rank_heads(counts, limit)
+    return candidates
 
 
 @dataclass(frozen=True)
@@ -124,8 +136,9 @@ class Ensemble:
 
 
 def oriented_scores(word_attention: torch.Tensor, direction: str) -> torch.Tensor:
-    """[..., dep, head] scores of one direction: W itself (dep_to_head) or its transpose (head_to_dep)."""
-    return word_attention if direction == "dep_to_head" else word_attention.transpose(-1, -2)
+    """[..., query, candidate] scores of one direction: W itself (dep_to_head, and ``causal``, whose query is the
+    later word of a pair) or its transpose (head_to_dep)."""
+    return word_attention.transpose(-1, -2) if direction == "head_to_dep" else word_attention
 
 
 def probe_ready(scores: torch.Tensor, num_words: torch.Tensor) -> torch.Tensor:
@@ -141,9 +154,10 @@ def probe_ready(scores: torch.Tensor, num_words: torch.Tensor) -> torch.Tensor:
 
 def reachable(query: torch.Tensor, target: torch.Tensor, direction: str, causal: bool) -> torch.Tensor:
     """bool [pair]: whether a head of that direction can be right at all (as ProbeCounts): never for a
-    ROOT target; on a causal stack dep_to_head only leftwards and head_to_dep only rightwards."""
+    ROOT target; on a causal stack dep_to_head only leftwards and head_to_dep only rightwards; the ``causal``
+    direction (query: the later word, target: the earlier) reaches every pair of two words."""
     is_word = target >= 0
-    if not causal:
+    if not causal or direction == CAUSAL:
         return is_word
     return is_word & (target < query) if direction == "dep_to_head" else target > query
 
@@ -173,7 +187,7 @@ class EnsembleCollector:
         """word_attention [batch, layer, head, word, word] (not modified)."""
         num_words = torch.as_tensor(num_words, dtype=torch.long)
         for (relation, direction), heads in self.candidates.items():
-            rows, queries, targets = _pairs_of(relation, sentences)
+            rows, queries, targets = _pairs_of(relation, sentences, direction)
             self.totals[(relation, direction)] += len(rows)
             if not rows:
                 continue
@@ -242,10 +256,25 @@ class EnsembleCollector:
         return Ensemble(key[0], key[1], tuple(heads[i] for i in members), score, heads[0], single, self.totals[key])
 
 
-def _pairs_of(relation: str, sentences: Sequence[Sentence]) -> tuple[list[int], list[int], list[int]]:
+def _pairs_of(relation: str, sentences: Sequence[Sentence], direction: str = "dep_to_head"
+              ) -> tuple[list[int], list[int], list[int]]:
+    """(batch row, query word, target word) of every pair; in the ``causal`` direction the query is the pair's
+    later word and the target the earlier one (without the ``poss`` clitic rule, as the probe's causal
+    direction), a ROOT pair keeping its dependent as query and -1 as target.
+
+    >>> s = Sentence(words=("the", "cat", "sat"), heads=(1, 2, -1), labels=("det", "nsubj", "root"),
+    ...              upos=("DET", "NOUN", "VERB"))
+    >>> _pairs_of("det", [s]), _pairs_of("det", [s], CAUSAL)
+    (([0], [0], [1]), ([0], [1], [0]))
+    """
     rows, queries, targets = [], [], []
     for row, sentence in enumerate(sentences):
-        for query, target in relation_pairs(relation, sentence):
+        if direction == CAUSAL:
+            pairs = [(dependent, head) if head < 0 else (max(dependent, head), min(dependent, head))
+                     for dependent, head in dependent_pairs(relation, sentence)]
+        else:
+            pairs = relation_pairs(relation, sentence)
+        for query, target in pairs:
             rows.append(row)
             queries.append(query)
             targets.append(target)
@@ -263,12 +292,14 @@ class EnsembleCounts:
     """Held-out counts of chosen ensembles: relation accuracy (ensemble and best single head) and trees.
 
     Shapes (E ensembles): ``total`` [E] pairs, ``correct`` [E], ``single_correct`` [E];
-    ``trees`` [metric] UAS/UUAS of the combined trees over ``words`` scored words;
+    ``trees`` [metric] UAS/UUAS of the combined trees of the classic ensembles over ``words`` scored words;
+    with ``causal`` ensembles (a decoder's) also ``causal_trees`` [metric], the trees combined from those
+    alone in the causal reading (:func:`~probing.analyses.trees.counts.causal_scores`);
     with a bootstrap ``boot_*`` [replicate, ...] of each.
     """
 
     boot_total, boot_correct, boot_single_correct = replicated(), replicated(), replicated()
-    boot_trees, boot_words = replicated(), replicated()
+    boot_trees, boot_words, boot_causal_trees = replicated(), replicated(), replicated()
 
     def __init__(self, ensembles: Sequence[Ensemble], causal: bool = False, bootstrap: BootstrapSpec | None = None):
         self.ensembles = list(ensembles)
@@ -279,10 +310,13 @@ class EnsembleCounts:
         self.correct = torch.zeros(size, dtype=torch.long)
         self.single_correct = torch.zeros(size, dtype=torch.long)
         self.trees = torch.zeros(len(METRICS), dtype=torch.long)
+        self.has_causal = any(ensemble.direction == CAUSAL for ensemble in self.ensembles)
+        if self.has_causal:
+            self.causal_trees = torch.zeros(len(METRICS), dtype=torch.long)
         self.words = 0
         self.sentences = 0
         self.skipped = dict.fromkeys(SKIP_REASONS, 0)
-        shapes = {name: getattr(self, name).shape for name in ("total", "correct", "single_correct", "trees")}
+        shapes = {name: getattr(self, name).shape for name in self._counted()}
         self.replicates = None if bootstrap is None else ReplicateSums(
             bootstrap.replicates, bootstrap.seed, {**shapes, "words": ()})
 
@@ -291,15 +325,19 @@ class EnsembleCounts:
         num_words = torch.as_tensor(num_words, dtype=torch.long)
         batch, words = len(sentences), word_attention.shape[-1]
         per_sentence = torch.zeros((batch, 3, len(self.ensembles)), dtype=torch.long)  # total, correct, single
+        # [batch, dep, head] scores of the combined trees: the classic ensembles', a decoder's causal ones'
         combined = torch.zeros((batch, words, words), dtype=torch.float64, device=word_attention.device)
+        causal_combined = torch.zeros_like(combined) if self.has_causal else None
         for e, ensemble in enumerate(self.ensembles):
             mean = ensemble_attention(word_attention, ensemble)
             single = word_attention[:, ensemble.single[0], ensemble.single[1]]
-            oriented = oriented_scores(mean, ensemble.direction)
-            combined += ensemble.accuracy * oriented
+            if ensemble.direction == CAUSAL:
+                causal_combined += ensemble.accuracy * causal_scores(mean)
+            else:
+                combined += ensemble.accuracy * oriented_scores(mean, ensemble.direction)
             predicted = [probe_ready(oriented_scores(m, ensemble.direction), num_words).max(-1).indices.cpu()
                          for m in (mean, single)]  # [batch, word] each
-            rows, queries, targets = _pairs_of(ensemble.relation, sentences)
+            rows, queries, targets = _pairs_of(ensemble.relation, sentences, ensemble.direction)
             if not rows:
                 continue
             row, query, target = (torch.tensor(v) for v in (rows, queries, targets))
@@ -308,28 +346,32 @@ class EnsembleCounts:
             per_sentence[:, 0, e].index_add_(0, row, ones)
             for k, prediction in enumerate(predicted, start=1):
                 per_sentence[:, k, e].index_add_(0, row, ((prediction[row, query] == target) & can).long())
-        trees, tree_words = self._tree_counts(combined, sentences, num_words)
+        trees, tree_words = self._tree_counts(combined, sentences, num_words, tally=True)
+        parts = {"total": per_sentence[:, 0], "correct": per_sentence[:, 1], "single_correct": per_sentence[:, 2],
+                 "trees": trees, "words": tree_words}
+        if self.has_causal:
+            parts["causal_trees"], _ = self._tree_counts(causal_combined, sentences, num_words, tally=False)
+            self.causal_trees += parts["causal_trees"].sum(0)
         self.total += per_sentence[:, 0].sum(0)
         self.correct += per_sentence[:, 1].sum(0)
         self.single_correct += per_sentence[:, 2].sum(0)
         self.trees += trees.sum(0)
         self.words += int(tree_words.sum())
         if self.replicates is not None:
-            self.replicates.add([s.index for s in sentences],
-                                {"total": per_sentence[:, 0], "correct": per_sentence[:, 1],
-                                 "single_correct": per_sentence[:, 2], "trees": trees, "words": tree_words})
+            self.replicates.add([s.index for s in sentences], parts)
 
-    def _tree_counts(self, combined: torch.Tensor, sentences, num_words) -> tuple[torch.Tensor, torch.Tensor]:
+    def _tree_counts(self, combined: torch.Tensor, sentences, num_words, tally: bool) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-sentence UAS/UUAS [batch, metric] and scored words [batch] of the combined trees;
-        sentences without exactly one root count zero and are tallied as skipped."""
+        sentences without exactly one root count zero (and with ``tally`` are counted as skipped)."""
         roots = [single_root(sentence) for sentence in sentences]
         counts = torch.zeros((len(sentences), len(METRICS)), dtype=torch.long)
         scored_words = torch.zeros(len(sentences), dtype=torch.long)
         kept = [row for row, root in enumerate(roots) if isinstance(root, int)]
-        for root in roots:
-            if isinstance(root, str):
-                self.skipped[root] += 1
-        self.sentences += len(kept)
+        if tally:
+            for root in roots:
+                if isinstance(root, str):
+                    self.skipped[root] += 1
+            self.sentences += len(kept)
         if not kept:
             return counts, scored_words
         index = torch.tensor(kept, device=combined.device)
@@ -352,8 +394,11 @@ class EnsembleCounts:
             self.skipped[reason] += other.skipped[reason]
         return self
 
+    def _counted(self) -> list[str]:
+        return ["total", "correct", "single_correct", "trees"] + (["causal_trees"] if self.has_causal else [])
+
     def tensor_names(self) -> list[str]:
-        names = ["total", "correct", "single_correct", "trees"]
+        names = self._counted()
         if self.bootstrap is not None:
             names += [f"boot_{name}" for name in names] + ["boot_words"]
         return names
@@ -376,9 +421,12 @@ class EnsembleCounts:
             },
             "bootstrap": None,
         }
+        if self.has_causal:
+            result["causal_trees"] = {"decoding": "mst", "words": self.words,
+                                      **{metric: int(self.causal_trees[m]) for m, metric in enumerate(METRICS)}}
         if self.bootstrap is not None:
             result["bootstrap"] = {
                 "replicates": self.bootstrap.replicates, "seed": self.bootstrap.seed, "method": "poisson",
-                **{name: getattr(self, f"boot_{name}").tolist() for name in ("total", "correct", "single_correct", "trees", "words")},
+                **{name: getattr(self, f"boot_{name}").tolist() for name in self._counted() + ["words"]},
             }
         return result

@@ -27,6 +27,22 @@ DIRECTIONS = ("dep_to_head", "head_to_dep")
 SHORT = {"dep_to_head": "d>h", "head_to_dep": "h>d"}
 
 
+CAUSAL_TREES_NOTE = ("later->earlier: a decoder's causal reading, each edge scored by its later word's attention to "
+                     "the earlier one, whichever is the head (docs/trees.md); it says which words belong together, "
+                     "not which is the head, so its UUAS is the number to read.")
+
+
+def head_first_line(trees: dict) -> str:
+    """What each classic direction of a decoder can reach on this treebank.
+
+    >>> head_first_line({"words": 4, "causal": {"head_first": 1}})
+    'head before its word: 25.0% of scored words (all dep->head can reach on a decoder; head->dep the other 75.0%)'
+    """
+    share = trees["causal"]["head_first"] / trees["words"] if trees["words"] else None
+    return (f"head before its word: {percent(share)}% of scored words (all dep->head can reach on a decoder; "
+            f"head->dep the other {percent(None if share is None else 1 - share)}%)")
+
+
 def cell(measured: dict | None, label: str = "") -> str:
     """``accuracy [low, high] label`` in percent, or a dash."""
     if not measured or measured.get("accuracy") is None:
@@ -66,18 +82,23 @@ def heldout_tables(result: dict) -> str:
               f"words); {int(100 * heldout['level'])}% intervals from {heldout['replicates']} bootstrap replicates")
     parts = [header(result), heldout_title(heldout["level"]), chosen, ""]
     rows = []
-    for decoding in DECODINGS:
-        for metric in METRICS:
-            entry = heldout["best_heads"][decoding][metric]
-            if entry is None:
-                continue
-            versus = entry.get("vs_right_branching") or {}
-            rows.append([decoding.upper(), metric.upper(), head_name(entry["layer"], entry["head"], entry["direction"]),
-                         percent(entry["dev"]["accuracy"]), cell(entry),
-                         percent_with_interval(versus.get("value"), versus.get("interval"), signed=True)])
+    for key in ("best_heads", "causal_best_heads"):  # the classic directions, then a decoder's causal reading
+        for decoding in DECODINGS:
+            for metric in METRICS:
+                entry = (heldout.get(key) or {}).get(decoding, {}).get(metric)
+                if entry is None:
+                    continue
+                versus = entry.get("vs_right_branching") or {}
+                rows.append([decoding.upper(), metric.upper(),
+                             head_name(entry["layer"], entry["head"], entry["direction"]),
+                             percent(entry["dev"]["accuracy"]), cell(entry),
+                             percent_with_interval(versus.get("value"), versus.get("interval"), signed=True)])
     parts += ["Best single head as a tree (chosen on DEV)",
               _tabulate(rows, ["decoding", "metric", "head (from 1)", "DEV %", "TEST % [95%]", "vs right-branching"],
-                        ("left", "left", "left", "right", "right", "right")), ""]
+                        ("left", "left", "left", "right", "right", "right"))]
+    if "causal_best_heads" in heldout:
+        parts += [CAUSAL_TREES_NOTE, head_first_line(result["trees"])]
+    parts.append("")
     rows = [[name.replace("_", "-"), cell(heldout["baselines"][name]["uas"]), cell(heldout["baselines"][name]["uuas"])]
             for name in BASELINES]
     parts += ["Baselines (same scored words)", _tabulate(rows, ["baseline", "UAS %", "UUAS %"], ("left", "right", "right")), ""]
@@ -93,9 +114,14 @@ def heldout_tables(result: dict) -> str:
                                    "best single", "single % [95%]", "difference"],
                             ("left", "left", "left", "right", "right", "left", "right", "right")), ""]
         trees = heldout["ensemble_trees"]
-        line = (f"Ensemble trees (mst over all ensembles, weighted by DEV accuracy): UAS {cell(trees['uas'])}, "
+        line = (f"Ensemble trees (mst over all classic ensembles, weighted by DEV accuracy): UAS {cell(trees['uas'])}, "
                 f"UUAS {cell(trees['uuas'])}")
-        parts += [line, ""]
+        parts.append(line)
+        if "causal_ensemble_trees" in heldout:
+            trees = heldout["causal_ensemble_trees"]
+            parts.append(f"Ensemble trees, causal reading (mst over the later->earlier ensembles): UAS "
+                         f"{cell(trees['uas'])}, UUAS {cell(trees['uuas'])}")
+        parts.append("")
     if heldout.get("probes"):
         rows = []
         for name, entry in heldout["probes"].items():
@@ -118,14 +144,19 @@ def in_sample_tables(result: dict) -> str:
     words = trees["words"]
     parts = [header(result), "in-sample: every number is chosen and measured on this treebank (optimistic)", ""]
     rows = []
-    for decoding in DECODINGS:
-        for metric in METRICS:
-            best = trees["decodings"][decoding][f"best_{metric}"]
-            if best is not None:
-                rows.append([decoding.upper(), metric.upper(), head_name(best["layer"], best["head"], best["direction"]),
-                             percent(best["accuracy"]), best["ties"]])
+    for block in (trees["decodings"], trees.get("causal") or {}):  # classic, then a decoder's causal reading
+        for decoding in DECODINGS:
+            for metric in METRICS:
+                best = (block.get(decoding) or {}).get(f"best_{metric}")
+                if best is not None:
+                    rows.append([decoding.upper(), metric.upper(),
+                                 head_name(best["layer"], best["head"], best["direction"]),
+                                 percent(best["accuracy"]), best["ties"]])
     parts += ["Best single head as a tree", _tabulate(rows, ["decoding", "metric", "head (from 1)", "%", "ties"],
-                                                       ("left", "left", "left", "right", "right")), ""]
+                                                       ("left", "left", "left", "right", "right"))]
+    if "causal" in trees:
+        parts += [CAUSAL_TREES_NOTE, head_first_line(trees)]
+    parts.append("")
     rows = [[name.replace("_", "-"), percent(trees["baselines"][name]["uas"] / words if words else None),
              percent(trees["baselines"][name]["uuas"] / words if words else None)] for name in BASELINES]
     parts += ["Baselines", _tabulate(rows, ["baseline", "UAS %", "UUAS %"], ("left", "right", "right")), ""]
@@ -156,24 +187,28 @@ def tables(result: dict) -> str:
 
 
 def uas_grids(result: dict, decoding: str = "mst", metric: str = "uas") -> dict[str, np.ndarray]:
-    """Per direction, the [layer, head] accuracy of every head as a tree on this result's treebank."""
+    """Per direction (and a decoder's ``causal`` reading), the [layer, head] accuracy of every head as a tree on
+    this result's treebank."""
     trees = result["trees"]
     words = max(trees["words"], 1)
-    return {direction: np.asarray(trees["decodings"][decoding][metric][direction], dtype=float) / words
-            for direction in DIRECTIONS}
+    grids = {direction: np.asarray(trees["decodings"][decoding][metric][direction], dtype=float) / words
+             for direction in DIRECTIONS}
+    if "causal" in trees:  # a decoder: its causal reading beside the classic directions
+        grids["causal"] = np.asarray(trees["causal"][decoding][metric], dtype=float) / words
+    return grids
 
 
 def uas_figure(result: dict, path, decoding: str = "mst") -> Path:
-    """UAS of every layer x head as a tree (``mst``), one panel per direction; the selection's ensemble
-    members of that direction are outlined."""
+    """UAS of every layer x head as a tree (``mst``), one panel per direction (a decoder's causal reading a
+    third); the selection's ensemble members of that direction are outlined."""
     from probing.atomic import save_figure_atomic
     from probing.report.drawing import layer_head_heatmap, new_figure
 
     grids = uas_grids(result, decoding)
     selection = result.get("selection") or {}
     layers, heads = next(iter(grids.values())).shape
-    figure = new_figure(2 * (1.2 + 0.42 * heads), 1.6 + 0.42 * layers, layout="constrained")
-    axes = figure.subplots(1, 2)
+    figure = new_figure(len(grids) * (1.2 + 0.42 * heads), 1.6 + 0.42 * layers, layout="constrained")
+    axes = figure.subplots(1, len(grids))
     top = max(float(grid.max()) for grid in grids.values())
     image = None
     for axis, (direction, grid) in zip(axes, grids.items()):
@@ -239,6 +274,9 @@ def leaderboard_table(results: list[dict]) -> Table:
             baseline = {"correct": correct, "total": words, "accuracy": correct / words if words else None,
                         "interval": None}
         groups.setdefault(treebank, []).append(row)
+        causal = causal_row(result, treebank)
+        if causal is not None:
+            groups[treebank].append(causal)
         key = (treebank, baseline["correct"], baseline["total"], label)
         if key not in seen_baselines:  # every model of one treebank scores the same words
             seen_baselines.add(key)
@@ -258,10 +296,44 @@ def leaderboard_table(results: list[dict]) -> Table:
         "spanning tree rooted at the gold root; probes decoded by argmax per word (Clark et al.). "
         "distances+vectors reads no attention. Rows are ranked by MST UAS."),
         "Right-branching (each word's head is the next word) is shown under the columns that need no training.",
+        *([LEADERBOARD_CAUSAL_NOTE] if any(row.model.endswith(CAUSAL_SUFFIX) for row in rows) else []),
         "Clark et al. 2019 (BERT-base, PTB/SD): right-branching 26, distances+GloVe 58, attn 61, attn+GloVe 77 UAS.",
     ]
     return Table(list(TABLE_COLUMNS), rows, notes, level=level, key="trees", mean=False,
                  title="Whole trees from attention: UAS")
+
+
+CAUSAL_SUFFIX = " (causal reading)"
+LEADERBOARD_CAUSAL_NOTE = ("(causal reading): a decoder's second row, its best single heads and ensemble trees with "
+                           "each edge scored by the later word's attention to the earlier one, whichever is the head "
+                           "(later>earlier); "
+                           "each classic direction of a decoder sees only one side of every edge. Encoders have no "
+                           "such row.")
+
+
+def causal_row(result: dict, treebank: str) -> Row | None:
+    """A decoder's second row: the best single heads (MAX, MST UAS) and, held out, the ensemble trees in the
+    causal reading; None for an encoder or a result made before the causal reading existed."""
+    heldout = result.get("heldout")
+    if heldout:
+        if "causal_best_heads" not in heldout:
+            return None
+        row = Row(result_label(result) + CAUSAL_SUFFIX, "model", "held-out", treebank)
+        for column, decoding in (("MAX UAS", "max"), ("MST UAS", "mst")):
+            entry = heldout["causal_best_heads"][decoding]["uas"]
+            row.cells[column] = _table_cell(entry, head=entry)
+        row.cells["ensemble trees UAS"] = _table_cell((heldout.get("causal_ensemble_trees") or {}).get("uas"))
+        return row
+    causal = result["trees"].get("causal")
+    if causal is None:
+        return None
+    row = Row(result_label(result) + CAUSAL_SUFFIX, "model", "in-sample", treebank)
+    for column, decoding in (("MAX UAS", "max"), ("MST UAS", "mst")):
+        best = causal[decoding]["best_uas"]
+        row.cells[column] = None if best is None else Cell(
+            accuracy=best["accuracy"], head=head_name(best["layer"], best["head"]), direction=best["direction"],
+            pairs=result["trees"]["words"], ties=best["ties"])
+    return row
 
 
 def _table_cell(entry: dict | None, head: dict | None = None) -> Cell | None:

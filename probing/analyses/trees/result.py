@@ -27,9 +27,15 @@ class TreesResult(Result):
         decoded as ``decoding`` and scored by ``metric``, on this result's treebank."""
         return per_head(self._grids(decoding, metric), self.words)
 
-    def chosen(self, decoding: str = "mst", metric: str = "uas") -> Choice | None:
+    def chosen(self, decoding: str = "mst", metric: str = "uas", causal: bool = False) -> Choice | None:
         """The best single head: chosen on dev with its test score and interval when held out, else the
-        in-sample best."""
+        in-sample best. ``causal``: a decoder's best head in the causal reading (None for an encoder)."""
+        if causal:
+            if self.held_out:
+                entry = (self.data["heldout"].get("causal_best_heads") or {}).get(decoding, {}).get(metric)
+            else:
+                entry = (self.data["trees"].get("causal") or {}).get(decoding, {}).get(f"best_{metric}")
+            return Choice.from_entry(entry)
         if self.held_out:
             return Choice.from_entry(self.data["heldout"]["best_heads"][decoding][metric])
         return Choice.from_entry(self.data["trees"]["decodings"][decoding][f"best_{metric}"])

@@ -238,9 +238,11 @@ class CollectorAccumulator(Accumulator):
 
 
 def ensemble_candidates(relations_accumulator, limit: int) -> dict:
-    """Per (relation, direction) the ``limit`` best heads, from a ProbeAccumulator's counts."""
+    """Per (relation, direction) the ``limit`` best heads, from a ProbeAccumulator's counts (a decoder's
+    causal direction too)."""
     counts = relations_accumulator.counts
-    return candidate_heads({name: counts.heads[r].numpy() for r, name in enumerate(counts.relations)}, limit)
+    causal = {name: counts.causal_heads[r].numpy() for r, name in enumerate(counts.relations)} if counts.causal else None
+    return candidate_heads({name: counts.heads[r].numpy() for r, name in enumerate(counts.relations)}, limit, causal)
 
 
 # ---------------------------------------------------------------------------- choosing
@@ -307,6 +309,8 @@ def probe_modules(selection: dict, num_layers: int, num_heads: int) -> dict:
 def digest(selection: dict) -> str:
     """sha256 of what a selection chose (heads, ensembles, probes' weights, word vectors, options, model)."""
     chosen = {key: selection.get(key) for key in ("best_heads", "ensembles", "options", "reading")}
+    if "causal_best_heads" in selection:  # a decoder's (an encoder's digest is as it always was)
+        chosen["causal_best_heads"] = selection["causal_best_heads"]
     chosen["model"] = (selection.get("model") or {}).get("fingerprint")
     chosen["word_vectors"] = {key: value for key, value in (selection.get("word_vectors") or {}).items()
                               if key in ("source", "sha256", "dim")}
@@ -358,6 +362,7 @@ def choose(trees, collector: CollectorAccumulator, examples: ExamplesAccumulator
         "reading": reading,
         "options": options.as_dict(),
         "best_heads": trees.best_heads(),
+        **({"causal_best_heads": trees.causal_best_heads()} if trees.causal else {}),
         "words": trees.single.total,
         "baselines": trees.summary()["baselines"],
         "ensembles": [ensemble.as_dict() for ensemble in ensembles],
@@ -413,6 +418,9 @@ def check_selection(selection: dict, options: TreeOptions, reading: dict, *, sou
     if report_on_sha256 is not None and selection["made_on"]["sha256"] == report_on_sha256:
         raise ProbingError("was chosen on the very treebank it would report on, which is in-sample selection; give "
                            "the dev split (or drop --select-on for in-sample numbers)", source=source)
+    if loaded is not None and loaded.is_causal and "causal_best_heads" not in selection:
+        raise ProbingError("holds no choice in the causal reading (made before a decoder's trees were read "
+                           "later-to-earlier); choose again on the DEV treebank itself", source=source)
     if loaded is not None:
         theirs = {key: selection["model"].get(key) for key in model_identity(model_block(loaded))}
         found = difference(theirs, model_identity(model_block(loaded)), "model", labels=("DEV", "this run"))
