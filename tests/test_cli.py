@@ -37,6 +37,7 @@ SHARED = {
     "--revision": ("model", "REV", None),
     "--dtype": ("model", "DTYPE", "float32"),
     "--device": ("model", "DEVICE", "cpu"),
+    "--device-map": ("model", "MAP", None),
     "--trust-remote-code": ("model", None, False),
     "--stack": ("model", "STACK", None),
     "--seed": ("model", "N", 0),

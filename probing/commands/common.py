@@ -94,11 +94,23 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
 
 
+def device_map_of(args: argparse.Namespace, ranks) -> str | None:
+    """``--device-map`` spreads one model over the GPUs of one process, which torchrun's one copy per process
+    (``ranks``, probing.engine.distributed) is not: the two together are refused."""
+    from probing.errors import ProbingError
+
+    device_map = getattr(args, "device_map", None)
+    if device_map and ranks.world_size > 1:
+        raise ProbingError("spreads one model over the GPUs of one process; under torchrun each process holds "
+                           "a whole copy on its own GPU (--device cuda)", source="--device-map")
+    return device_map
+
+
 # ---------------------------------------------------------------------------- argument groups
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, random_init: bool = True) -> None:
-    from probing.model.loading import DTYPES, STACKS
+    from probing.model.loading import DEVICE_MAPS, DTYPES, STACKS
 
     group = parser.add_argument_group("model")
     group.add_argument("--model", metavar="ID_OR_FOLDER",
@@ -108,6 +120,9 @@ def add_model_options(parser: argparse.ArgumentParser, *, random_init: bool = Tr
                        help="weights' precision: float32, float16 or bfloat16; attention is pooled and scored in "
                             "float32 either way (default: float32)")
     group.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda, cuda:N or mps (default: cpu)")
+    group.add_argument("--device-map", choices=list(DEVICE_MAPS), metavar="MAP",
+                       help="auto: spread one model's layers over every visible GPU in this process, for a model "
+                            "too big for one (needs accelerate; replaces --device)")
     group.add_argument("--trust-remote-code", action="store_true", help="allow a hub model's own Python code to run")
     group.add_argument("--stack", choices=list(STACKS), metavar="STACK",
                        help="which self-attention of an encoder-decoder model (T5) to read: encoder or decoder "
@@ -306,16 +321,22 @@ class EngineCommand:
             from probing.engine.startup import load_while_validating, model_name
             from probing.model.loading import load_model
 
-            args = self.args
+            args, device_map = self.args, self.device_map
             self._loaded = load_while_validating(
                 lambda: load_model(
                     args.model, revision=args.revision, device=self.ranks.device, dtype=args.dtype,
                     random_init=getattr(args, "random_init", False), seed=args.seed,
                     trust_remote_code=args.trust_remote_code, stack=args.stack, head=self.head,
+                    device_map=device_map,
                 ),
                 [self.source], name=model_name(args.model), announce=progress_wanted(args) and self.is_main,
             )
         return self._loaded
+
+    @property
+    def device_map(self) -> str | None:
+        """``--device-map``: one process spreading one model, which torchrun's one copy per process is not."""
+        return device_map_of(self.args, self.ranks)
 
     @property
     def is_main(self) -> bool:

@@ -480,7 +480,8 @@ def _count(run: Pass, batch: Batch, reading) -> None:
             for accumulator in by_layer:
                 accumulator.update_layer(layer_view, layer)
             if wants_predictions:
-                predictions.append(layer_view.predictions)
+                # under a device map, layers run on several devices; the batch's predictions meet on the first
+                predictions.append(layer_view.predictions.to(run.loaded.device))
             counting[0] += time.perf_counter() - begun
 
         reading.each_layer(run.loaded, batch, consume)

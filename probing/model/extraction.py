@@ -178,7 +178,8 @@ def _attention_path(loaded, probe_ids: list[int]) -> str:
     real = attention_mask.bool().to(loaded.device)[:, None, :, None]  # padded query rows are no word's
     same = calls[0] == loaded.num_layers and len(fused) == len(eager) and all(
         isinstance(mine, torch.Tensor) and mine.shape == theirs.shape
-        and torch.allclose((mine.float() * real), (theirs.float() * real), **FUSED_TOLERANCE)
+        and torch.allclose(mine.float() * real.to(mine.device), theirs.float().to(mine.device) * real.to(mine.device),
+                           **FUSED_TOLERANCE)  # under a device map each layer's weights are on its own device
         for mine, theirs in zip(fused, eager)
     )
     return "fused" if same else "eager"

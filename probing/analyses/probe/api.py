@@ -30,6 +30,7 @@ def load_for(config: ScoreConfig, *, validate: Sequence[InputSource] = (), progr
             config.model,
             revision=config.revision,
             device=config.device,
+            device_map=config.device_map,
             dtype=config.dtype,
             random_init=config.random_init,
             seed=config.seed,

@@ -35,6 +35,7 @@ class ScoreConfig:
     max_length: int | None = None
     batch_size: int = 32
     device: str = "cpu"
+    device_map: str | None = None
     dtype: str = "float32"
     revision: str | None = None
     limit: int | None = None
