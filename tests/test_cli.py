@@ -45,6 +45,7 @@ SHARED = {
     "--limit": ("input", "N", None),
     "--batch-size": ("batching", "N", 32),
     "--max-length": ("batching", "N", None),
+    "--workers": ("batching", "N", 0),
     "--attention": ("attention", "READING", "weights"),
     "--shard": ("long runs", "I/N", None),
     "--checkpoint": ("long runs", "FILE", None),

@@ -42,6 +42,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def bootstrap_count(text: str) -> int:
     value = _int(text)
     if not 0 <= value <= MAX_BOOTSTRAP:
@@ -155,6 +162,10 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-length", type=positive_int, metavar="N",
                        help="longest unit in tokens, special tokens included; longer units are skipped and counted, "
                             "never truncated (default: the model's limit)")
+    group.add_argument("--workers", type=non_negative_int, default=0, metavar="N",
+                       help="processes that read, tokenise and batch the input ahead of the model, for a GPU that "
+                            "one thread cannot keep busy; the counts are the same (default: 0, a thread of this "
+                            "process)")
 
 
 def add_reading_options(parser: argparse.ArgumentParser, *, pooling: bool = False) -> None:
@@ -347,7 +358,7 @@ class EngineCommand:
 
         args = self.args
         return PassOptions(batch_size=args.batch_size, max_length=args.max_length, shard=args.shard,
-                           attention=args.attention, pool_from=getattr(args, "pool_from", "mean"),
+                           attention=args.attention, pool_from=getattr(args, "pool_from", "mean"), workers=args.workers,
                            progress=progress_wanted(args) and self.is_main, description=description)
 
     def run(self, accumulators, description: str = "reading"):

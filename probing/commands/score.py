@@ -50,7 +50,8 @@ def config_from_args(args: argparse.Namespace):
 
     return ScoreConfig(
         model=args.model, treebank=args.treebank, relations=tuple(args.relations), pool_from=args.pool_from,
-        max_length=args.max_length, batch_size=args.batch_size, device=args.device, device_map=args.device_map,
+        max_length=args.max_length, batch_size=args.batch_size, workers=args.workers, device=args.device,
+        device_map=args.device_map,
         dtype=args.dtype,
         revision=args.revision, limit=args.limit, bootstrap=args.bootstrap, seed=args.seed,
         random_init=args.random_init, trust_remote_code=args.trust_remote_code, stack=args.stack,

@@ -34,6 +34,7 @@ class ScoreConfig:
     pool_from: str = "mean"
     max_length: int | None = None
     batch_size: int = 32
+    workers: int = 0
     device: str = "cpu"
     device_map: str | None = None
     dtype: str = "float32"
