@@ -62,6 +62,8 @@ class ChunkPlan:
     done: int = 0
     """Units of the selected stream already counted (a resumed run skips them)."""
     prepend: int | None = None
+    preparers: tuple = ()
+    """Accumulators whose ``prepare(batch)`` runs here, on the input side, into ``batch.prepared``."""
 
     def chunks(self) -> Iterator[list[Unit]]:
         selected = itertools.islice(selected_units(self.source.units(), self.shard), self.done, None)
@@ -71,6 +73,9 @@ class ChunkPlan:
         stats = BatchStats()
         batches = list(batches_of_chunk(chunk, tokenizer, batch_size=self.batch_size, max_length=self.max_length,
                                         stats=stats, prepend=self.prepend))
+        for batch in batches:
+            for preparer in self.preparers:
+                batch.prepared.update(preparer.prepare(batch))
         return PreparedChunk(chunk, batches, stats, position)
 
 

@@ -85,6 +85,13 @@ class Accumulator:
     def __init__(self) -> None:
         self.state_tensors: dict[str, torch.Tensor] = {}
 
+    def prepare(self, batch: Batch) -> dict:
+        """What this accumulator can make from a batch's units alone, before the model runs: made on the input
+        side (the batching thread, or a ``--workers`` process) and found in ``batch.prepared`` under the
+        returned keys (a key names what was made, so accumulators that need the same share it). Default:
+        nothing."""
+        return {}
+
     def update(self, view: "BatchView") -> None:
         """Add one batch (every layer of ``view``). An accumulator that reads ``"layers"`` gets it as
         ``update_layer`` for each layer, then ``update_batch``."""
@@ -397,7 +404,7 @@ def _prepared(run: Pass, done: int, tokenizer) -> Iterator[Batch | ChunkEnd]:
     validation, alignment and padding all happen here (or in the workers this starts), so that this can run
     ahead of the model in a thread."""
     plan = ChunkPlan(run.source, run.options.batch_size, run.stats.max_length, shard=run.options.shard, done=done,
-                     prepend=run.loaded.prepend_token_id)
+                     prepend=run.loaded.prepend_token_id, preparers=tuple(run.accumulators))
     number = 0
     for chunk in prepared_chunks(plan, tokenizer, workers=run.options.workers):
         add_stats(run.batching, chunk.stats)

@@ -26,7 +26,7 @@ from probing.naming import DIRECTIONS
 from probing.results.io import apart_count
 from probing.results.schema import decode_array, encode_array
 from probing.scoring.counts import BootstrapSpec, ProbeCounts
-from probing.scoring.pairs import collect_pairs
+from probing.scoring.pairs import collect_pairs, pairs_key, pairs_of
 from probing.stats.selection import best_cell, select_head, select_offset
 
 COUNTERS = ("sentences", "words")
@@ -48,9 +48,13 @@ class ProbeAccumulator(Accumulator):
         spec = BootstrapSpec(bootstrap, seed) if bootstrap else None
         return cls(ProbeCounts(relations, num_layers, num_heads, offsets=offsets, bootstrap=spec, causal=causal))
 
+    def prepare(self, batch) -> dict:
+        """The batch's pairs to score, listed word by word in Python: made on the input side, off the model's way."""
+        return {pairs_key(self.counts.relations): collect_pairs(batch.sentences, self.counts.relations)}
+
     def update(self, view: BatchView) -> None:
         batch = view.batch
-        pairs = collect_pairs(batch.sentences, self.counts.relations)
+        pairs = pairs_of(batch, self.counts.relations)
         self.counts.update(view.predictions, pairs, sentence_indices=batch.indices, num_words=batch.num_words.tolist())
 
     def identity(self) -> dict:
