@@ -105,3 +105,20 @@ def test_a_negative_number_of_workers_is_refused():
         PassOptions(workers=-1)
     assert refused.value.source == "--workers"
     assert BATCH_SIZE * CHUNK_BATCHES == 32
+
+
+def test_the_probes_pairs_are_made_on_the_input_side_in_the_workers():
+    from probing.analyses.probe.accumulator import ProbeAccumulator
+    from probing.scoring.pairs import collect_pairs, pairs_key
+
+    loaded = load_model(tiny_model("bert"))
+    relations = ("det", "nsubj", "all")
+    probe = ProbeAccumulator.create(relations, loaded.num_layers, loaded.num_heads, offsets=(-1, 1), bootstrap=0,
+                                    seed=0, causal=False)
+    plan = ChunkPlan(InputSource.treebank(str(sample_path())), BATCH_SIZE, 64, preparers=(probe,))
+    batches = [batch for chunk in prepared_chunks(plan, loaded.tokenizer, workers=2) for batch in chunk.batches]
+    assert len(batches) > 30
+    for batch in batches:
+        prepared, made = batch.prepared[pairs_key(relations)], collect_pairs(batch.sentences, relations)
+        assert all(bool((getattr(prepared, name) == getattr(made, name)).all())
+                   for name in ("row", "query", "target", "relation", "dependent"))
