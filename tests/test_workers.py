@@ -122,3 +122,18 @@ def test_the_probes_pairs_are_made_on_the_input_side_in_the_workers():
         prepared, made = batch.prepared[pairs_key(relations)], collect_pairs(batch.sentences, relations)
         assert all(bool((getattr(prepared, name) == getattr(made, name)).all())
                    for name in ("row", "query", "target", "relation", "dependent"))
+
+
+def test_weights_drawn_on_the_input_side_are_the_ones_drawn_in_place():
+    import torch
+
+    from probing.scoring.bootstrap import ReplicateSums, poisson_weights
+
+    generator = torch.Generator().manual_seed(0)
+    batches = [(list(range(start, start + 5)), torch.randint(0, 4, (5, 3), generator=generator).float())
+               for start in range(0, 40, 5)]
+    in_place, ahead = (ReplicateSums(replicates=50, seed=7, shapes={"correct": (3,)}, chunk=12) for _ in range(2))
+    for indices, counts in batches:
+        in_place.add(indices, {"correct": counts})
+        ahead.add(indices, {"correct": counts}, poisson_weights(indices, replicates=50, seed=7))
+    assert torch.equal(ahead["correct"], in_place["correct"]) and int(in_place["correct"].sum()) > 0
