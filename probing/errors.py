@@ -21,8 +21,26 @@ class ProbingError(ValueError):
         self.line = line
         super().__init__(self._format())
 
+    def __reduce__(self):
+        """Pickled whole (message, source, line, any subclass's fields), so that an error raised in a worker
+        process is the same error in the process that reports it.
+
+        >>> import pickle
+        >>> pickle.loads(pickle.dumps(ProbingError("bad", source="a.conllu", line=3))).line
+        3
+        """
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
     def _format(self) -> str:
         if self.source is None:
             return self.message
         where = self.source if self.line is None else f"{self.source}:{self.line}"
         return f"{where}: {self.message}"
+
+
+def _rebuilt(cls: type, args: tuple, state: dict) -> ProbingError:
+    """A pickled :class:`ProbingError` (or subclass) again, without calling its ``__init__``."""
+    error = Exception.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error

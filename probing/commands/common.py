@@ -42,6 +42,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def bootstrap_count(text: str) -> int:
     value = _int(text)
     if not 0 <= value <= MAX_BOOTSTRAP:
@@ -94,11 +101,23 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
 
 
+def device_map_of(args: argparse.Namespace, ranks) -> str | None:
+    """``--device-map`` spreads one model over the GPUs of one process, which torchrun's one copy per process
+    (``ranks``, probing.engine.distributed) is not: the two together are refused."""
+    from probing.errors import ProbingError
+
+    device_map = getattr(args, "device_map", None)
+    if device_map and ranks.world_size > 1:
+        raise ProbingError("spreads one model over the GPUs of one process; under torchrun each process holds "
+                           "a whole copy on its own GPU (--device cuda)", source="--device-map")
+    return device_map
+
+
 # ---------------------------------------------------------------------------- argument groups
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, random_init: bool = True) -> None:
-    from probing.model.loading import DTYPES, STACKS
+    from probing.model.loading import DEVICE_MAPS, DTYPES, STACKS
 
     group = parser.add_argument_group("model")
     group.add_argument("--model", metavar="ID_OR_FOLDER",
@@ -108,6 +127,9 @@ def add_model_options(parser: argparse.ArgumentParser, *, random_init: bool = Tr
                        help="weights' precision: float32, float16 or bfloat16; attention is pooled and scored in "
                             "float32 either way (default: float32)")
     group.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda, cuda:N or mps (default: cpu)")
+    group.add_argument("--device-map", choices=list(DEVICE_MAPS), metavar="MAP",
+                       help="auto: spread one model's layers over every visible GPU in this process, for a model "
+                            "too big for one (needs accelerate; replaces --device)")
     group.add_argument("--trust-remote-code", action="store_true", help="allow a hub model's own Python code to run")
     group.add_argument("--stack", choices=list(STACKS), metavar="STACK",
                        help="which self-attention of an encoder-decoder model (T5) to read: encoder or decoder "
@@ -140,6 +162,10 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-length", type=positive_int, metavar="N",
                        help="longest unit in tokens, special tokens included; longer units are skipped and counted, "
                             "never truncated (default: the model's limit)")
+    group.add_argument("--workers", type=non_negative_int, default=0, metavar="N",
+                       help="processes that read, tokenise and batch the input ahead of the model, for a GPU that "
+                            "one thread cannot keep busy; the counts are the same (default: 0, a thread of this "
+                            "process)")
 
 
 def add_reading_options(parser: argparse.ArgumentParser, *, pooling: bool = False) -> None:
@@ -306,16 +332,22 @@ class EngineCommand:
             from probing.engine.startup import load_while_validating, model_name
             from probing.model.loading import load_model
 
-            args = self.args
+            args, device_map = self.args, self.device_map
             self._loaded = load_while_validating(
                 lambda: load_model(
                     args.model, revision=args.revision, device=self.ranks.device, dtype=args.dtype,
                     random_init=getattr(args, "random_init", False), seed=args.seed,
                     trust_remote_code=args.trust_remote_code, stack=args.stack, head=self.head,
+                    device_map=device_map,
                 ),
                 [self.source], name=model_name(args.model), announce=progress_wanted(args) and self.is_main,
             )
         return self._loaded
+
+    @property
+    def device_map(self) -> str | None:
+        """``--device-map``: one process spreading one model, which torchrun's one copy per process is not."""
+        return device_map_of(self.args, self.ranks)
 
     @property
     def is_main(self) -> bool:
@@ -326,7 +358,7 @@ class EngineCommand:
 
         args = self.args
         return PassOptions(batch_size=args.batch_size, max_length=args.max_length, shard=args.shard,
-                           attention=args.attention, pool_from=getattr(args, "pool_from", "mean"),
+                           attention=args.attention, pool_from=getattr(args, "pool_from", "mean"), workers=args.workers,
                            progress=progress_wanted(args) and self.is_main, description=description)
 
     def run(self, accumulators, description: str = "reading"):

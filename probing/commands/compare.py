@@ -34,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     with EngineCommand(args, figures=("compare",)) as command:
         first = command.loaded
         try:
-            second = load_model(args.second_model, device=first.device, dtype=args.dtype,
+            second = load_model(args.second_model, device="cpu" if args.device_map else first.device,
+                                device_map=args.device_map, dtype=args.dtype,
                                 random_init=args.second_random_init, seed=args.seed,
                                 trust_remote_code=args.trust_remote_code, stack=args.stack)
         except ProbingError as error:  # the loader speaks of --model: this one is --second-model

@@ -115,7 +115,7 @@ def _load(args):
 
     return load_model(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
                       random_init=args.random_init, seed=args.seed, trust_remote_code=args.trust_remote_code,
-                      stack=args.stack, head="lm", head_optional=True)
+                      stack=args.stack, head="lm", head_optional=True, device_map=args.device_map)
 
 
 def _surface_state(heads_result: dict) -> dict:

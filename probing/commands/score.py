@@ -50,7 +50,9 @@ def config_from_args(args: argparse.Namespace):
 
     return ScoreConfig(
         model=args.model, treebank=args.treebank, relations=tuple(args.relations), pool_from=args.pool_from,
-        max_length=args.max_length, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
+        max_length=args.max_length, batch_size=args.batch_size, workers=args.workers, device=args.device,
+        device_map=args.device_map,
+        dtype=args.dtype,
         revision=args.revision, limit=args.limit, bootstrap=args.bootstrap, seed=args.seed,
         random_init=args.random_init, trust_remote_code=args.trust_remote_code, stack=args.stack,
         attention=args.attention, shard=args.shard,
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.probe.heldout import score_with_selection
     from probing.analyses.probe.tables import run_header, score_tables
     from probing.atomic import check_output_path
-    from probing.commands.common import model_inputs, progress_wanted
+    from probing.commands.common import device_map_of, model_inputs, progress_wanted
     from probing.data.inputs import InputSource, open_input
     from probing.data.relations import warn_unmatched
     from probing.engine import checkpointing
@@ -89,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     # Under torchrun every process scores its share of the batches; rank 0 reports (docs/scaling.md).
     ranks = from_environment(args.device)
     try:
+        device_map_of(args, ranks)
         checkpointer = checkpointing.from_options(
             ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
         )

@@ -20,7 +20,7 @@ makes exactly the batches of an uninterrupted one.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -57,6 +57,8 @@ class Batch:
     segment: torch.Tensor
     num_words: torch.Tensor
     number: int = 0
+    prepared: dict = field(default_factory=dict)
+    """What accumulators made from the units alone on the input side (``Accumulator.prepare``), by key."""
 
     @property
     def sentences(self) -> list[Sentence]:

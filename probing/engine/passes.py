@@ -50,9 +50,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
-import itertools
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 
@@ -60,7 +59,8 @@ import torch
 from tqdm.auto import tqdm
 
 from probing.data.inputs import InputSource, Unit
-from probing.engine.batching import CHUNK_BATCHES, Batch, BatchStats, batches_of_chunk
+from probing.engine.batching import Batch, BatchStats
+from probing.engine.feeding import ChunkPlan, add_stats, prepared_chunks
 from probing.engine.pooling import check_from_pooling, pool_word_attention
 from probing.engine.predictions import predict_heads
 from probing.errors import ProbingError
@@ -84,6 +84,13 @@ class Accumulator:
 
     def __init__(self) -> None:
         self.state_tensors: dict[str, torch.Tensor] = {}
+
+    def prepare(self, batch: Batch) -> dict:
+        """What this accumulator can make from a batch's units alone, before the model runs: made on the input
+        side (the batching thread, or a ``--workers`` process) and found in ``batch.prepared`` under the
+        returned keys (a key names what was made, so accumulators that need the same share it). Default:
+        nothing."""
+        return {}
 
     def update(self, view: "BatchView") -> None:
         """Add one batch (every layer of ``view``). An accumulator that reads ``"layers"`` gets it as
@@ -199,11 +206,16 @@ class PassOptions:
     description: str = "reading"
     prefetch: bool = True
     """Read, validate and batch ahead of the model in a background thread."""
+    workers: int = 0
+    """Processes that read, validate and batch ahead of the model instead (probing.engine.feeding); 0: none."""
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise ProbingError(f"must be a positive integer, got {self.batch_size}", source="--batch-size")
         check_from_pooling(self.pool_from)
+        if self.workers < 0:
+            raise ProbingError(f"must be 0 (read in this process) or a number of processes, got {self.workers}",
+                               source="--workers")
         if self.pool_from == "max" and self.attention == "norms":
             raise ProbingError("max pooling renormalises each word's row, which norm-based attention must not be "
                                "(its rows do not sum to 1 by design); use --pool-from mean or first", source="--pool-from")
@@ -262,7 +274,7 @@ class Pass:
         from probing.version import __version__
 
         options = {key: value for key, value in asdict(self.options).items()
-                   if key not in ("progress", "description", "prefetch")}
+                   if key not in ("progress", "description", "prefetch", "workers")}
         return {
             "tool": __version__,
             "model": model_identity(self.loaded),
@@ -351,9 +363,10 @@ def run_pass(
     run.stats.max_length = loaded.max_length(options.max_length)
     needs_attention = any(accumulator.needs_attention for accumulator in accumulators)
     done = hooks.start(run)
-    tokenizer = loaded.producer_tokenizer if options.prefetch else loaded.tokenizer
+    in_thread = options.prefetch and not options.workers  # workers make their chunks ahead by themselves
+    tokenizer = loaded.producer_tokenizer if in_thread else loaded.tokenizer
     work = _prepared(run, done, tokenizer)
-    if options.prefetch:
+    if in_thread:
         work = prefetched(work, depth=PREFETCH_CHUNKS)
     with reading.attached(loaded), _progress(options, source, done) as bar:
         for item in work:
@@ -387,19 +400,18 @@ class ChunkEnd:
 
 
 def _prepared(run: Pass, done: int, tokenizer) -> Iterator[Batch | ChunkEnd]:
-    """The pass's batches, each chunk's followed by its :class:`ChunkEnd`. Reading, validation,
-    alignment and padding all happen here, so that this can run ahead of the model in a thread."""
-    options = run.options
-    selected = itertools.islice(_selected(run.source.units(), options.shard), done, None)
+    """The pass's batches, numbered in order, each chunk's followed by its :class:`ChunkEnd`. Reading,
+    validation, alignment and padding all happen here (or in the workers this starts), so that this can run
+    ahead of the model in a thread."""
+    plan = ChunkPlan(run.source, run.options.batch_size, run.stats.max_length, shard=run.options.shard, done=done,
+                     prepend=run.loaded.prepend_token_id, preparers=tuple(run.accumulators))
     number = 0
-    for chunk in _chunks(selected, options.batch_size * CHUNK_BATCHES):
-        for batch in batches_of_chunk(
-            chunk, tokenizer, batch_size=options.batch_size, max_length=run.stats.max_length,
-            stats=run.batching, prepend=run.loaded.prepend_token_id, first_number=number,
-        ):
-            number = batch.number + 1
+    for chunk in prepared_chunks(plan, tokenizer, workers=run.options.workers):
+        add_stats(run.batching, chunk.stats)
+        for batch in chunk.batches:
+            batch.number, number = number, number + 1  # the pass's numbering: torchrun deals batches by it
             yield pinned(batch) if run.loaded.device.startswith("cuda") else batch
-        yield ChunkEnd(chunk, copy.copy(run.batching))
+        yield ChunkEnd(chunk.units, copy.copy(run.batching))
 
 
 def pinned(batch: Batch) -> Batch:
@@ -480,7 +492,8 @@ def _count(run: Pass, batch: Batch, reading) -> None:
             for accumulator in by_layer:
                 accumulator.update_layer(layer_view, layer)
             if wants_predictions:
-                predictions.append(layer_view.predictions)
+                # under a device map, layers run on several devices; the batch's predictions meet on the first
+                predictions.append(layer_view.predictions.to(run.loaded.device))
             counting[0] += time.perf_counter() - begun
 
         reading.each_layer(run.loaded, batch, consume)
@@ -499,25 +512,6 @@ def _count(run: Pass, batch: Batch, reading) -> None:
     run.stats.units_used += len(batch)
     run.stats.words += int(batch.num_words.sum())
     run.stats.batches += 1
-
-
-def _selected(units: Iterable[Unit], shard: tuple[int, int] | None) -> Iterator[Unit]:
-    """The units of this shard: membership depends on the unit's index alone, so shards are
-    disjoint and together cover the input, whatever the batch size."""
-    for unit in units:
-        if shard is None or unit.index % shard[1] == shard[0]:
-            yield unit
-
-
-def _chunks(units: Iterable[Unit], size: int) -> Iterator[list[Unit]]:
-    chunk: list[Unit] = []
-    for unit in units:
-        chunk.append(unit)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _progress(options: PassOptions, source: InputSource, done: int):

@@ -59,15 +59,16 @@ def pool_word_attention(attention: torch.Tensor, word_of_token: torch.Tensor, fr
     Returns float32 [batch, layer, head, word, word]: rows attend, columns are
     attended to, the diagonal kept, special-token columns dropped.
     """
-    num_words = max(int(word_of_token.max().item()) + 1, 1)
-    to_words = piece_matrix(word_of_token, num_words).to(attention.device)  # [batch, tok, word]
+    num_words = max(int(word_of_token.max().item()) + 1, 1)  # the batch's indices are on the CPU: no device wait
+    word_of_token = word_of_token.to(attention.device)  # long [batch, tok]; the one-hot map is made where it is used
+    to_words = piece_matrix(word_of_token, num_words)  # [batch, tok, word]
     batch, layers, heads, queries, keys = attention.shape
     # One matrix product per sentence with layers, heads and query rows stacked into
     # one tall matrix: far faster than one small product per head.
     rows = attention.float().reshape(batch, layers * heads * queries, keys)
     attention_to_words = torch.bmm(rows, to_words).view(batch, layers, heads, queries, num_words)
     pool_rows = FROM_POOLINGS[from_mode]
-    return pool_rows(attention, attention_to_words, word_of_token.to(attention.device), to_words)
+    return pool_rows(attention, attention_to_words, word_of_token, to_words)
 
 
 @FROM_POOLINGS.register("mean")

@@ -62,6 +62,9 @@ from probing.model.tokenizers import (
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 STACKS = ("encoder", "decoder")
+DEVICE_MAPS = ("auto",)
+"""How accelerate may spread one model over the visible devices in one process (from_pretrained's ``device_map``):
+``auto`` fills the GPUs in order, then the CPU."""
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 """The name tables and plots give the packaged default (the same weights from a folder get the folder's name)."""
@@ -102,6 +105,9 @@ class LoadedModel:
     (probing.model.extraction.AttentionTap, decided at load); None: every pass runs the whole model."""
     attention_path: str = "returned"
     """How attention is read: a key of probing.model.extraction.ATTENTION_PATHS (settled at load time)."""
+    spread_over: tuple[str, ...] = ()
+    """The devices a model loaded with a device map spans, in layer order (``device`` is the first, where inputs
+    go); empty when the whole model is on ``device``."""
 
     @property
     def base(self) -> torch.nn.Module:
@@ -219,6 +225,7 @@ def load_model(
     stack: str | None = None,
     head: str | None = None,
     head_optional: bool = False,
+    device_map: str | None = None,
 ) -> LoadedModel:
     """Load tokenizer and model (eager attention, eval mode) from the hub or a folder.
 
@@ -229,7 +236,10 @@ def load_model(
     head (see :data:`HEADS`; ``"lm"`` is the model's own LM head, causal or
     masked). With ``head_optional``, a checkpoint without that head's weights
     loads anyway with ``head`` None (its base model is complete), and
-    ``extra["no_head"]`` says why.
+    ``extra["no_head"]`` says why. ``device_map="auto"`` lets accelerate
+    spread the layers over every visible GPU (then the CPU) in this one
+    process, in place of ``device``: inputs go to the device of the first
+    module, and each layer's attention stays where the layer ran.
     """
     from transformers import AutoConfig
     from transformers.utils import logging as hf_logging
@@ -243,6 +253,7 @@ def load_model(
         raise ProbingError(f"unknown stack {stack!r}; use one of {', '.join(STACKS)}", source="--stack")
     if head is not None and head != LANGUAGE_MODEL:
         HEADS[head]
+    check_device_map(device_map, device=device, random_init=random_init)
     check_device(device)
     local = check_location(name_or_path, revision)
     common = {"revision": revision, "trust_remote_code": trust_remote_code}
@@ -253,7 +264,8 @@ def load_model(
         task = HEADS[head] if head is not None else None
         tokenizer = load_tokenizer(name_or_path, common)
         try:
-            model = load_weights(name_or_path, config, common, DTYPES[dtype], random_init, seed, task)
+            model = load_weights(name_or_path, config, {**common, **({"device_map": device_map} if device_map else {})},
+                                 DTYPES[dtype], random_init, seed, task)
         except MissingHead as missing:
             if not head_optional:
                 raise ProbingError(str(missing), source="--model") from None
@@ -261,7 +273,12 @@ def load_model(
         else:
             no_head = None
     use_eager_attention(model)
-    model.eval().to(device)
+    model.eval()
+    spread_over = placed_devices(model) if device_map else ()
+    if device_map:
+        device = spread_over[0]
+    else:
+        model.to(device)
     # an encoder-only class of an encoder-decoder family (T5EncoderModel) has no decoder to run
     is_encoder_decoder = bool(getattr(config, "is_encoder_decoder", False)) and not type(model).__name__.endswith(
         "EncoderModel")
@@ -281,6 +298,7 @@ def load_model(
         is_encoder_decoder=is_encoder_decoder,
         head=head,
         position_limit=_position_limit(config),
+        spread_over=spread_over if len(spread_over) > 1 else (),
     )
     if no_head:
         loaded.extra["no_head"] = no_head
@@ -324,6 +342,45 @@ def check_device(device: str) -> None:
     if parsed.type == "cuda" and parsed.index is not None and parsed.index >= torch.cuda.device_count():
         raise ProbingError(f"{device} does not exist: {torch.cuda.device_count()} GPU(s) visible, from cuda:0",
                            source="--device")
+
+
+def check_device_map(device_map: str | None, *, device: str, random_init: bool) -> None:
+    """A device map is one of :data:`DEVICE_MAPS`, needs accelerate, and replaces ``--device``."""
+    if device_map is None:
+        return
+    if device_map not in DEVICE_MAPS:
+        raise ProbingError(f"unknown device map {device_map!r}; use {', '.join(DEVICE_MAPS)}", source="--device-map")
+    if device != "cpu":
+        raise ProbingError(f"places the model itself; leave out --device {device}", source="--device-map")
+    if random_init:
+        raise ProbingError("spreads a checkpoint's weights as they load; --random-init draws them instead",
+                           source="--device-map")
+    try:
+        import accelerate  # noqa: F401  (from_pretrained dispatches through it)
+    except ImportError:
+        raise ProbingError("needs the accelerate package: pip install 'probing[multi-gpu]'", source="--device-map") from None
+
+
+def placed_devices(model: torch.nn.Module) -> tuple[str, ...]:
+    """The devices accelerate put the model on, the input embeddings' first (inputs go there), then in the
+    order the device map lists its modules; "disk" and "meta" offload is refused (attention passes would crawl).
+
+    >>> placed_devices(torch.nn.Embedding(3, 2))
+    ('cpu',)
+    """
+    placement = getattr(model, "hf_device_map", None) or {}
+    if any(where in ("disk", "meta") for where in placement.values()):
+        raise ProbingError("the model does not fit in GPU and CPU memory together (accelerate would offload layers "
+                           "to disk)", source="--device-map")
+    found = [str(torch.device(_as_device(where))) for where in placement.values()]
+    embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    first = str(next((embeddings or model).parameters()).device)
+    return tuple(dict.fromkeys([first, *found]))
+
+
+def _as_device(where) -> str:
+    """A device map's entry (an int GPU index, "cpu", "cuda:1", "disk") as a device name."""
+    return f"cuda:{where}" if isinstance(where, int) else str(where)
 
 
 def _position_limit(config) -> int | None:

@@ -62,7 +62,7 @@ def model_block(loaded) -> dict:
         "num_layers": loaded.num_layers,
         "num_heads": loaded.num_heads,
         "dtype": loaded.dtype,
-        "device": loaded.device,
+        "device": ",".join(loaded.spread_over) or loaded.device,
         "attention_path": loaded.attention_path,
         "is_causal": loaded.is_causal,
         "random_init": loaded.random_init,

@@ -340,7 +340,8 @@ MODEL = Obj(
         "num_layers": Field(COUNT, "layers of the scored self-attention stack"),
         "num_heads": Field(COUNT, "heads per layer of that stack (rollout results: 1, see config.attention)"),
         "dtype": Field(STR, "weights' dtype: float32, float16 or bfloat16"),
-        "device": Field(STR, "where the model ran (several, comma-separated, in a merged result)"),
+        "device": Field(STR, "where the model ran (several, comma-separated, in a merged result or for a model "
+                             "spread by --device-map)"),
         "attention_path": Field(STR, "how attention was read: fused (the forward pass ran SDPA, each layer's weights "
                                      "rebuilt from its queries and keys), eager (each layer's weights taken from its "
                                      "attention module) or returned (every layer's, as the model returns them); "

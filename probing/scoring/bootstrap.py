@@ -90,15 +90,19 @@ class ReplicateSums:
         self._sums = {name: torch.zeros((replicates,) + shape, dtype=torch.long) for name, shape in self.shapes.items()}
         self._indices: list[int] = []
         self._pending: list[torch.Tensor] = []  # float32 [sentence, sum of the flattened shapes] per batch
+        self._weights: list[torch.Tensor | None] = []  # the batches' Poisson weights, where drawn in advance
 
-    def add(self, sentence_indices: Sequence[int], counts: Mapping[str, torch.Tensor]) -> None:
+    def add(self, sentence_indices: Sequence[int], counts: Mapping[str, torch.Tensor],
+            weights: torch.Tensor | None = None) -> None:
         """Keep one batch's counts: ``counts[name]`` [sentence, *shapes[name]], whole numbers (kept as float32,
-        or as float64 when given so)."""
+        or as float64 when given so). ``weights`` are the batch's ``poisson_weights`` if drawn already (on the
+        input side, off the model's way); else they are drawn when the chunk is weighted."""
         sentences = len(sentence_indices)
         # float32 holds every whole number below 2**24; a float64 count stays float64
         flat = [counts[name].reshape(sentences, prod(shape)) for name, shape in self.shapes.items()]
         flat = [part if part.dtype == torch.float64 else part.float() for part in flat]
         self._pending.append(torch.cat(flat, dim=1))
+        self._weights.append(weights)
         self._indices.extend(int(index) for index in sentence_indices)
         if len(self._indices) >= self.chunk:
             self.flush()
@@ -108,8 +112,11 @@ class ReplicateSums:
         if not self._indices:
             return
         per_sentence = torch.cat(self._pending)
-        weights = poisson_weights(self._indices, replicates=self.replicates, seed=self.seed)  # [replicate, sentence]
-        self._indices, self._pending = [], []
+        if all(drawn is not None for drawn in self._weights):
+            weights = torch.cat(self._weights, dim=1)  # [replicate, sentence], the same draws made earlier
+        else:
+            weights = poisson_weights(self._indices, replicates=self.replicates, seed=self.seed)  # [replicate, sentence]
+        self._indices, self._pending, self._weights = [], [], []
         weighted = replicate(weights, per_sentence).cpu()
         start = 0
         for name, shape in self.shapes.items():

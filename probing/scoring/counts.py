@@ -106,8 +106,9 @@ class ProbeCounts:
         pairs: PairBatch,
         sentence_indices: Sequence[int],
         num_words: Sequence[int],
+        weights: torch.Tensor | None = None,
     ) -> None:
-        """Count one batch.
+        """Count one batch (``weights``: its bootstrap Poisson weights, if drawn in advance).
 
         predictions: long [batch, direction, layer, head, word] (see predict_heads), on any device:
         the counting runs there (a GPU's predictions never leave it) and only the batch's counts come back.
@@ -145,7 +146,7 @@ class ProbeCounts:
             head_first = ((pairs.target >= 0) & (pairs.target < self._dependents(pairs))).float().to(device)
             self.head_first += (by_relation @ head_first).round().long().cpu()
         if self.bootstrap is not None:
-            self._update_bootstrap(pairs, sentence_indices, counted)
+            self._update_bootstrap(pairs, sentence_indices, counted, weights)
 
     @staticmethod
     def _dependents(pairs: PairBatch) -> torch.Tensor:
@@ -175,7 +176,8 @@ class ProbeCounts:
         # on the dependent's right, attends to it
         return torch.stack([is_word & (pairs.target < pairs.query), pairs.target > pairs.query], dim=1).long()
 
-    def _update_bootstrap(self, pairs: PairBatch, sentence_indices, counted: torch.Tensor) -> None:
+    def _update_bootstrap(self, pairs: PairBatch, sentence_indices, counted: torch.Tensor,
+                          weights: torch.Tensor | None = None) -> None:
         """Keep each sentence's counts for the replicate sums (weighted a chunk of sentences at a time).
 
         counted: float [pair, 1 + heads + offsets] (see update), on the predictions' device.
@@ -190,7 +192,7 @@ class ProbeCounts:
                  "baselines": per_sentence[:, :, 1 + heads : 1 + heads + offsets]}
         if self.causal:
             parts["causal"] = per_sentence[:, :, 1 + heads + offsets :]
-        self.replicates.add(sentence_indices, parts)
+        self.replicates.add(sentence_indices, parts, weights)
 
     def merge(self, other: "ProbeCounts") -> "ProbeCounts":
         """Add another part's counts into this one (same relations, shape and bootstrap)."""

@@ -57,3 +57,22 @@ def collect_pairs(sentences: Sequence[Sentence], relations: Sequence[str]) -> Pa
                 dependents.append(dependent)
     as_long = lambda values: torch.tensor(values, dtype=torch.long)  # noqa: E731
     return PairBatch(as_long(rows), as_long(queries), as_long(targets), as_long(relation_ids), as_long(dependents))
+
+
+def pairs_key(relations: Sequence[str]) -> tuple:
+    """The key of a batch's pairs of ``relations`` among what the input side prepared (``Batch.prepared``)."""
+    return ("pairs", tuple(relations))
+
+
+def pairs_of(batch, relations: Sequence[str]) -> PairBatch:
+    """A batch's pairs of ``relations``: as the input side prepared them, else made now.
+
+    >>> from types import SimpleNamespace
+    >>> from probing.data.treebank import Sentence
+    >>> s = Sentence(words=("the", "cat"), heads=(1, -1), labels=("det", "root"), upos=("DET", "NOUN"))
+    >>> len(pairs_of(SimpleNamespace(sentences=[s], prepared={}), ("det",)))
+    1
+    """
+    prepared = getattr(batch, "prepared", {})
+    key = pairs_key(relations)
+    return prepared[key] if key in prepared else collect_pairs(batch.sentences, relations)

@@ -25,8 +25,9 @@ from probing.errors import ProbingError
 from probing.naming import DIRECTIONS
 from probing.results.io import apart_count
 from probing.results.schema import decode_array, encode_array
+from probing.scoring.bootstrap import poisson_weights
 from probing.scoring.counts import BootstrapSpec, ProbeCounts
-from probing.scoring.pairs import collect_pairs
+from probing.scoring.pairs import collect_pairs, pairs_key, pairs_of
 from probing.stats.selection import best_cell, select_head, select_offset
 
 COUNTERS = ("sentences", "words")
@@ -48,10 +49,25 @@ class ProbeAccumulator(Accumulator):
         spec = BootstrapSpec(bootstrap, seed) if bootstrap else None
         return cls(ProbeCounts(relations, num_layers, num_heads, offsets=offsets, bootstrap=spec, causal=causal))
 
+    def prepare(self, batch) -> dict:
+        """What depends on the batch's sentences alone, made on the input side, off the model's way: the pairs
+        to score (listed word by word in Python) and the bootstrap's Poisson weights (a generator per sentence)."""
+        prepared = {pairs_key(self.counts.relations): collect_pairs(batch.sentences, self.counts.relations)}
+        if self.counts.bootstrap is not None:
+            prepared[self._weights_key()] = poisson_weights(batch.indices, replicates=self.counts.bootstrap.replicates,
+                                                            seed=self.counts.bootstrap.seed)
+        return prepared
+
     def update(self, view: BatchView) -> None:
         batch = view.batch
-        pairs = collect_pairs(batch.sentences, self.counts.relations)
-        self.counts.update(view.predictions, pairs, sentence_indices=batch.indices, num_words=batch.num_words.tolist())
+        pairs = pairs_of(batch, self.counts.relations)
+        weights = getattr(batch, "prepared", {}).get(self._weights_key()) if self.counts.bootstrap else None
+        self.counts.update(view.predictions, pairs, sentence_indices=batch.indices, num_words=batch.num_words.tolist(),
+                           weights=weights)
+
+    def _weights_key(self) -> tuple:
+        bootstrap = self.counts.bootstrap
+        return ("poisson weights", bootstrap.replicates, bootstrap.seed)
 
     def identity(self) -> dict:
         counts = self.counts

@@ -30,6 +30,7 @@ def load_for(config: ScoreConfig, *, validate: Sequence[InputSource] = (), progr
             config.model,
             revision=config.revision,
             device=config.device,
+            device_map=config.device_map,
             dtype=config.dtype,
             random_init=config.random_init,
             seed=config.seed,
@@ -53,7 +54,7 @@ def run_probe(config: ScoreConfig, *, loaded: LoadedModel | None = None, progres
     loaded = loaded or load_for(config, validate=[source], progress=progress)
     options = PassOptions(batch_size=config.batch_size, max_length=config.max_length, shard=config.shard,
                           attention=config.attention, pool_from=config.pool_from, progress=progress,
-                          description=description)
+                          description=description, workers=config.workers)
     accumulator = ProbeAccumulator.create(
         config.relations, loaded.num_layers, READINGS[config.attention].heads(loaded.num_heads),
         offsets=config.offsets, bootstrap=config.bootstrap, seed=config.seed, causal=loaded.is_causal,

@@ -34,7 +34,9 @@ class ScoreConfig:
     pool_from: str = "mean"
     max_length: int | None = None
     batch_size: int = 32
+    workers: int = 0
     device: str = "cpu"
+    device_map: str | None = None
     dtype: str = "float32"
     revision: str | None = None
     limit: int | None = None

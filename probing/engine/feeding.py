@@ -1,0 +1,174 @@
+"""The input side of a pass: which units, cut into which chunks, made into batches here or in worker processes.
+
+A pass reads its units in order, keeps those of its shard, skips the ones a
+resumed run has counted, and cuts the rest into chunks of ``batch_size *
+CHUNK_BATCHES`` units; each chunk is tokenised, aligned, length-sorted and
+padded into batches (probing.engine.batching). :func:`prepared_chunks` makes
+those chunks either in this process (``workers=0``) or in ``workers``
+processes, as torch's DataLoader does: every worker reads the same stream
+(reading is deterministic), makes the chunks whose position modulo
+``workers`` is its number, and the DataLoader hands them back in position
+order. The chunks, and so the batches, are identical whatever the number of
+workers; so are the counts.
+
+An error in a worker (a malformed line: ``file:line: what``) comes back as
+the exception itself, at the position where the input would have raised it
+in this process, and is raised here: the same one line, after exactly the
+batches this process would have made before it.
+
+>>> from probing.data.inputs import InputSource, sample_treebank_path
+>>> from probing.testing import tiny_wordpiece_tokenizer
+>>> plan = ChunkPlan(InputSource.treebank(str(sample_treebank_path()), limit=40), batch_size=8, max_length=64)
+>>> [len(chunk.units) for chunk in prepared_chunks(plan, tiny_wordpiece_tokenizer(), workers=0)]
+[40]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import torch
+
+from probing.data.inputs import InputSource, Unit
+from probing.engine.batching import CHUNK_BATCHES, Batch, BatchStats, batches_of_chunk
+
+WORKER_PREFETCH = 2
+"""Chunks each worker makes ahead of the model (DataLoader's prefetch_factor)."""
+
+
+@dataclass
+class PreparedChunk:
+    """One chunk made ready: its units (too-long ones too), its batches (numbered from 0 within the chunk), what
+    batching saw in it alone, and its position in the pass's stream of chunks."""
+
+    units: list[Unit]
+    batches: list[Batch]
+    stats: BatchStats
+    position: int
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """Everything that decides a pass's chunks: what every worker needs to make the same ones."""
+
+    source: InputSource
+    batch_size: int
+    max_length: int
+    shard: tuple[int, int] | None = None
+    done: int = 0
+    """Units of the selected stream already counted (a resumed run skips them)."""
+    prepend: int | None = None
+    preparers: tuple = ()
+    """Accumulators whose ``prepare(batch)`` runs here, on the input side, into ``batch.prepared``."""
+
+    def chunks(self) -> Iterator[list[Unit]]:
+        selected = itertools.islice(selected_units(self.source.units(), self.shard), self.done, None)
+        return chunked(selected, self.batch_size * CHUNK_BATCHES)
+
+    def prepare(self, chunk: list[Unit], tokenizer, position: int) -> PreparedChunk:
+        stats = BatchStats()
+        batches = list(batches_of_chunk(chunk, tokenizer, batch_size=self.batch_size, max_length=self.max_length,
+                                        stats=stats, prepend=self.prepend))
+        for batch in batches:
+            for preparer in self.preparers:
+                batch.prepared.update(preparer.prepare(batch))
+        return PreparedChunk(chunk, batches, stats, position)
+
+
+def prepared_chunks(plan: ChunkPlan, tokenizer, *, workers: int = 0) -> Iterator[PreparedChunk]:
+    """The plan's chunks in order, made here (``workers`` 0) or in that many worker processes.
+
+    With workers, ``plan.source.units_total`` is set here once the workers have read the input to its end, as
+    reading it here would set it."""
+    if workers == 0:
+        for position, chunk in enumerate(plan.chunks()):
+            yield plan.prepare(chunk, tokenizer, position)
+        return
+    yield from _from_workers(plan, tokenizer, workers)
+
+
+def _from_workers(plan: ChunkPlan, tokenizer, workers: int) -> Iterator[PreparedChunk]:
+    from torch.utils.data import DataLoader
+
+    # A tokenizer that has used its own threads warns in every forked worker unless told not to use them; the
+    # workers are the parallelism here.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    loader = DataLoader(_WorkerChunks(plan, tokenizer), batch_size=None, num_workers=workers, collate_fn=_as_made,
+                        prefetch_factor=WORKER_PREFETCH)
+    expected = 0
+    for item in loader:
+        if isinstance(item, _InputEnd):
+            plan.source.units_total = item.units_total
+            return
+        if isinstance(item, _WorkerFailure):
+            raise item.error
+        if item.position != expected:  # DataLoader keeps the order of its workers' turns; a bug if not
+            raise RuntimeError(f"chunk {item.position} came from the workers where chunk {expected} was due")
+        expected += 1
+        yield item
+
+
+class _WorkerChunks(torch.utils.data.IterableDataset):
+    """In worker ``k`` of ``n``: the chunks at positions ``k``, ``k + n``, ...; then the end of the input (or the
+    error that stopped reading it) at the worker's next turn."""
+
+    def __init__(self, plan: ChunkPlan, tokenizer) -> None:
+        self.plan, self.tokenizer = plan, tokenizer
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        mine, workers = (info.id, info.num_workers) if info is not None else (0, 1)
+        position = -1
+        try:
+            for position, chunk in enumerate(self.plan.chunks()):
+                if position % workers == mine:
+                    yield self.plan.prepare(chunk, self.tokenizer, position)
+        except Exception as error:  # raised in the main process, in its turn (the module docstring)
+            yield _WorkerFailure(error)
+            return
+        yield _InputEnd(self.plan.source.units_total)
+
+
+@dataclass
+class _WorkerFailure:
+    error: Exception
+
+
+@dataclass
+class _InputEnd:
+    units_total: int | None
+
+
+def _as_made(item):
+    """DataLoader's collate step: the worker's item as it is (a chunk is not a batch of samples)."""
+    return item
+
+
+def selected_units(units: Iterable[Unit], shard: tuple[int, int] | None) -> Iterator[Unit]:
+    """The units of this shard: membership depends on the unit's index alone, so shards are
+    disjoint and together cover the input, whatever the batch size."""
+    for unit in units:
+        if shard is None or unit.index % shard[1] == shard[0]:
+            yield unit
+
+
+def chunked(units: Iterable[Unit], size: int) -> Iterator[list[Unit]]:
+    """Consecutive lists of ``size`` units (the last one shorter)."""
+    chunk: list[Unit] = []
+    for unit in units:
+        chunk.append(unit)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def add_stats(total: BatchStats, part: BatchStats) -> None:
+    """``total += part``, field by field."""
+    for name in (field.name for field in dataclasses.fields(BatchStats)):
+        setattr(total, name, getattr(total, name) + getattr(part, name))

@@ -1,0 +1,139 @@
+"""``--workers N``: the input side in worker processes makes the batches, and so the counts, of ``--workers 0``.
+
+Small batches make many chunks (a chunk is batch_size x CHUNK_BATCHES units), so that each of two workers
+makes several and the order in which they come back matters.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import tiny_model
+from test_cli import assert_one_line_error
+
+from probing.cli import main
+from probing.data.inputs import InputSource
+from probing.engine.batching import CHUNK_BATCHES
+from probing.engine.feeding import ChunkPlan, prepared_chunks
+from probing.engine.passes import PassOptions
+from probing.errors import ProbingError
+from probing.model.loading import load_model
+from probing.testing import sample_path
+
+BATCH_SIZE = 2
+"""Chunks of 2 x CHUNK_BATCHES = 32 units: the sample treebank's 75 sentences are three chunks."""
+
+
+def _batches(plan: ChunkPlan, tokenizer, workers: int) -> list[tuple]:
+    """Every batch as (chunk position, unit indices, input ids) in the order the pass gets them."""
+    return [(chunk.position, batch.indices, batch.input_ids.tolist())
+            for chunk in prepared_chunks(plan, tokenizer, workers=workers) for batch in chunk.batches]
+
+
+@pytest.mark.parametrize("shard, done", [(None, 0), ((1, 2), 0), (None, 40)])
+def test_workers_make_the_batches_of_this_process_in_its_order(shard, done):
+    loaded = load_model(tiny_model("bert"))
+    made = {}
+    for workers in (0, 2):
+        source = InputSource.treebank(str(sample_path()))
+        plan = ChunkPlan(source, BATCH_SIZE, 64, shard=shard, done=done, prepend=loaded.prepend_token_id)
+        made[workers] = _batches(plan, loaded.tokenizer, workers)
+        assert source.units_total == 75  # known once the input was read to its end, here or in the workers
+    assert made[2] == made[0]
+    assert len({position for position, *_ in made[0]}) == (3 if shard is None and not done else 2)
+
+
+@pytest.mark.parametrize("family", ["bert", "llama"])
+def test_counts_are_identical_with_zero_one_and_two_workers(family, tmp_path, capsys):
+    common = ["score", "--model", tiny_model(family), "--treebank", str(sample_path()), "--batch-size", str(BATCH_SIZE),
+              "--bootstrap", "50", "--quiet"]
+    results = {}
+    for workers in (0, 1, 2):
+        output = tmp_path / f"workers-{workers}.json"
+        assert main([*common, "--workers", str(workers), "--output", str(output)]) == 0
+        results[workers] = json.loads(output.read_text())
+    capsys.readouterr()
+    assert results[1]["relations"] == results[0]["relations"]  # every count and bootstrap replicate
+    assert results[2]["relations"] == results[0]["relations"]
+    assert results[2]["treebank"] == results[0]["treebank"]
+    assert results[2]["config"] == results[0]["config"]  # the workers decide no number: not in the config
+
+
+def _malformed(tmp_path, line_number: int):
+    """The sample treebank with one token line's HEAD made a word, at ``line_number`` (1-based) or just after."""
+    lines = sample_path().read_text(encoding="utf-8").split("\n")
+    index = next(i for i in range(line_number - 1, len(lines)) if lines[i][:1].isdigit())
+    fields = lines[index].split("\t")
+    fields[6] = "x"
+    lines[index] = "\t".join(fields)
+    path = tmp_path / "malformed.conllu"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path, index + 1
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_malformed_line_in_a_worker_is_the_same_one_line(workers, tmp_path, capsys):
+    length = len(sample_path().read_text(encoding="utf-8").split("\n"))
+    path, line = _malformed(tmp_path, length - 20)  # in the last chunk: the workers have made batches before it
+    output = tmp_path / "out" / "r.json"
+    output.parent.mkdir()
+    code = main(["score", "--model", tiny_model("bert"), "--treebank", str(path), "--batch-size", str(BATCH_SIZE),
+                 "--workers", str(workers), "--bootstrap", "0", "--quiet", "--output", str(output)])
+    captured = capsys.readouterr()
+    assert_one_line_error(code, captured.out, captured.err, f"{path}:{line}:")
+    assert list(output.parent.iterdir()) == []  # nothing written
+
+
+def test_an_error_from_a_worker_keeps_its_place_and_its_location(tmp_path):
+    """Raised after exactly the chunks this process would have made before it, with its file and line."""
+    length = len(sample_path().read_text(encoding="utf-8").split("\n"))
+    path, line = _malformed(tmp_path, length - 20)
+    loaded = load_model(tiny_model("bert"))
+    for workers in (0, 2):
+        plan = ChunkPlan(InputSource.treebank(str(path)), BATCH_SIZE, 64)
+        positions = []
+        with pytest.raises(ProbingError) as raised:
+            for chunk in prepared_chunks(plan, loaded.tokenizer, workers=workers):
+                positions.append(chunk.position)
+        assert (raised.value.source, raised.value.line) == (str(path), line)
+        assert positions == [0, 1]  # the third chunk holds the malformed line
+
+
+def test_a_negative_number_of_workers_is_refused():
+    with pytest.raises(ProbingError, match="a number of processes") as refused:
+        PassOptions(workers=-1)
+    assert refused.value.source == "--workers"
+    assert BATCH_SIZE * CHUNK_BATCHES == 32
+
+
+def test_the_probes_pairs_are_made_on_the_input_side_in_the_workers():
+    from probing.analyses.probe.accumulator import ProbeAccumulator
+    from probing.scoring.pairs import collect_pairs, pairs_key
+
+    loaded = load_model(tiny_model("bert"))
+    relations = ("det", "nsubj", "all")
+    probe = ProbeAccumulator.create(relations, loaded.num_layers, loaded.num_heads, offsets=(-1, 1), bootstrap=0,
+                                    seed=0, causal=False)
+    plan = ChunkPlan(InputSource.treebank(str(sample_path())), BATCH_SIZE, 64, preparers=(probe,))
+    batches = [batch for chunk in prepared_chunks(plan, loaded.tokenizer, workers=2) for batch in chunk.batches]
+    assert len(batches) > 30
+    for batch in batches:
+        prepared, made = batch.prepared[pairs_key(relations)], collect_pairs(batch.sentences, relations)
+        assert all(bool((getattr(prepared, name) == getattr(made, name)).all())
+                   for name in ("row", "query", "target", "relation", "dependent"))
+
+
+def test_weights_drawn_on_the_input_side_are_the_ones_drawn_in_place():
+    import torch
+
+    from probing.scoring.bootstrap import ReplicateSums, poisson_weights
+
+    generator = torch.Generator().manual_seed(0)
+    batches = [(list(range(start, start + 5)), torch.randint(0, 4, (5, 3), generator=generator).float())
+               for start in range(0, 40, 5)]
+    in_place, ahead = (ReplicateSums(replicates=50, seed=7, shapes={"correct": (3,)}, chunk=12) for _ in range(2))
+    for indices, counts in batches:
+        in_place.add(indices, {"correct": counts})
+        ahead.add(indices, {"correct": counts}, poisson_weights(indices, replicates=50, seed=7))
+    assert torch.equal(ahead["correct"], in_place["correct"]) and int(in_place["correct"].sum()) > 0
