@@ -49,7 +49,7 @@ def gradient_table(result: dict, tablefmt: str = "simple") -> str:
     """
     from tabulate import tabulate
 
-    from probing.analyses.gradients.accumulator import KEY_KINDS
+    from probing.analyses.gradients.payload import KEY_KINDS
 
     gradients, names = result["gradients"], result["token_names"]
     headers = {"first_special": names["first_special"], "separator": names["separator"], "punctuation": ". ,", "other": "other"}

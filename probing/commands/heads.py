@@ -23,7 +23,7 @@ def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
     """Heads of each behaviour, as layer-head counted from 1."""
     from tabulate import tabulate
 
-    from probing.analyses.heads.accumulator import LABELS
+    from probing.analyses.heads.behaviour import LABELS
     from probing.naming import head_name
 
     found: dict[str, list[str]] = {label: [] for label in LABELS}
