@@ -41,8 +41,14 @@ BUILDS_ON = {
                           "accumulator beside its own over the same batches",
     ("trees", "probe"): "head ensembles are chosen among each relation's best single heads, which trees counts with "
                         "the probe's accumulator in its first pass",
+    **{("overview", other): "probing report runs heads, the probe and the gradients over one pass and writes their "
+                            "results and tables into one folder"
+       for other in ("heads", "surface", "probe", "gradients")},
+    **{("explore", other): "probing explore runs the probe, the no-op test and the sentence views over one pass and "
+                           "shows them on one page"
+       for other in ("probe", "noop", "views")},
 }
-"""(analysis, analysis it imports) -> why: the one composition the layout allows inside the analyses layer."""
+"""(analysis, analysis it imports) -> why: the compositions the layout allows inside the analyses layer."""
 
 
 def modules() -> dict[str, Path]:
