@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, share
+from probing.errors import ProbingError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,36 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.ablation.accumulator import (
-        INTACT,
-        METRICS,
-        AblationAccumulator,
-        Condition,
-        ablation_tables,
-        chosen_heads,
-        each_head,
-        each_layer,
-    )
-    from probing.data.inputs import InputSource
-    from probing.data.relations import check_relation_names
+    from probing.analyses.ablation.accumulator import METRICS, AblationAccumulator, ablation_tables
+    from probing.analyses.ablation.versus import versus_table
     from probing.engine.readings import READINGS
-    from probing.errors import ProbingError
 
-    if args.bootstrap < 1:
-        raise ProbingError("ablation needs bootstrap replicates for its intervals (1 or more)", source="--bootstrap")
-    if args.attention != "weights":
-        raise ProbingError("heads are disabled in the attention weights; --attention must be weights here",
-                           source="--attention")
-    if args.top < 0:
-        raise ProbingError(f"must be 0 (all) or more, got {args.top}", source="--top")
-    check_relation_names(args.relations)
-    source = None
-    if args.metric == "classification":
-        if not args.labels:
-            raise ProbingError("--metric classification reads a labelled CSV: give --labels FILE.csv", source="--labels")
-        source = InputSource.labelled(args.labels, limit=args.limit)
-    elif args.labels:
-        raise ProbingError("--labels is the input of --metric classification only", source="--labels")
+    source = _checked_input(args)
     metric = METRICS[args.metric](seed=args.seed, mask_rate=args.mask_rate, relations=args.relations)
     if metric.needs_trees and args.text:
         raise ProbingError("--metric probe needs a treebank (its trees), not --text", source="--text")
@@ -81,19 +57,9 @@ def run(args: argparse.Namespace) -> int:
         loaded = command.loaded
         metric.setup(loaded)
         layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
-        if args.each_head:
-            conditions = each_head(layers, heads)
-        elif args.each_layer:
-            conditions = each_layer(layers, heads)
-        elif args.chosen:
-            sets = _versus_sets(args, layers, heads)
-            conditions = [INTACT] + [Condition(f"{entry['key']}:{entry['role']}"
-                                               + ("" if entry["draw"] is None else f"{entry['draw']}"), entry["heads"])
-                                     for entry in sets]
-        else:
-            conditions = chosen_heads(args.heads, layers, heads)
+        conditions, sets = _conditions(args, layers, heads)
         accumulator = AblationAccumulator(metric, conditions, layers, heads, bootstrap=args.bootstrap, seed=args.seed,
-                                          causal=loaded.is_causal, pool_from=args.pool_from if hasattr(args, "pool_from") else "mean")
+                                          causal=loaded.is_causal, pool_from=getattr(args, "pool_from", "mean"))
         stats = command.run([accumulator], f"{len(conditions)} conditions")
         if not command.is_main:
             return 0
@@ -103,8 +69,9 @@ def run(args: argparse.Namespace) -> int:
         result = command.result("ablation", stats, accumulator, options)
         print(f"{loaded.name}: {metric.description} with heads disabled ({len(conditions) - 1} conditions; "
               f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
-        if args.chosen:
-            print(_versus_table(accumulator, metric, sets))
+        if sets is not None:
+            values, replicates, _ = accumulator.scores()
+            print(versus_table(values, replicates, sets, metric))
         else:
             print(ablation_tables(result, top=args.top or None))
         command.write(result)
@@ -112,45 +79,52 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _checked_input(args: argparse.Namespace):
+    """The options that decide nothing yet but must hold before a model loads; the labelled CSV of
+    ``--metric classification`` as the input (None: the usual treebank or text)."""
+    from probing.data.inputs import InputSource
+    from probing.data.relations import check_relation_names
+
+    if args.bootstrap < 1:
+        raise ProbingError("ablation needs bootstrap replicates for its intervals (1 or more)", source="--bootstrap")
+    if args.attention != "weights":
+        raise ProbingError("heads are disabled in the attention weights; --attention must be weights here",
+                           source="--attention")
+    if args.top < 0:
+        raise ProbingError(f"must be 0 (all) or more, got {args.top}", source="--top")
+    check_relation_names(args.relations)
+    if args.metric == "classification":
+        if not args.labels:
+            raise ProbingError("--metric classification reads a labelled CSV: give --labels FILE.csv", source="--labels")
+        return InputSource.labelled(args.labels, limit=args.limit)
+    if args.labels:
+        raise ProbingError("--labels is the input of --metric classification only", source="--labels")
+    return None
+
+
+def _conditions(args: argparse.Namespace, layers: int, heads: int) -> tuple[list, list[dict] | None]:
+    """The conditions to run after the intact model, and with --chosen the sets behind them."""
+    from probing.analyses.ablation.accumulator import INTACT, Condition, chosen_heads, each_head, each_layer
+    from probing.analyses.ablation.versus import set_label
+
+    if args.each_head:
+        return each_head(layers, heads), None
+    if args.each_layer:
+        return each_layer(layers, heads), None
+    if not args.chosen:
+        return chosen_heads(args.heads, layers, heads), None
+    sets = _versus_sets(args, layers, heads)
+    return [INTACT] + [Condition(set_label(entry), entry["heads"]) for entry in sets], sets
+
+
 def _versus_sets(args: argparse.Namespace, layers: int, heads: int) -> list[dict]:
     """The chosen set of every --chosen relation and --k size (from the DEV result), with its random draws."""
-    import numpy as np
-
-    from probing.analyses.ablation.versus import chosen_set, versus_sets
-    from probing.errors import ProbingError
-    from probing.naming import DIRECTIONS
+    from probing.analyses.ablation.versus import chosen_sets_on_dev, versus_sets
     from probing.stats.heldout import read_dev_result
 
     if not args.select_on:
         raise ProbingError("--chosen chooses heads on DEV: give --select-on DEV.json (a probe result)", source="--select-on")
     if args.random < 1:
         raise ProbingError(f"must be 1 or more, got {args.random}", source="--random")
-    dev = read_dev_result(args.select_on)
-    chosen = {}
-    for relation in args.chosen:
-        if relation not in dev["relations"]:
-            raise ProbingError(f"relation {relation!r} is not in the DEV result (it has {', '.join(dev['relations'])})",
-                               source="--chosen")
-        counts = np.stack([np.asarray(dev["relations"][relation]["heads"][d]) for d in DIRECTIONS])
-        if counts.shape[1:] != (layers, heads):
-            raise ProbingError(f"the DEV result has {counts.shape[1]}x{counts.shape[2]} heads, the model "
-                               f"{layers}x{heads}", source="--select-on")
-        for k in args.k:
-            chosen[f"{relation}@{k}"] = chosen_set(counts, k)
+    chosen = chosen_sets_on_dev(read_dev_result(args.select_on), args.chosen, args.k, layers, heads)
     return versus_sets(chosen, layers, heads, args.random, args.seed)
-
-
-def _versus_table(accumulator, metric, sets: list[dict]) -> str:
-    """One row per chosen set and metric part: effect [interval], random mean [2.5, 97.5], p."""
-    from probing.analyses.ablation.versus import versus_report
-
-    values, replicates, _ = accumulator.scores()
-    lines = [f"{'set':<12} {'part':<10} {'chosen effect [95%]':<28} {'random mean [2.5, 97.5]':<30} {'p':>6}  short"]
-    for p, part in enumerate(metric.parts()):
-        for key, row in versus_report(values, replicates, sets, p, metric.higher_is_better).items():
-            low_high = row["chosen"]["interval"] or [float("nan")] * 2
-            rnd = row["random"]
-            lines.append(f"{key:<12} {part:<10} {row['chosen']['effect']:+.4f} [{low_high[0]:+.4f}, {low_high[1]:+.4f}]"
-                         f"{'':<3} {rnd['mean']:+.4f} [{rnd['percentiles'][0]:+.4f}, {rnd['percentiles'][1]:+.4f}]"
-                         f"{'':<4} {row['p_value']:>6.3f}  {row['short_sets']}")
-    return "\n".join(lines)

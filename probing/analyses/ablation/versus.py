@@ -131,3 +131,42 @@ def versus_report(values, replicates, sets: list[dict], part: int, higher_is_bet
             "p_value": permutation_p(effects[chosen], effects[randoms], higher_is_better) if randoms else None,
         }
     return report
+
+
+def chosen_sets_on_dev(dev: dict, relations, sizes, num_layers: int, num_heads: int) -> dict:
+    """``{"REL@k": chosen set}`` for every relation and size, from a DEV probe result's counts; a relation the DEV
+    result lacks, or grids of another shape than the model's, is refused naming the option."""
+    chosen = {}
+    for relation in relations:
+        if relation not in dev["relations"]:
+            raise ProbingError(f"relation {relation!r} is not in the DEV result (it has {', '.join(dev['relations'])})",
+                               source="--chosen")
+        counts = np.stack([np.asarray(dev["relations"][relation]["heads"][d]) for d in DIRECTIONS])  # [dir, layer, head]
+        if counts.shape[1:] != (num_layers, num_heads):
+            raise ProbingError(f"the DEV result has {counts.shape[1]}x{counts.shape[2]} heads, the model "
+                               f"{num_layers}x{num_heads}", source="--select-on")
+        for k in sizes:
+            chosen[f"{relation}@{k}"] = chosen_set(counts, k)
+    return chosen
+
+
+def set_label(entry: dict) -> str:
+    """A set's condition label: ``KEY:chosen``, or ``KEY:randomN`` for random draw N.
+
+    >>> set_label({"key": "det@2", "role": "random", "draw": 3})
+    'det@2:random3'
+    """
+    return f"{entry['key']}:{entry['role']}" + ("" if entry["draw"] is None else f"{entry['draw']}")
+
+
+def versus_table(values, replicates, sets: list[dict], metric) -> str:
+    """One row per chosen set and metric part: effect [interval], random mean [2.5, 97.5], p."""
+    lines = [f"{'set':<12} {'part':<10} {'chosen effect [95%]':<28} {'random mean [2.5, 97.5]':<30} {'p':>6}  short"]
+    for p, part in enumerate(metric.parts()):
+        for key, row in versus_report(values, replicates, sets, p, metric.higher_is_better).items():
+            low_high = row["chosen"]["interval"] or [float("nan")] * 2
+            rnd = row["random"]
+            lines.append(f"{key:<12} {part:<10} {row['chosen']['effect']:+.4f} [{low_high[0]:+.4f}, {low_high[1]:+.4f}]"
+                         f"{'':<3} {rnd['mean']:+.4f} [{rnd['percentiles'][0]:+.4f}, {rnd['percentiles'][1]:+.4f}]"
+                         f"{'':<4} {row['p_value']:>6.3f}  {row['short_sets']}")
+    return "\n".join(lines)
