@@ -21,6 +21,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from probing.atomic import write_text_atomic
 from probing.data.inputs import sample_treebank_path
 from probing.data.treebank import read_treebank
 
@@ -52,7 +53,7 @@ def sample_split(dev_sentences: int = 40) -> tuple[str, str]:
     folder.mkdir(exist_ok=True)
     paths = folder / "dev.conllu", folder / "test.conllu"
     for path, part in zip(paths, (blocks[:dev_sentences], blocks[dev_sentences:])):
-        path.write_text("\n\n".join(part) + "\n\n", encoding="utf-8")
+        write_text_atomic("\n\n".join(part) + "\n\n", path)
     return str(paths[0]), str(paths[1])
 
 
