@@ -223,17 +223,16 @@ class PassOptions:
 
 
 @dataclass
-class PassStats:
-    """What a pass saw and how long it took; summed over processes and resumed parts."""
+class PassStats(BatchStats):
+    """What a pass saw and how long it took; summed over processes and resumed parts.
+
+    Batching's counts (:class:`BatchStats`: units of this part, too long, words replaced or tokenized apart) are
+    taken over from the batching when the pass ends; ``words`` and ``batches`` count the batches this process
+    gave the model (batching may run ahead of it).
+    """
 
     units_total: int = 0
-    units_in_part: int = 0
     units_used: int = 0
-    too_long: int = 0
-    unk_substituted_words: int = 0
-    tokenized_apart_words: int = 0
-    words: int = 0
-    batches: int = 0
     max_length: int = 0
     seconds_model: float = 0.0
     seconds_total: float = 0.0
@@ -365,14 +364,16 @@ def run_pass(
                 bar.update(len(item.units))
                 hooks.chunk_done(run, item.units)
     run.stats.units_total = source.units_total or 0
-    run.stats.units_in_part += run.batching.units_in_part
-    run.stats.too_long += run.batching.too_long
-    run.stats.unk_substituted_words += run.batching.unk_substituted_words
-    run.stats.tokenized_apart_words += run.batching.tokenized_apart_words
+    for name in BATCHING_COUNTS:
+        setattr(run.stats, name, getattr(run.stats, name) + getattr(run.batching, name))
     run.stats.seconds_total += time.perf_counter() - started
     hooks.finish(run)
     return run.stats
 
+
+BATCHING_COUNTS = ("units_in_part", "too_long", "unk_substituted_words", "tokenized_apart_words")
+"""The counts of :class:`BatchStats` a pass takes from its batching (its own ``words`` and ``batches`` count what
+the model was given)."""
 
 PREFETCH_CHUNKS = 2
 """Chunks read, tokenised and batched ahead of the model (each is batch_size x CHUNK_BATCHES units)."""
