@@ -186,6 +186,21 @@ class BatchView:
         return predict_heads(self.word_attention, self.batch.num_words)
 
 
+def check_shard(shard: tuple[int, int] | None) -> None:
+    """The one rule of ``--shard I/N``: N parts (N >= 1), this part's index I from 0 and below N (None: the
+    whole run). The command line, the probe's configuration and the pass all check a shard here.
+
+    >>> check_shard((4, 4))
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --shard: must be I/N with 0 <= I < N, got 4/4
+    """
+    if shard is None:
+        return
+    index, count = shard
+    if not (count >= 1 and 0 <= index < count):
+        raise ProbingError(f"must be I/N with 0 <= I < N, got {index}/{count}", source="--shard")
+
+
 @dataclass(frozen=True)
 class PassOptions:
     """How a pass reads its input: batching, which part, which attention reading. Written into results."""
@@ -207,10 +222,7 @@ class PassOptions:
         if self.pool_from == "max" and self.attention == "norms":
             raise ProbingError("max pooling renormalises each word's row, which norm-based attention must not be "
                                "(its rows do not sum to 1 by design); use --pool-from mean or first", source="--pool-from")
-        if self.shard is not None:
-            index, count = self.shard
-            if not (count >= 1 and 0 <= index < count):
-                raise ProbingError(f"must be i/N with 0 <= i < N, got {index}/{count}", source="--shard")
+        check_shard(self.shard)
 
     def config(self) -> dict:
         """The part of a result's ``config`` block these options decide."""
