@@ -61,6 +61,13 @@ _ENSEMBLE_INTS = ("words", "sentences")
 _PROBE_INTS = ("total", "sentences")
 
 
+def _measured(correct: int, total: int, boot_correct, boot_total, level: float) -> dict:
+    """Counts here, the accuracy, and its interval from replicate counts (None without replicates)."""
+    interval = accuracy_interval(boot_correct, boot_total, level) if boot_correct is not None else None
+    return {"correct": correct, "total": total, "accuracy": correct / total if total else None,
+            "interval": None if interval is None else list(interval)}
+
+
 class TreesAccumulator(Accumulator):
     """UAS/UUAS counts of single-head trees, and of a selection's ensembles and probes.
 
@@ -280,35 +287,11 @@ class TreesAccumulator(Accumulator):
         boot = self.bootstrap is not None
 
         def measured(correct: int, total: int, boot_correct=None, boot_total=None) -> dict:
-            interval = accuracy_interval(boot_correct, boot_total, level) if boot and boot_correct is not None else None
-            return {"correct": correct, "total": total, "accuracy": correct / total if total else None,
-                    "interval": None if interval is None else list(interval)}
+            return _measured(correct, total, boot_correct if boot else None, boot_total, level)
 
-        best_heads = {}
-        for d, decoding in enumerate(DECODINGS):
-            best_heads[decoding] = {}
-            for m, metric in enumerate(METRICS):
-                choice = selection["best_heads"][decoding][metric]
-                if choice is None:
-                    best_heads[decoding][metric] = None
-                    continue
-                cell = (m, d, DIRECTIONS.index(choice["direction"]), choice["layer"], choice["head"])
-                boot_correct = single.boot_heads[(slice(None),) + cell].numpy() if boot else None
-                boot_total = single.boot_total.numpy() if boot else None
-                entry = {key: choice[key] for key in ("layer", "head", "direction")}
-                entry["dev"] = {"correct": choice["correct"], "total": choice["total"],
-                                "accuracy": choice["correct"] / choice["total"] if choice["total"] else None}
-                entry.update(measured(int(single.heads[cell]), single.total, boot_correct, boot_total))
-                if boot:
-                    right = single.boot_baselines[:, m, BASELINES.index("right_branching")].numpy()
-                    difference = paired_difference(boot_correct, right, boot_total, level)
-                    value = (int(single.heads[cell]) - int(single.baselines[m, 0])) / single.total if single.total else None
-                    entry["vs_right_branching"] = {
-                        "value": value,
-                        "interval": None if difference["interval"] is None else list(difference["interval"]),
-                        "p_not_better": difference["p_not_better"],
-                    }
-                best_heads[decoding][metric] = entry
+        best_heads = {decoding: {metric: self._heldout_best_head(d, m, selection["best_heads"][decoding][metric], level)
+                                 for m, metric in enumerate(METRICS)}
+                      for d, decoding in enumerate(DECODINGS)}
         baselines = {
             baseline: {metric: measured(int(single.baselines[m, b]), single.total,
                                         single.boot_baselines[:, m, b].numpy() if boot else None,
@@ -338,6 +321,30 @@ class TreesAccumulator(Accumulator):
                     for k, decoding in enumerate(PROBE_DECODINGS)
                 }
         return block
+
+    def _heldout_best_head(self, d: int, m: int, choice: dict | None, level: float) -> dict | None:
+        """DEV's best head of decoding ``d`` and metric ``m`` measured here, beside its DEV counts and against the
+        right-branching baseline (paired over the same replicates); None where DEV chose none."""
+        if choice is None:
+            return None
+        single, boot = self.single, self.bootstrap is not None
+        cell = (m, d, DIRECTIONS.index(choice["direction"]), choice["layer"], choice["head"])
+        boot_correct = single.boot_heads[(slice(None),) + cell].numpy() if boot else None  # [replicate]
+        boot_total = single.boot_total.numpy() if boot else None  # [replicate]
+        entry = {key: choice[key] for key in ("layer", "head", "direction")}
+        entry["dev"] = {"correct": choice["correct"], "total": choice["total"],
+                        "accuracy": choice["correct"] / choice["total"] if choice["total"] else None}
+        entry.update(_measured(int(single.heads[cell]), single.total, boot_correct, boot_total, level))
+        if boot:
+            right = single.boot_baselines[:, m, BASELINES.index("right_branching")].numpy()
+            difference = paired_difference(boot_correct, right, boot_total, level)
+            value = (int(single.heads[cell]) - int(single.baselines[m, 0])) / single.total if single.total else None
+            entry["vs_right_branching"] = {
+                "value": value,
+                "interval": None if difference["interval"] is None else list(difference["interval"]),
+                "p_not_better": difference["p_not_better"],
+            }
+        return entry
 
     def _heldout_ensembles(self, level: float) -> tuple[list, dict]:
         counts, boot = self.ensembles, self.bootstrap is not None
