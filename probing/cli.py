@@ -23,6 +23,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from probing.atomic import write_text_atomic
 from probing.errors import ProbingError
 from probing.plugins import Command
 from probing.version import __version__
@@ -180,8 +181,8 @@ def _write_bug_log(argv: list[str], error: BaseException) -> Path:
         traceback.format_exception(type(error), error, error.__traceback__)
     )
     try:
-        path.write_text(text, encoding="utf-8")
-    except OSError:
+        write_text_atomic(text, path)
+    except (OSError, ProbingError):  # the log is a courtesy: failing to write it must not hide the bug
         return Path("(could not write a log)")
     return path
 

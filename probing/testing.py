@@ -21,6 +21,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from probing.atomic import write_text_atomic
 from probing.data.inputs import sample_treebank_path
 from probing.data.treebank import read_treebank
 
@@ -52,7 +53,7 @@ def sample_split(dev_sentences: int = 40) -> tuple[str, str]:
     folder.mkdir(exist_ok=True)
     paths = folder / "dev.conllu", folder / "test.conllu"
     for path, part in zip(paths, (blocks[:dev_sentences], blocks[dev_sentences:])):
-        path.write_text("\n\n".join(part) + "\n\n", encoding="utf-8")
+        write_text_atomic("\n\n".join(part) + "\n\n", path)
     return str(paths[0]), str(paths[1])
 
 
@@ -139,7 +140,9 @@ def planted_language_result(treebank: str, *, chosen: tuple[int, int, str], corr
     heads = {direction: [[0] * num_heads for _ in range(num_layers)] for direction in ("dep_to_head", "head_to_dep")}
     for (layer, head), count in correct.items():
         heads["dep_to_head"][layer][head] = count
-    offsets = [-3, -2, -1, 1, 2, 3]
+    from probing.scoring.counts import OFFSETS  # here: importing probing.testing loads no torch
+
+    offsets = list(OFFSETS)
     best = max(range(len(offsets)), key=lambda i: (offsets_correct[i], -i))
     layer, head, direction = chosen
     dev = {"pairs": total, "head": {"layer": layer, "head": head, "direction": direction, "accuracy": 1.0, "ties": 1},

@@ -45,8 +45,14 @@ BUILDS_ON = {
                            "does: its sentence log-probabilities and its resamples within paradigms",
     ("ablation", "probe"): "ablate --chosen --select-on TREEBANK counts each relation's heads on DEV with the probe's "
                            "accumulator before choosing the heads it disables",
+    **{("overview", other): "probing report runs heads, the probe and the gradients over one pass and writes their "
+                            "results and tables into one folder"
+       for other in ("heads", "surface", "probe", "gradients")},
+    **{("explore", other): "probing explore runs the probe, the no-op test and the sentence views over one pass and "
+                           "shows them on one page"
+       for other in ("probe", "noop", "views")},
 }
-"""(analysis, analysis it imports) -> why: the one composition the layout allows inside the analyses layer."""
+"""(analysis, analysis it imports) -> why: the compositions the layout allows inside the analyses layer."""
 
 
 def modules() -> dict[str, Path]:

@@ -54,6 +54,8 @@ class Env:
     result: Path
     treebank: Path
     heldout: Path
+    payloads: dict[str, Path]
+    """A valid result of surface, heads and gradients, by analysis (their payload damages start from these)."""
 
 
 @dataclass
@@ -78,14 +80,24 @@ def valid_result(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def payload_results(tmp_path_factory) -> dict[str, Path]:
+    """A surface, a heads and a gradients result of the tiny BERT on three sample sentences."""
+    folder = tmp_path_factory.mktemp("payloads")
+    for analysis in PAYLOAD_DAMAGES:
+        assert main([analysis, "--quiet", "--model", tiny_bert(), "--limit", "3", "--output",
+                     str(folder / f"{analysis}.json")]) == 0
+    return {analysis: folder / f"{analysis}.json" for analysis in PAYLOAD_DAMAGES}
+
+
 @pytest.fixture
-def env(tmp_path, monkeypatch, valid_result, heldout_result, tmp_path_factory) -> Env:
+def env(tmp_path, monkeypatch, valid_result, heldout_result, payload_results, tmp_path_factory) -> Env:
     monkeypatch.setenv("PROBING_CACHE", str(tmp_path_factory.mktemp("cache")))
     result = tmp_path / "r.json"
     shutil.copyfile(valid_result, result)
     treebank = tmp_path / "t.conllu"
     shutil.copyfile(sample_path(), treebank)
-    return Env(tmp_path, monkeypatch, tiny_bert(), result, treebank, heldout_result)
+    return Env(tmp_path, monkeypatch, tiny_bert(), result, treebank, heldout_result, payload_results)
 
 
 def _env() -> dict:
@@ -400,6 +412,11 @@ DAMAGES = {
             "data", r["bootstrap"]["arrays"]["boot_heads"]["data"]),
         "bootstrap.arrays.boot_total"),
     "a newer schema_version": (lambda r: r.__setitem__("schema_version", "3"), "schema_version"),
+    "a tokenizer block that says 'yes' for fast": (lambda r: r["model"]["tokenizer"].__setitem__("fast", "yes"),
+                                                   "model.tokenizer.fast: expected true or false"),
+    "a half that is neither even nor odd": (
+        lambda r: r["input"].__setitem__("half", {"half": "third", "limit": None, "rule": "?"}),
+        "input.half.half: expected even or odd"),
 }
 
 for _damage in DAMAGES:
@@ -543,6 +560,87 @@ for _damage in HELDOUT_DAMAGES:
                                 else "plot.png")
             return Case([command, str(env.result), "--output", str(output)], [str(env.result), where],
                         inputs=[env.result], absent=[output])
+
+
+def _set(path: str, value) -> Callable[[dict], None]:
+    """A damage that sets one field, named as a result's error names it: ``heads.mds[0]``, ``a.b[1][2]`` (no key
+    of the path may hold a dot)."""
+    keys = [int(key) if key.isdigit() else key for key in path.replace("[", ".").replace("]", "").split(".")]
+
+    def spoil(result: dict) -> None:
+        functools.reduce(lambda node, key: node[key], keys[:-1], result)[keys[-1]] = value
+
+    return spoil
+
+
+def _drop(path: str) -> Callable[[dict], None]:
+    *parents, last = path.split(".")
+    return lambda result: functools.reduce(lambda node, key: node[key], parents, result).pop(last)
+
+
+PAYLOAD_DAMAGES = {
+    "surface": {
+        "a share above 1": (_set("surface.heads.self[0][0]", 1.5), "surface.heads.self[0][0]: 1.5 is a share"),
+        "an entropy above uniform attention's": (_set("surface.heads.entropy[1][2]", 99.0),
+                                                 "surface.heads.entropy[1][2]: 99.0 nats"),
+        "a grid with a layer too few": (lambda r: r["surface"]["heads"]["previous"].pop(),
+                                        "surface.heads.previous: expected 2 layers"),
+        "a layer mean that is not its heads' mean": (_set("surface.layer_means.next[1]", 0.9),
+                                                     "surface.layer_means.next[1]: 0.9 is not the mean"),
+        "query counts that do not add up": (lambda r: r["surface"]["queries"].__setitem__(
+            "other", r["surface"]["queries"]["other"] + 1), "surface.queries: separator"),
+        "num_heads that is not the grids'": (_set("surface.num_heads", 3), "surface.num_heads: is 3"),
+        "a state array of the wrong shape": (lambda r: r["state"]["sum.self"].__setitem__("shape", [2, 3]),
+                                             "state.sum.self.shape: is [2, 3], expected [2, 4]"),
+    },
+    "heads": {
+        "an asymmetric divergence": (_set("heads.divergence.mean[0][1]", 0.5), "heads.divergence.mean[0][1]: 0.5"),
+        "a divergence above ln 2": (_set("heads.divergence.mean[2][5]", 0.8), "heads.divergence.mean[2][5]: 0.8 nats"),
+        "a head's divergence from itself": (_set("heads.divergence.mean[3][3]", 0.1), "heads.divergence.mean[3][3]"),
+        "an unknown behaviour": (_set("heads.behaviour[1][3]", "sideways"), "heads.behaviour[1][3]: expected previous"),
+        "an MDS map a head short": (lambda r: r["heads"]["mds"].pop(), "heads.mds: places 7 heads"),
+        "divergence rows that are not the real queries": (_set("heads.divergence.rows", 1),
+                                                          "heads.divergence.rows: is 1"),
+        "a probe mark in layer 99": (_set("heads.probe_marks", [{"relation": "det", "layer": 99, "head": 0,
+                                                                 "accuracy": 0.5}]),
+                                     "heads.probe_marks[0].layer: layer 99 does not exist"),
+        "its surface block damaged": (_set("surface.heads.next[0][1]", -0.2), "surface.heads.next[0][1]: -0.2"),
+        "its surface state missing": (lambda r: r["state"].pop("surface.sum.self"), "state.surface.sum.self: missing"),
+    },
+    "gradients": {
+        "a negative gradient": (_set("gradients.gradient.other[0][0]", -1.0),
+                                "gradients.gradient.other[0][0]: expected a finite number >= 0"),
+        "an attention share above 1": (_set("gradients.layer_attention.separator[0]", 1.5),
+                                       "gradients.layer_attention.separator[0]: expected a number between 0 and 1"),
+        "layer shares that do not add up to 1": (_set("gradients.layer_attention.other[1]", 0.1),
+                                                 "gradients.layer_attention: layer 1's shares add up to"),
+        "a kind of key missing": (_drop("gradients.gradient.punctuation"), "gradients.gradient.punctuation: missing"),
+        "an unknown loss": (_set("gradients.loss", "hinge"), "gradients.loss: expected masked_lm or causal_lm"),
+        "a gradient without weights": (_set("gradients.weights.separator", 0),
+                                       "gradients.gradient.separator: is measured, but weights.separator is 0"),
+        "a layer list a layer short": (lambda r: r["gradients"]["layer_gradient"]["first_special"].pop(),
+                                       "gradients.layer_gradient.first_special: has 1 layers"),
+        "a state array of the wrong shape": (_set("state.gradient.shape", [4, 2]),
+                                             "state.gradient.shape: is [4, 2], expected [4, 2, 4]"),
+    },
+}
+"""Analysis -> damage -> (how to damage a valid result, what the one line must say): each refused by the
+analysis's own payload schema and checks (probing/analyses/NAME/payload.py)."""
+
+for _analysis, _damages in PAYLOAD_DAMAGES.items():
+    for _damage in _damages:
+        for _command in ("merge", "leaderboard"):
+
+            @refused(f"{_command}: a {_analysis} result with {_damage}")
+            def _(env, analysis=_analysis, damage=_damage, command=_command):
+                spoil, where = PAYLOAD_DAMAGES[analysis][damage]
+                result = json.loads(env.payloads[analysis].read_text())
+                spoil(result)
+                path = env.tmp / f"{analysis}.json"
+                path.write_text(json.dumps(result))
+                output = env.tmp / ("merged.json" if command == "merge" else "board.md")
+                return Case([command, str(path), "--output", str(output)], [f"{path}: {where}"], inputs=[path],
+                            absent=[output])
 
 
 def _spoiled_text(env: Env, spoil: Callable[[dict], str]) -> Path:

@@ -193,6 +193,25 @@ def test_result_validates_and_rebuilds_the_accumulator(bootstrapped):
         validate(broken, source="n.json")
 
 
+@pytest.mark.parametrize(("spoil", "where"), [
+    (lambda block: block["layers"]["dependents"]["special"][0].__setitem__("share", 1.4),
+     r"noop.relations.det.layers.dependents.special\[0\].share: expected a number between 0 and 1"),
+    (lambda block: block["layers"]["heads"]["punctuation"][1].__setitem__("interval", [0.3, 0.1]),
+     r"noop.relations.det.layers.heads.punctuation\[1\].interval: \[0.3, 0.1\] is not an interval"),
+    (lambda block: block["layers"]["non_heads"]["special"].pop(),
+     r"noop.relations.det.layers.non_heads.special: has 1 layers, the model 2"),
+    (lambda block: block["chosen"]["difference"]["special"].__setitem__("value", -1.5),
+     r"noop.relations.det.chosen.difference.special.value: expected a number between -1 and 1"),
+], ids=["a layer share above 1", "a reversed layer interval", "a layer too few", "a difference below -1"])
+def test_the_per_layer_means_and_the_chosen_difference_are_validated(bootstrapped, spoil, where):
+    noop, _ = bootstrapped
+    broken = copy.deepcopy(result_of(noop))
+    assert broken["noop"]["relations"]["det"]["chosen"] is not None
+    spoil(broken["noop"]["relations"]["det"])
+    with pytest.raises(ProbingError, match=f"^n.json: {where}"):
+        validate(broken, source="n.json")
+
+
 def test_shards_merge_into_the_whole_run_and_disagreeing_choices_are_dropped(loaded, bootstrapped):
     whole, _ = bootstrapped
     parts = []

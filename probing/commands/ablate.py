@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, share
+from probing.errors import ProbingError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,7 +106,6 @@ def _checked_metric(args: argparse.Namespace):
     from probing.analyses.ablation.accumulator import METRICS
     from probing.data.inputs import InputSource
     from probing.data.relations import check_relation_names
-    from probing.errors import ProbingError
 
     if args.bootstrap < 1:
         raise ProbingError("ablation needs bootstrap replicates for its intervals (1 or more)", source="--bootstrap")
@@ -139,7 +139,6 @@ def _blimp_pairs(args: argparse.Namespace):
     import os
 
     from probing.data.minimal_pairs import check_paradigms, paradigms_of, read_pairs
-    from probing.errors import ProbingError
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # every rank would score every pair: one process only
         raise ProbingError("--metric minimal-pairs runs in one process, not under torchrun", source="--metric")

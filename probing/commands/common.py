@@ -89,8 +89,13 @@ def shard(text: str) -> tuple[int, int]:
         index, count = (int(part) for part in text.split("/"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected I/N such as 0/4, got {text!r}") from None
-    if not (count >= 1 and 0 <= index < count):
-        raise argparse.ArgumentTypeError(f"must be I/N with 0 <= I < N, got {text}")
+    from probing.engine.passes import check_shard
+    from probing.errors import ProbingError
+
+    try:
+        check_shard((index, count))
+    except ProbingError as error:  # argparse names the option itself
+        raise argparse.ArgumentTypeError(error.message) from None
     return index, count
 
 

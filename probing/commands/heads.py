@@ -19,29 +19,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--probe", metavar="RESULT", help="a result file of probing score for the same model")
 
 
-def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
-    """Heads of each behaviour, as layer-head counted from 1."""
-    from tabulate import tabulate
-
-    from probing.analyses.heads.accumulator import LABELS
-    from probing.naming import head_name
-
-    found: dict[str, list[str]] = {label: [] for label in LABELS}
-    for layer, row in enumerate(result["heads"]["behaviour"]):
-        for head, label in enumerate(row):
-            found[label].append(head_name(layer, head))
-    names = {"first special": result["token_names"]["first_special"], "separator": result["token_names"]["separator"]}
-    rows = [
-        [names.get(label, label), len(heads), " ".join(heads) if len(heads) <= 12 else " ".join(heads[:12]) + " ..."]
-        for label, heads in found.items()
-    ]
-    return tabulate(rows, headers=["attends to", "heads", "layer-head (from 1)"], tablefmt=tablefmt, disable_numparse=True)
-
-
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
-    from probing.commands.surface import token_names
+    from probing.analyses.heads.report import behaviour_table
     from probing.engine.readings import READINGS
+    from probing.engine.token_roles import token_names
     from probing.report.figures import mds_figure
     from probing.results.io import read_result
 

@@ -56,9 +56,10 @@ def read_hand_labels(path: str, model: str) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tabulate import tabulate
+    import numpy as np
 
-    from probing.analyses.patterns.accumulator import PatternAccumulator, agreement, plot_layer_maps, plot_types, type_shares
+    from probing.analyses.patterns.accumulator import PatternAccumulator
+    from probing.analyses.patterns.report import add_agreement, check_labels_fit, type_table, write_figures
     from probing.engine.readings import READINGS
     from probing.errors import ProbingError
     from probing.model.loading import display_name
@@ -70,46 +71,25 @@ def run(args: argparse.Namespace) -> int:
     with EngineCommand(args, inputs=(args.hand_labels,), figures=("patterns",)) as command:
         loaded = command.loaded
         heads = READINGS[args.attention].heads(loaded.num_heads)
-        for row in labels or []:  # before the pass: a head the model does not have, at its line
-            if int(row["layer"]) > loaded.num_layers or int(row["head"]) > heads:
-                raise ProbingError(f"head {row['layer']}-{row['head']} does not exist: {loaded.name} has "
-                                   f"{loaded.num_layers} layers of {heads} heads (from 1)", source=args.hand_labels,
-                                   line=row["line"])
+        if labels is not None:
+            check_labels_fit(labels, model=loaded.name, num_layers=loaded.num_layers, num_heads=heads,
+                             source=args.hand_labels)
         patterns = PatternAccumulator(loaded.num_layers, heads, keep_maps=args.maps)
         stats = command.run([patterns], "pattern shares")
         if not command.is_main:
             return 0
         result = command.result("patterns", stats, patterns, {"maps": args.maps})
-        import numpy as np
-
-        types = np.array(result["types"], dtype=object)
         if labels is not None:
-            predicted = {(label_model, layer, head): types[layer, head]
-                         for layer in range(types.shape[0]) for head in range(types.shape[1])}
-            try:
-                result["agreement"] = agreement(predicted, labels)
-            except (KeyError, ValueError) as error:
-                raise ProbingError(f"a labelled head does not fit this model: {error}",
-                                   source=f"--hand-labels {args.hand_labels}") from None
-        per_layer = type_shares(types)
-        rows = [[layer + 1] + [f"{100 * per_layer[t][layer]:.0f}" for t in per_layer] for layer in range(types.shape[0])]
+            add_agreement(result, labels, label_model=label_model, source=args.hand_labels)
         print(f"{loaded.name}: {result['units']} units ({result['paired_units']} pairs), "
               f"{stats.too_long} skipped as too long")
-        print(tabulate(rows, headers=["layer"] + [f"{t} %" for t in per_layer], tablefmt="simple"))
+        print(type_table(np.array(result["types"], dtype=object)))
         if "agreement" in result:
             found = result["agreement"]
             print(f"agreement with {args.hand_labels}: {found['correct']}/{found['heads']} heads "
                   f"({100 * found['accuracy']:.0f}%)")
         if command.write(result):
-            title = f"{loaded.name}: attention pattern types ({result['units']} units)"
-            print(f"wrote {plot_types(types, title, command.figure_path('patterns'))}", file=sys.stderr)
-            samples = sorted(patterns.samples, key=lambda sample: sample["index"])
-            for layer in range(types.shape[0]) if samples else ():
-                path = command.figure_path(f"maps-layer{layer + 1:02d}")
-                plot_layer_maps([sample["maps"][layer].numpy() for sample in samples],
-                                [sample["is_special"].numpy() for sample in samples], layer,
-                                f"{loaded.name}, layer {layer + 1}: each head on {len(samples)} units "
-                                "(red ticks: special tokens)", path)
+            for path in write_figures(result, patterns.samples, model=loaded.name, figure_path=command.figure_path):
                 print(f"wrote {path}", file=sys.stderr)
         command.hint()
     return 0

@@ -62,28 +62,17 @@ def config_from_args(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.probe.curves import find_checkpoints
     from probing.analyses.probe.heldout import score_with_selection
-    from probing.analyses.probe.tables import run_header, score_tables
     from probing.atomic import check_output_path
-    from probing.commands.common import device_map_of, model_inputs, progress_wanted
-    from probing.data.inputs import InputSource, open_input
-    from probing.data.relations import warn_unmatched
+    from probing.commands.common import device_map_of, progress_wanted
     from probing.engine import checkpointing
     from probing.engine.distributed import from_environment
     from probing.engine.passes import using_hooks
-    from probing.results.io import write_result
-    from probing.stats.heldout import default_splits
 
     config = config_from_args(args).validated()
     checkpoints = find_checkpoints(args.model)
     if checkpoints is not None:
         return run_training_folder(args, config, checkpoints)
-    splits = default_splits(config.treebank)
-    inputs = [open_input(spec, limit=args.limit).path for spec in (splits or [config.treebank])]
-    if args.select_on and not args.select_on.lower().endswith(".json"):
-        inputs.append(InputSource.treebank(args.select_on, option="--select-on").path)
-    elif args.select_on:
-        inputs.append(args.select_on)
-    inputs += model_inputs(args)
+    inputs = _input_paths(args, config)
     if args.output:
         check_output_path(args.output, inputs=inputs, follow_symlinks=args.follow_symlinks)
     if args.checkpoint:
@@ -98,21 +87,44 @@ def run(args: argparse.Namespace) -> int:
         with using_hooks(checkpointer or ranks):
             config = config.replace(device=ranks.device)
             result = score_with_selection(config, args.select_on, progress=progress_wanted(args) and ranks.is_main)
-        if not ranks.is_main:
-            return 0
-        warn_unmatched({name: entry["total"] for name, entry in result["relations"].items()},
-                       result["treebank"]["path"], command="score")
-        print(run_header(result))
-        print(score_tables(result))
-        if args.output:
-            print(f"wrote {write_result(result, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)
-            if checkpointer:
-                checkpointer.discard()
-        else:
-            print("(pass --output FILE.json to keep the counts)", file=sys.stderr)
+        if ranks.is_main:
+            _report(result, args, checkpointer)
         return 0
     finally:
         ranks.close()
+
+
+def _report(result: dict, args: argparse.Namespace, checkpointer) -> None:
+    """The tables on stdout and the result to --output (then the checkpoint is no longer needed)."""
+    from probing.analyses.probe.tables import run_header, score_tables
+    from probing.data.relations import warn_unmatched
+    from probing.results.io import write_result
+
+    warn_unmatched({name: entry["total"] for name, entry in result["relations"].items()},
+                   result["treebank"]["path"], command="score")
+    print(run_header(result))
+    print(score_tables(result))
+    if args.output:
+        print(f"wrote {write_result(result, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)
+        if checkpointer:
+            checkpointer.discard()
+    else:
+        print("(pass --output FILE.json to keep the counts)", file=sys.stderr)
+
+
+def _input_paths(args: argparse.Namespace, config) -> list[str]:
+    """Every file the run reads (the treebank or its two splits, DEV, the model's files): no output may be one."""
+    from probing.commands.common import model_inputs
+    from probing.data.inputs import InputSource, open_input
+    from probing.stats.heldout import default_splits, is_result_file
+
+    splits = default_splits(config.treebank)
+    inputs = [open_input(spec, limit=args.limit).path for spec in (splits or [config.treebank])]
+    if args.select_on and not is_result_file(args.select_on):
+        inputs.append(InputSource.treebank(args.select_on, option="--select-on").path)
+    elif args.select_on:
+        inputs.append(args.select_on)
+    return inputs + model_inputs(args)
 
 
 def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
@@ -122,36 +134,14 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
     before the first model loads; each step's result is written as soon as it
     is scored, so an interrupted run keeps what it finished.
     """
-    import os
-
     from probing.analyses.probe.curves import curve, curve_table, planned_outputs, run_title, score_checkpoints, step_path, write_curve
     from probing.analyses.probe.tables import heldout_table, in_sample_title, run_header, score_table
     from probing.atomic import check_output_path
-    from probing.commands.common import model_inputs, progress_wanted
-    from probing.data.inputs import InputSource, open_input
-    from probing.errors import ProbingError
+    from probing.commands.common import progress_wanted
     from probing.results.io import write_result
-    from probing.stats.heldout import default_splits
 
-    for given, option in ((args.shard, "--shard"), (args.checkpoint, "--checkpoint"), (args.resume, "--resume"),
-                          (args.revision, "--revision")):
-        if given:
-            raise ProbingError(f"scores whole checkpoints of a training folder one after another; drop {option} "
-                               "(or score one checkpoint folder at a time)", source=option)
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        raise ProbingError("a folder of checkpoints is scored by one process; run it without torchrun",
-                           source="--model")
-    if args.select_on and args.select_on.lower().endswith(".json"):
-        raise ProbingError("a DEV result belongs to one checkpoint; give the DEV treebank so that each checkpoint "
-                           "chooses on it", source="--select-on")
-    if config.random_init and checkpoints[0].step == 0:
-        raise ProbingError("--random-init adds the untrained control as step 0, but the folder has a "
-                           "checkpoint-0 already", source="--random-init")
-    splits = default_splits(config.treebank)
-    inputs = [open_input(spec, limit=args.limit).path for spec in (splits or [config.treebank])]
-    if args.select_on:
-        inputs.append(InputSource.treebank(args.select_on, option="--select-on").path)
-    inputs += model_inputs(args)
+    _refuse_for_a_training_folder(args, config, checkpoints)
+    inputs = _input_paths(args, config)
     steps = ([0] if config.random_init else []) + [checkpoint.step for checkpoint in checkpoints]
     if args.output:
         for path in planned_outputs(args.output, steps):
@@ -176,3 +166,25 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
     else:
         print("(pass --output FILE.json to keep each step's result and the curve)", file=sys.stderr)
     return 0
+
+
+def _refuse_for_a_training_folder(args: argparse.Namespace, config, checkpoints) -> None:
+    """What a folder of checkpoints cannot be scored with, each refused naming its option."""
+    import os
+
+    from probing.errors import ProbingError
+
+    for given, option in ((args.shard, "--shard"), (args.checkpoint, "--checkpoint"), (args.resume, "--resume"),
+                          (args.revision, "--revision")):
+        if given:
+            raise ProbingError(f"scores whole checkpoints of a training folder one after another; drop {option} "
+                               "(or score one checkpoint folder at a time)", source=option)
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise ProbingError("a folder of checkpoints is scored by one process; run it without torchrun",
+                           source="--model")
+    if args.select_on and args.select_on.lower().endswith(".json"):
+        raise ProbingError("a DEV result belongs to one checkpoint; give the DEV treebank so that each checkpoint "
+                           "chooses on it", source="--select-on")
+    if config.random_init and checkpoints[0].step == 0:
+        raise ProbingError("--random-init adds the untrained control as step 0, but the folder has a "
+                           "checkpoint-0 already", source="--random-init")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from probing.analyses.surface.report import layer_table  # noqa: F401  (also commands/report.py's)
 from probing.commands.common import EngineCommand, add_engine_options
 
 
@@ -18,17 +17,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_engine_options(parser)
 
 
-def token_names(loaded) -> dict:
-    """How tables name the first special token and the separators ([CLS]/[SEP], <s>/</s>)."""
-    tokenizer = loaded.tokenizer
-    first = loaded.prepended_token or tokenizer.cls_token or tokenizer.bos_token or "first special"
-    separator = tokenizer.sep_token or tokenizer.eos_token or "separator"
-    return {"first_special": str(first), "separator": str(separator)}
-
-
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.surface.accumulator import SurfaceAccumulator
+    from probing.analyses.surface.report import layer_table
     from probing.engine.readings import READINGS
+    from probing.engine.token_roles import token_names
     from probing.report.figures import entropy_figure, surface_figure
 
     with EngineCommand(args, figures=("surface", "entropy")) as command:

@@ -79,11 +79,9 @@ def tree_options(args: argparse.Namespace, vectors):
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.trees.report import tables, uas_figure
     from probing.analyses.trees.run import TreesRun, run_trees
-    from probing.analyses.trees.selection import check_selection, read_selection, vector_source, without_probe_weights
+    from probing.analyses.trees.selection import vector_source, without_probe_weights
     from probing.commands.common import EngineCommand
-    from probing.data.inputs import InputSource, sample_treebank_path
     from probing.errors import ProbingError
-    from probing.stats.heldout import IN_SAMPLE_SELECTION, is_result_file, plan, same_reading
 
     if args.no_probes and args.drop_probe_weights:
         raise ProbingError("with --no-probes there are no probe weights to drop; give one of the two",
@@ -92,28 +90,11 @@ def run(args: argparse.Namespace) -> int:
         raise ProbingError("only the probes read word vectors; drop --no-probes or --word-vectors",
                            source="--word-vectors")
     vectors = vector_source(args.word_vectors)
-    options = tree_options(args, vectors)
-    reading = {"attention": args.attention, "pool_from": args.pool_from}
-    treebank, select_on = plan(args.treebank, args.select_on)
-    source = InputSource.treebank(treebank or str(sample_treebank_path()), limit=args.limit)
-    dev_source = dev_selection = None
-    inputs = [args.word_vectors]
-    if select_on and is_result_file(select_on):
-        _, dev_selection = read_selection(select_on)
-        check_selection(dev_selection, options, reading, source=f"--select-on {select_on}",
-                        report_on_sha256=source.sha256)
-        inputs.append(select_on)
-    elif select_on:
-        dev_source = InputSource.treebank(select_on, limit=args.limit, option="--select-on")
-        if same_reading(dev_source.sha256, dev_source.half and (dev_source.half, dev_source.limit), source.sha256,
-                        source.half and (source.half, source.limit)):
-            raise ProbingError(IN_SAMPLE_SELECTION, source=f"--select-on {select_on}")
-        inputs.append(str(dev_source.path))
-
-    run_plan = TreesRun(source=source, select_on=select_on, dev_source=dev_source, dev_selection=dev_selection,
-                        options=options, vectors=vectors, reading=reading, bootstrap=args.bootstrap, seed=args.seed,
-                        shard=args.shard)
-    with EngineCommand(args, source=source, inputs=tuple(path for path in inputs if path), figures=("uas",)) as command:
+    run_plan = TreesRun.plan(args.treebank, args.select_on, limit=args.limit, options=tree_options(args, vectors),
+                             reading={"attention": args.attention, "pool_from": args.pool_from}, vectors=vectors,
+                             bootstrap=args.bootstrap, seed=args.seed, shard=args.shard)
+    inputs = tuple(path for path in (args.word_vectors, run_plan.dev_path) if path)
+    with EngineCommand(args, source=run_plan.source, inputs=inputs, figures=("uas",)) as command:
         result = run_trees(command, run_plan)
         if result is None:  # another process of a torchrun: rank 0 writes
             return 0

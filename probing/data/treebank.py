@@ -374,25 +374,33 @@ class _Block:
             word_lines.append(number)
             next_id = str(len(rows) + 1)
 
+        self._read_newdoc()
+        if rows:
+            self._check_tree(ranges, root_line)
+        elif tokens_started:
+            self._fail("the sentence has no word (only multiword ranges or empty nodes)", first_line)
+        # else comments only, e.g. a file header or a "# newdoc" on its own
+
+    def _read_newdoc(self) -> None:
+        """Whether a ``# newdoc`` comment starts a document here, and its id."""
         for comment in self.comments:
             if _NEWDOC.fullmatch(comment):
                 self.newdoc = True
                 named = _NEWDOC_ID.fullmatch(comment)
                 self.newdoc_id = (named.group(1) or None) if named else None  # "id =" with no name: unnamed
-        if not rows:
-            if tokens_started:
-                self._fail("the sentence has no word (only multiword ranges or empty nodes)", first_line)
-            return  # comments only, e.g. a file header or a "# newdoc" on its own
-        n = len(rows)
+
+    def _check_tree(self, ranges: list[tuple[int, int]], root_line: int) -> None:
+        """The checks that need the whole sentence: ranges and HEADs within it, one root, no cycle."""
+        n = len(self.rows)
         for last, line_number in ranges:
             if last > n:
                 self._fail(f"multiword range ends at word {last}, past the sentence's last word {n}", line_number)
-        for i, head_index in enumerate(heads):
+        for i, head_index in enumerate(self.heads):
             if head_index >= n:
-                self._fail(f"HEAD {head_index + 1} is out of range for a sentence of {n} words", word_lines[i])
+                self._fail(f"HEAD {head_index + 1} is out of range for a sentence of {n} words", self.word_lines[i])
         if not root_line:
-            self._fail("the sentence has no root (no word with HEAD 0)", word_lines[0])
-        _check_acyclic(heads, word_lines, source)
+            self._fail("the sentence has no root (no word with HEAD 0)", self.word_lines[0])
+        _check_acyclic(self.heads, self.word_lines, self.source)
 
     @property
     def has_words(self) -> bool:

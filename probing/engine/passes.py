@@ -193,6 +193,21 @@ class BatchView:
         return predict_heads(self.word_attention, self.batch.num_words)
 
 
+def check_shard(shard: tuple[int, int] | None) -> None:
+    """The one rule of ``--shard I/N``: N parts (N >= 1), this part's index I from 0 and below N (None: the
+    whole run). The command line, the probe's configuration and the pass all check a shard here.
+
+    >>> check_shard((4, 4))
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --shard: must be I/N with 0 <= I < N, got 4/4
+    """
+    if shard is None:
+        return
+    index, count = shard
+    if not (count >= 1 and 0 <= index < count):
+        raise ProbingError(f"must be I/N with 0 <= I < N, got {index}/{count}", source="--shard")
+
+
 @dataclass(frozen=True)
 class PassOptions:
     """How a pass reads its input: batching, which part, which attention reading. Written into results."""
@@ -219,10 +234,7 @@ class PassOptions:
         if self.pool_from == "max" and self.attention == "norms":
             raise ProbingError("max pooling renormalises each word's row, which norm-based attention must not be "
                                "(its rows do not sum to 1 by design); use --pool-from mean or first", source="--pool-from")
-        if self.shard is not None:
-            index, count = self.shard
-            if not (count >= 1 and 0 <= index < count):
-                raise ProbingError(f"must be i/N with 0 <= i < N, got {index}/{count}", source="--shard")
+        check_shard(self.shard)
 
     def config(self) -> dict:
         """The part of a result's ``config`` block these options decide."""
@@ -235,17 +247,16 @@ class PassOptions:
 
 
 @dataclass
-class PassStats:
-    """What a pass saw and how long it took; summed over processes and resumed parts."""
+class PassStats(BatchStats):
+    """What a pass saw and how long it took; summed over processes and resumed parts.
+
+    Batching's counts (:class:`BatchStats`: units of this part, too long, words replaced or tokenized apart) are
+    taken over from the batching when the pass ends; ``words`` and ``batches`` count the batches this process
+    gave the model (batching may run ahead of it).
+    """
 
     units_total: int = 0
-    units_in_part: int = 0
     units_used: int = 0
-    too_long: int = 0
-    unk_substituted_words: int = 0
-    tokenized_apart_words: int = 0
-    words: int = 0
-    batches: int = 0
     max_length: int = 0
     seconds_model: float = 0.0
     seconds_total: float = 0.0
@@ -378,14 +389,16 @@ def run_pass(
                 bar.update(len(item.units))
                 hooks.chunk_done(run, item.units)
     run.stats.units_total = source.units_total or 0
-    run.stats.units_in_part += run.batching.units_in_part
-    run.stats.too_long += run.batching.too_long
-    run.stats.unk_substituted_words += run.batching.unk_substituted_words
-    run.stats.tokenized_apart_words += run.batching.tokenized_apart_words
+    for name in BATCHING_COUNTS:
+        setattr(run.stats, name, getattr(run.stats, name) + getattr(run.batching, name))
     run.stats.seconds_total += time.perf_counter() - started
     hooks.finish(run)
     return run.stats
 
+
+BATCHING_COUNTS = ("units_in_part", "too_long", "unk_substituted_words", "tokenized_apart_words")
+"""The counts of :class:`BatchStats` a pass takes from its batching (its own ``words`` and ``batches`` count what
+the model was given)."""
 
 PREFETCH_CHUNKS = 2
 """Chunks read, tokenised and batched ahead of the model (each is batch_size x CHUNK_BATCHES units)."""

@@ -62,6 +62,14 @@ class TokenRoles:
         return cls.from_masks(batch.attention_mask, batch.is_special, punctuation_tokens(view.loaded, batch))
 
 
+def token_names(loaded) -> dict:
+    """How tables name the first special token and the separators ([CLS]/[SEP], <s>/</s>)."""
+    tokenizer = loaded.tokenizer
+    first = loaded.prepended_token or tokenizer.cls_token or tokenizer.bos_token or "first special"
+    separator = tokenizer.sep_token or tokenizer.eos_token or "separator"
+    return {"first_special": str(first), "separator": str(separator)}
+
+
 PUNCTUATION = frozenset({".", ","})
 """The tokens whose share of attention Clark et al. report (their Figure 2)."""
 

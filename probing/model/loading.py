@@ -241,37 +241,19 @@ def load_model(
     process, in place of ``device``: inputs go to the device of the first
     module, and each layer's attention stays where the layer ran.
     """
-    from transformers import AutoConfig
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
     packaged = name_or_path is None
     name_or_path = default_model_path() if packaged else str(name_or_path)
-    if dtype not in DTYPES:
-        raise ProbingError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}", source="--dtype")
-    if stack is not None and stack not in STACKS:
-        raise ProbingError(f"unknown stack {stack!r}; use one of {', '.join(STACKS)}", source="--stack")
-    if head is not None and head != LANGUAGE_MODEL:
-        HEADS[head]
+    _check_load_options(dtype=dtype, stack=stack, head=head, device=device)
     check_device_map(device_map, device=device, random_init=random_init)
-    check_device(device)
     local = check_location(name_or_path, revision)
     common = {"revision": revision, "trust_remote_code": trust_remote_code}
-    with explained_load_errors(name_or_path):
-        config = AutoConfig.from_pretrained(name_or_path, **common)
-        if head == LANGUAGE_MODEL:
-            head = language_model_head(config)
-        task = HEADS[head] if head is not None else None
-        tokenizer = load_tokenizer(name_or_path, common)
-        try:
-            model = load_weights(name_or_path, config, {**common, **({"device_map": device_map} if device_map else {})},
-                                 DTYPES[dtype], random_init, seed, task)
-        except MissingHead as missing:
-            if not head_optional:
-                raise ProbingError(str(missing), source="--model") from None
-            model, head, no_head = missing.model, None, str(missing)
-        else:
-            no_head = None
+    placement = {"device_map": device_map} if device_map else {}
+    config, tokenizer, model, head, no_head = _read_checkpoint(
+        name_or_path, common, dtype=dtype, random_init=random_init, seed=seed, head=head, head_optional=head_optional,
+        placement=placement)
     use_eager_attention(model)
     model.eval()
     spread_over = placed_devices(model) if device_map else ()
@@ -303,6 +285,39 @@ def load_model(
     if no_head:
         loaded.extra["no_head"] = no_head
     return _probed(loaded, stack, trust_remote_code)
+
+
+def _check_load_options(*, dtype: str, stack: str | None, head: str | None, device: str) -> None:
+    """The options of a load that need no file: refused before any file is read."""
+    if dtype not in DTYPES:
+        raise ProbingError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}", source="--dtype")
+    if stack is not None and stack not in STACKS:
+        raise ProbingError(f"unknown stack {stack!r}; use one of {', '.join(STACKS)}", source="--stack")
+    if head is not None and head != LANGUAGE_MODEL:
+        HEADS[head]  # an unknown head is the registry's one-line error
+    check_device(device)
+
+
+def _read_checkpoint(name_or_path: str, common: dict, *, dtype: str, random_init: bool, seed: int, head: str | None,
+                     head_optional: bool, placement: dict):
+    """(config, tokenizer, model, head, why there is no head): the head ``"lm"`` resolved to the checkpoint's own,
+    and with ``head_optional`` a checkpoint without the head's weights read without it (head None). ``placement``
+    is ``{"device_map": ...}`` for accelerate's dispatch over several devices, else empty."""
+    from transformers import AutoConfig
+
+    with explained_load_errors(name_or_path):
+        config = AutoConfig.from_pretrained(name_or_path, **common)
+        if head == LANGUAGE_MODEL:
+            head = language_model_head(config)
+        task = HEADS[head] if head is not None else None
+        tokenizer = load_tokenizer(name_or_path, common)
+        try:
+            model = load_weights(name_or_path, config, {**common, **placement}, DTYPES[dtype], random_init, seed, task)
+        except MissingHead as missing:
+            if not head_optional:
+                raise ProbingError(str(missing), source="--model") from None
+            return config, tokenizer, missing.model, None, str(missing)
+    return config, tokenizer, model, head, None
 
 
 def _probed(loaded: LoadedModel, stack: str | None, trust_remote_code: bool) -> LoadedModel:

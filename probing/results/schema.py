@@ -113,12 +113,15 @@ COUNT = _Simple("a count (an integer >= 0)", lambda v: _is_int(v) and v >= 0)
 NUMBER = _Simple("a finite number", _is_number)
 SHARE = _Simple("a number between 0 and 1", lambda v: _is_number(v) and -1e-9 <= v <= 1 + 1e-9)
 SECONDS = _Simple("a number of seconds >= 0", lambda v: _is_number(v) and v >= 0)
+NON_NEGATIVE = _Simple("a finite number >= 0", lambda v: _is_number(v) and v >= 0)
 ANY = _Simple("any value", lambda v: True)
 SIGNED_SHARE = _Simple("a number between -1 and 1", lambda v: _is_number(v) and -1 - 1e-9 <= v <= 1 + 1e-9)
 LEVEL = _Simple("a coverage strictly between 0 and 1", lambda v: _is_number(v) and 0 < v < 1)
 
 
-class _OneOf(Spec):
+class OneOf(Spec):
+    """One of a fixed set of strings (a direction, a loss, a behaviour label)."""
+
     def __init__(self, choices: tuple[str, ...]):
         self.choices = choices
         self.describe = " or ".join(choices)
@@ -128,7 +131,7 @@ class _OneOf(Spec):
             raise Invalid(path, f"expected {self.describe}, found {_found(value)}")
 
 
-DIRECTION = _OneOf(("dep_to_head", "head_to_dep"))
+DIRECTION = OneOf(("dep_to_head", "head_to_dep"))
 
 
 class Index(Spec):
@@ -327,6 +330,23 @@ TOOL = Obj(
     }
 )
 
+TOKENIZER = Obj(
+    {
+        "class": Field(STR, "the transformers tokenizer class"),
+        "fast": Field(BOOL, "a Rust (fast) tokenizer"),
+        "alignment": Field(STR, "how pieces were matched to words"),
+        "prefix_space": Field(Nullable(STR), "how a byte-level BPE tokenizer gets a space before each word, or null"),
+    }
+)
+
+HALF = Obj(
+    {
+        "half": Field(OneOf(("even", "odd")), "the sentences of an even or of an odd 0-based index"),
+        "limit": Field(Nullable(COUNT), "the --limit the half was taken of, or null (the whole file)"),
+        "rule": Field(STR, "the rule in words"),
+    }
+)
+
 MODEL = Obj(
     {
         "name_or_path": Field(STR, "hub id or local folder, as given"),
@@ -349,7 +369,8 @@ MODEL = Obj(
         "is_causal": Field(BOOL, "measured at load time: no head attends to a later token"),
         "random_init": Field(BOOL, "the architecture with seeded random weights (the untrained control)"),
         "stack": Field(STR, "the self-attention scored: encoder, or decoder", required=False),
-        "tokenizer": Field(Obj({}), "tokenizer class, fast or not, alignment method, prefix-space rule", required=False),
+        "tokenizer": Field(TOKENIZER, "tokenizer class, fast or not, alignment method, prefix-space rule",
+                           required=False),
     }
 )
 
@@ -362,7 +383,7 @@ INPUT = Obj(
         "units_total": Field(COUNT, "units in the file (sentences, lines, pairs or windows)"),
         "units_used": Field(COUNT, "units that reached the model (after --limit, --shard and skips)"),
         "skipped": Field(MapOf(COUNT, "reason"), "units not used, by reason (too_long, ...)"),
-        "half": Field(Obj({}), "the half of a one-split treebank read (even or odd), its --limit and the rule",
+        "half": Field(HALF, "the half of a one-split treebank read (even or odd), its --limit and the rule",
                       required=False),
         "tokenized_apart_words": Field(COUNT, "words of running text that shared a piece with a neighbour and "
                                               "were tokenized on their own (absent: none)", required=False),
@@ -430,7 +451,7 @@ CAUSAL_BEST = Nullable(
         {
             "layer": Field(LAYER, "from 0"),
             "head": Field(HEAD, "from 0"),
-            "direction": Field(_OneOf(("causal",)), "causal"),
+            "direction": Field(OneOf(("causal",)), "causal"),
             "accuracy": Field(SHARE, "correct / total"),
         }
     )
@@ -632,18 +653,28 @@ SHARE_GRIDS = Obj({"special": Field(Nullable(Grid(SHARE)), "to special tokens, n
 
 INTERVAL = Nullable(ListOf(NUMBER, 2))
 
+_NOOP_SHARE = Obj({"share": Field(SHARE, "mean share"),
+                   "interval": Field(Interval(), "percentile bootstrap interval, or null")})
+_NOOP_DIFFERENCE = Obj({"value": Field(SIGNED_SHARE, "difference of two shares"),
+                        "interval": Field(Interval(-1.0, 1.0), "paired bootstrap interval, or null")})
+
 NOOP_RELATION = Obj(
     {
         "words": Field(MapOf(COUNT, "group"), "words of each group: dependents, non_dependents, heads, non_heads"),
         "heads": Field(MapOf(SHARE_GRIDS, "group"), "[layer][head] mean shares from 0, per group of words and target"),
-        "layers": Field(Obj({}), "per group and target, each layer's mean over heads {share, interval}"),
+        "layers": Field(MapOf(MapOf(Nullable(ListOf(_NOOP_SHARE)), "target"), "group"),
+                        "per group and target, each layer's mean over heads {share, interval} (null: no such words)"),
         "chosen": Field(Nullable(Obj({"layer": Field(COUNT, "from 0"), "head": Field(COUNT, "from 0"),
                                       "direction": Field(STR, "dep_to_head or head_to_dep"),
                                       "selection": Field(STR, "chosen on dev, or in-sample best"),
                                       "attending": Field(STR, "the group whose attention the direction reads: "
                                                               "dependents (dep_to_head) or heads (head_to_dep)"),
-                                      "difference": Field(Obj({}), "the others minus the attending words per target "
-                                                                   "{value, interval}")})),
+                                      "difference": Field(MapOf(_NOOP_DIFFERENCE, "target"),
+                                                          "the others minus the attending words per target "
+                                                          "{value, interval}"),
+                                      "difference_dependents": Field(MapOf(_NOOP_DIFFERENCE, "target"),
+                                                                     "non-dependents minus dependents per target",
+                                                                     required=False)})),
                         "the relation's chosen head with {share, interval} per group and target; null when the "
                         "probe had none or merged parts chose differently"),
     }
@@ -661,6 +692,10 @@ NOOP = Obj(
         "relations": Field(MapOf(NOOP_RELATION, "relation"), "per relation"),
     }
 )
+
+TOKEN_NAMES = Field(Obj({"first_special": Field(STR, "[CLS], <s>, or 'first special'"),
+                         "separator": Field(STR, "[SEP], </s>, or 'separator'")}),
+                    "how tables name the first special token and the separators (surface, heads, gradients)")
 
 STATE = Field(MapOf(Array(), "name"), "the accumulator's sums and counts, from which every other number of the "
                                       "payload is derived; probing merge adds them up")
@@ -684,7 +719,7 @@ _DECODING = Obj({
     "best_uuas": Field(_TREE_BEST, "the best head by UUAS here (in-sample)"),
 })
 
-_CAUSAL_TREE_BEST = Nullable(Obj({**_HEAD, "direction": Field(_OneOf(("causal",)), "causal"),
+_CAUSAL_TREE_BEST = Nullable(Obj({**_HEAD, "direction": Field(OneOf(("causal",)), "causal"),
                                   "correct": Field(COUNT, "its count"), "ties": Field(COUNT, "cells with that count"),
                                   "accuracy": Field(SHARE, "correct / words")}))
 _CAUSAL_DECODING = Obj({
@@ -744,7 +779,7 @@ SELECTION = Obj({
     "best_heads": Field(MapOf(MapOf(Nullable(Obj({**_HEAD, "direction": Field(STR, ""), "correct": Field(COUNT, ""),
                                                   "total": Field(COUNT, "")})), "metric"), "decoding"),
                         "per decoding and metric the best single head, with its counts on the selection treebank"),
-    "causal_best_heads": Field(MapOf(MapOf(Nullable(Obj({**_HEAD, "direction": Field(_OneOf(("causal",)), "causal"),
+    "causal_best_heads": Field(MapOf(MapOf(Nullable(Obj({**_HEAD, "direction": Field(OneOf(("causal",)), "causal"),
                                                          "correct": Field(COUNT, ""), "total": Field(COUNT, "")})),
                                          "metric"), "decoding"),
                                "decoders only: per decoding and metric the best head in the causal reading",
@@ -809,8 +844,8 @@ PAYLOADS: dict[str, dict[str, Field]] = {
                     "tokenized_apart_words": Field(COUNT, "words of running text that shared a piece with a "
                                                           "neighbour and were tokenized on their own (absent: none)",
                                                    required=False),
-                    "half": Field(Obj({}), "the half of a one-split treebank scored (even or odd), its --limit "
-                                           "and the rule", required=False),
+                    "half": Field(HALF, "the half of a one-split treebank scored (even or odd), its --limit "
+                                        "and the rule", required=False),
                 }
             ),
             "the treebank block of the probe's contract (docs/results.md)",
@@ -820,11 +855,8 @@ PAYLOADS: dict[str, dict[str, Field]] = {
         "heldout": Field(PROBE_HELDOUT, "choice on a selection treebank, reported here with intervals",
                          required=False),
     },
-    "surface": {"surface": Field(Obj({}), "per-head shares and entropies (derived from state)"), "state": STATE},
-    "heads": {"heads": Field(Obj({}), "divergences, MDS map, behaviours (derived from state)"), "state": STATE},
     "patterns": {"types": Field(ListOf(ListOf(STR)), "[layer][head] pattern type"), "state": STATE},
     "compare": {"similarity": Field(Grid(NUMBER), "[layer][head] mean row cosine"), "state": STATE},
-    "gradients": {"gradients": Field(Obj({}), "mean |dL/dA| by kind of key (derived from state)"), "state": STATE},
     "ablation": {"conditions": Field(ListOf(Obj({"label": Field(STR, "")})), "each condition's change"), "state": STATE,
                  "versus": Field(VERSUS, "a --chosen run: per metric part and chosen set, its effect against the "
                                          "matched random sets' (docs/dark-secrets.md)", required=False)},
@@ -939,8 +971,7 @@ def _probe_bootstrap_shapes(result: dict) -> None:
     relations, model = len(result["relations"]), result["model"]
     expected = {
         "boot_total": [boot["replicates"], relations],
-        "boot_heads": [boot["replicates"], relations, 2, model["num_layers"],
-                       1 if result["config"].get("attention") == "rollout" else model["num_heads"]],
+        "boot_heads": [boot["replicates"], relations, 2, model["num_layers"], heads_per_layer(result)],
         "boot_baselines": [boot["replicates"], relations, len(result["config"].get("offsets", [])) or None],
     }
     if "boot_causal" in boot["arrays"]:
@@ -1041,7 +1072,7 @@ def _coref_counts_within_totals(result: dict) -> None:
     state = result["state"]
     model = result["model"]
     types, kinds = len(COREF_TYPES), len(coref["baseline_names"])
-    heads = 1 if result["config"].get("attention") == "rollout" else model["num_heads"]  # rollout: one per layer
+    heads = heads_per_layer(result)
     expected = {"scored": [types], "heads": [types, 2, model["num_layers"], heads],
                 "baselines": [types, kinds]}
     if boot:
@@ -1153,9 +1184,7 @@ def validate(result: object, *, source: str | None = None) -> dict:
         shape = Shape()
         model = result.get("model")
         if isinstance(model, dict) and _is_int(model.get("num_layers")) and _is_int(model.get("num_heads")):
-            # rollout has one map per layer: its grids have one "head" per layer
-            rollout = isinstance(result.get("config"), dict) and result["config"].get("attention") == "rollout"
-            shape = Shape(model["num_layers"], 1 if rollout else model["num_heads"])
+            shape = Shape(model["num_layers"], heads_per_layer(result))
         Obj({**COMMON, **payload}).check(result, "", shape)
         for check in checks:  # the shapes an analysis expects, before any array is inflated
             check(result)
@@ -1164,6 +1193,18 @@ def validate(result: object, *, source: str | None = None) -> dict:
     except Invalid as error:
         raise ProbingError(str(error), source=source) from None
     return result
+
+
+def heads_per_layer(result: dict) -> int:
+    """The heads of each layer a result's [layer][head] grids hold: the model's, or one under rollout (one map
+    per layer).
+
+    >>> heads_per_layer({"model": {"num_heads": 12}, "config": {"attention": "rollout"}})
+    1
+    """
+    config = result.get("config")
+    rollout = isinstance(config, dict) and config.get("attention") == "rollout"
+    return 1 if rollout else result["model"]["num_heads"]
 
 
 def _payload_of(analysis) -> tuple[Mapping[str, Field], list[ConsistencyCheck]]:
@@ -1185,7 +1226,7 @@ REFERENCE = Obj({
         "treebank": Field(STR, "the data the figures are on"),
         "selection": Field(STR, "in-sample or held-out", required=False),
         "note": Field(STR, "what differs from this tool's numbers", required=False),
-        "analysis": Field(_OneOf(("probe",)), "the table the figures join (only probe's take references)",
+        "analysis": Field(OneOf(("probe",)), "the table the figures join (only probe's take references)",
                           required=False),
         "relations": Field(MapOf(Obj({
             "layer": Field(COUNT, "from 0", required=False),
@@ -1239,6 +1280,11 @@ def markdown() -> str:
         lines += ["", f"### `{name}`", ""] + _table(block.fields)
     for analysis, fields in PAYLOADS.items():
         lines += ["", f"## Payload of `{analysis}`", ""] + _table(fields)
+    for analysis, fields in _payloads_of_packages().items():
+        lines += ["", f"## Payload of `{analysis}`", ""] + _table(fields)
+        for name, declared in fields.items():
+            if getattr(declared.spec, "fields", None):  # an Obj (run as __main__, this module's class is another)
+                lines += ["", f"### `{name}` ({analysis})", ""] + _table(declared.spec.fields)
     lines += ["", "### `relations.NAME` (probe)", ""] + _table(RELATION.fields)
     lines += ["", "### `relations.NAME.causal` (probe, decoders)", ""] + _table(CAUSAL.fields)
     for name, block in (("trees", TREES), ("selection", SELECTION), ("heldout", TREES_HELDOUT)):
@@ -1273,6 +1319,15 @@ def markdown() -> str:
     return "\n".join(lines)
 
 
+def _payloads_of_packages() -> dict[str, Mapping[str, Field]]:
+    """The built-in analyses that declare their payload in their own package, not in :data:`PAYLOADS`."""
+    from probing.plugins import analyses
+
+    registry = analyses()
+    return {name: registry[name].load("payload") for name in sorted(registry.names())  # registered in import order
+            if registry[name].payload.startswith("probing.analyses.")}
+
+
 def _table(fields: Mapping[str, Field]) -> list[str]:
     rows = ["| field | type | holds |", "| --- | --- | --- |"]
     for name, declared in fields.items():
@@ -1294,3 +1349,8 @@ def _noop_groups_add_up(result: dict) -> None:
             if found + other != block["words"]:
                 raise Invalid(f"noop.relations.{name}.words", f"{group} ({found}) and {rest} ({other}) do not add "
                                                               f"up to the words ({block['words']})")
+        for group, targets in entry["layers"].items():
+            for target, layers in targets.items():
+                if layers is not None and len(layers) != result["model"]["num_layers"]:
+                    raise Invalid(f"noop.relations.{name}.layers.{group}.{target}",
+                                  f"has {len(layers)} layers, the model {result['model']['num_layers']}")

@@ -43,7 +43,7 @@ from probing.model.masking import IGNORED, MASK_RATE, mask_batch
 from probing.naming import DIRECTIONS, head_name, parse_head_names
 from probing.registry import Registry
 from probing.scoring.bootstrap import poisson_weights
-from probing.scoring.counts import BootstrapSpec, ProbeCounts
+from probing.scoring.counts import OFFSETS, BootstrapSpec, ProbeCounts
 from probing.scoring.pairs import collect_pairs
 from probing.stats.intervals import percentile_interval
 from probing.stats.selection import best_cell
@@ -319,7 +319,7 @@ class AblationAccumulator(Accumulator):
     needs_attention = False
 
     def __init__(self, metric: Metric, conditions: list[Condition], num_layers: int, num_heads: int, *,
-                 bootstrap: int = 1000, seed: int = 0, causal: bool = False, offsets=(-3, -2, -1, 1, 2, 3),
+                 bootstrap: int = 1000, seed: int = 0, causal: bool = False, offsets=OFFSETS,
                  pool_from: str = "mean"):
         super().__init__()
         if bootstrap < 1:
@@ -368,7 +368,7 @@ class AblationAccumulator(Accumulator):
         conditions = [Condition(c["label"], tuple(tuple(h) for h in c["heads"])) for c in result["conditions"]]
         return cls(metric, conditions, result["model"]["num_layers"], result["model"]["num_heads"],
                    bootstrap=config["bootstrap"]["replicates"], seed=config["bootstrap"]["seed"],
-                   causal=result["model"]["is_causal"], offsets=config.get("offsets", (-3, -2, -1, 1, 2, 3)),
+                   causal=result["model"]["is_causal"], offsets=config.get("offsets", OFFSETS),
                    pool_from=config.get("pooling", {}).get("from", "mean"))
 
     def group_size(self, batch: Batch) -> int:

@@ -6,7 +6,8 @@ from probing.plugins import Analysis, Command, register
 register(Analysis(
     name="gradients",
     accumulator="probing.analyses.gradients.accumulator:GradientAccumulator",
-    payload="probing.results.schema:PAYLOADS.gradients",
+    payload="probing.analyses.gradients.payload:PAYLOAD",
+    checks=("probing.analyses.gradients.payload:check_gradients",),
     commands=(
         Command("gradients", "gradient of the LM loss w.r.t. attention to [SEP] vs other tokens (Clark et al. Fig. 3)",
                 "probing.commands.gradients", order=90),

@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import torch
 
+from probing.analyses.gradients.payload import KEY_KINDS, LOSSES
 from probing.engine.passes import Accumulator, BatchView
 from probing.engine.token_roles import TokenRoles
 from probing.errors import ProbingError
 from probing.model.masking import IGNORED, MASK_RATE, mask_batch
 
-KEY_KINDS = ("first_special", "separator", "punctuation", "other")
 SIGNIFICANT = 6
-LOSSES = ("masked_lm", "causal_lm")
 
 
 class GradientAccumulator(Accumulator):

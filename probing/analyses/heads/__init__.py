@@ -6,7 +6,8 @@ from probing.plugins import Analysis, Command, register
 register(Analysis(
     name="heads",
     accumulator="probing.analyses.heads.accumulator:HeadsAccumulator",
-    payload="probing.results.schema:PAYLOADS.heads",
+    payload="probing.analyses.heads.payload:PAYLOAD",
+    checks=("probing.analyses.heads.payload:check_heads",),
     commands=(
         Command("heads", "Jensen-Shannon distances between heads, MDS map coloured by behaviour (Clark et al. sec. 6)",
                 "probing.commands.heads", order=80),

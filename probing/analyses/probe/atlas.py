@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from probing.naming import head_name, offset_name
+from probing.naming import head_name, offset_name, percent_with_interval
 
 ARROWS = {"dep_to_head": "", "head_to_dep": " h>d"}
 
@@ -35,11 +35,7 @@ def percent(scored: dict | None, *, interval: bool = True) -> str:
     """``66.0 [60.1, 70.2]``; ``none`` where there is nothing to score."""
     if scored is None or scored.get("accuracy") is None:
         return "none"
-    text = f"{100 * scored['accuracy']:.1f}"
-    if interval and scored.get("interval"):
-        low, high = scored["interval"]
-        text += f" [{100 * low:.1f}, {100 * high:.1f}]"
-    return text
+    return percent_with_interval(scored["accuracy"], scored.get("interval") if interval else None)
 
 
 def offset_text(offset: dict | None, *, interval: bool = False) -> str:

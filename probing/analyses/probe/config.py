@@ -62,13 +62,11 @@ class ScoreConfig:
             raise ProbingError("offsets must be distinct and non-zero", source="--offsets")
         if self.stack not in (None, "encoder", "decoder"):
             raise ProbingError(f"must be encoder or decoder, got {self.stack!r}", source="--stack")
+        from probing.engine.passes import check_shard
         from probing.engine.readings import READINGS
 
         READINGS[self.attention]
-        if self.shard is not None:
-            index, count = self.shard
-            if not (count >= 1 and 0 <= index < count):
-                raise ProbingError(f"shard must be i/N with 0 <= i < N, got {index}/{count}", source="--shard")
+        check_shard(self.shard)
         return self
 
     def replace(self, **changes) -> "ScoreConfig":

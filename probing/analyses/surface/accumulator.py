@@ -38,10 +38,9 @@ from dataclasses import dataclass
 
 import torch
 
+from probing.analyses.surface.payload import DECIMALS, QUERY_GROUPS
 from probing.engine.passes import Accumulator, BatchView
 from probing.engine.token_roles import TokenRoles, normalised_rows
-
-DECIMALS = 6
 
 
 def _share(keys: str, queries: str = "real") -> Callable:
@@ -234,8 +233,6 @@ class SurfaceAccumulator(Accumulator):
         }
         return {"token_names": self.token_names, "surface": surface, "state": self.encoded_state()}
 
-
-QUERY_GROUPS = ("real", "first", "separator", "other", "punctuation")
 
 
 def _rounded(value: torch.Tensor | None):

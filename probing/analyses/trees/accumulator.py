@@ -64,6 +64,13 @@ _ENSEMBLE_INTS = ("words", "sentences")
 _PROBE_INTS = ("total", "sentences")
 
 
+def _measured(correct: int, total: int, boot_correct, boot_total, level: float) -> dict:
+    """Counts here, the accuracy, and its interval from replicate counts (None without replicates)."""
+    interval = accuracy_interval(boot_correct, boot_total, level) if boot_correct is not None else None
+    return {"correct": correct, "total": total, "accuracy": correct / total if total else None,
+            "interval": None if interval is None else list(interval)}
+
+
 class TreesAccumulator(Accumulator):
     """UAS/UUAS counts of single-head trees, and of a selection's ensembles and probes.
 
@@ -325,9 +332,7 @@ class TreesAccumulator(Accumulator):
         boot = self.bootstrap is not None
 
         def measured(correct: int, total: int, boot_correct=None, boot_total=None) -> dict:
-            interval = accuracy_interval(boot_correct, boot_total, level) if boot and boot_correct is not None else None
-            return {"correct": correct, "total": total, "accuracy": correct / total if total else None,
-                    "interval": None if interval is None else list(interval)}
+            return _measured(correct, total, boot_correct if boot else None, boot_total, level)
 
         best_heads = self._heldout_best_heads(selection["best_heads"], measured, level)
         baselines = {

@@ -40,6 +40,39 @@ class TreesRun:
     seed: int
     shard: tuple[int, int] | None = None
 
+    @classmethod
+    def plan(cls, treebank: str | None, select_on: str | None, *, limit: int | None, options: TreeOptions,
+             reading: dict, **rest) -> "TreesRun":
+        """``--treebank`` and ``--select-on`` as the held-out rules read them: DEV is a result file (its selection,
+        checked to fit these options and not to be of the treebank reported on) or a treebank (not the same
+        sentences as the one reported on); ``rest``: vectors, bootstrap, seed, shard."""
+        from probing.analyses.trees.selection import read_selection
+        from probing.data.inputs import sample_treebank_path
+        from probing.errors import ProbingError
+        from probing.stats.heldout import IN_SAMPLE_SELECTION, is_result_file, plan, same_reading
+
+        treebank, select_on = plan(treebank, select_on)
+        source = InputSource.treebank(treebank or str(sample_treebank_path()), limit=limit)
+        dev_source = dev_selection = None
+        if select_on and is_result_file(select_on):
+            _, dev_selection = read_selection(select_on)
+            check_selection(dev_selection, options, reading, source=f"--select-on {select_on}",
+                            report_on_sha256=source.sha256)
+        elif select_on:
+            dev_source = InputSource.treebank(select_on, limit=limit, option="--select-on")
+            if same_reading(dev_source.sha256, dev_source.half and (dev_source.half, dev_source.limit), source.sha256,
+                            source.half and (source.half, source.limit)):
+                raise ProbingError(IN_SAMPLE_SELECTION, source=f"--select-on {select_on}")
+        return cls(source=source, select_on=select_on, dev_source=dev_source, dev_selection=dev_selection,
+                   options=options, reading=reading, **rest)
+
+    @property
+    def dev_path(self) -> str | None:
+        """The DEV file read (checked as an input before any output is written), or None."""
+        if self.dev_selection is not None:
+            return self.select_on
+        return str(self.dev_source.path) if self.dev_source else None
+
 
 def run_trees(command, run: TreesRun) -> dict | None:
     """The trees result of ``run`` through ``command`` (an open probing.commands.common.EngineCommand: the

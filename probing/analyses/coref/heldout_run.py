@@ -1,0 +1,117 @@
+"""The passes of ``probing coref``: documents cut into windows, a DEV pass where a head is chosen on DEV, the
+held-out block of the head DEV chose.
+
+The window is a run of whole sentences of one document that fits ``--window`` tokens; every pass (DEV's too)
+reads the same windows. DEV is a treebank (scored here, without bootstrap) or a finished coref result file.
+
+>>> class Model:
+...     name = "m"
+...     def max_length(self, requested):
+...         return requested or 512
+>>> window_length(None, None, Model()), window_length(128, None, Model())
+(512, 128)
+>>> window_length(1000, 256, Model())
+Traceback (most recent call last):
+probing.errors.ProbingError: --window: 1000 tokens is more than the longest unit allowed (256, --max-length)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from probing.analyses.coref.accumulator import CorefAccumulator
+from probing.analyses.coref.report import arrays_of, choice_summary, choose_head, heldout_block, select_on_block
+from probing.data.inputs import InputSource, sample_treebank_path
+from probing.engine.batching import window_rule
+from probing.engine.passes import require_units, run_pass
+from probing.errors import ProbingError
+from probing.results.io import provenance
+from probing.stats.heldout import check_dev_test, is_result_file, plan, read_dev_result
+
+
+def window_length(requested: int | None, max_length: int | None, loaded) -> int:
+    """The window length: ``--window``, at most the longest unit the model reads (or ``--max-length``)."""
+    limit = loaded.max_length(max_length)
+    if requested is None:
+        return limit
+    if requested < 2:  # the window becomes the pass's longest unit: said here, about the option the user gave
+        raise ProbingError(f"must be at least 2 tokens, got {requested}", source="--window")
+    if requested > limit:
+        where = "--max-length" if max_length is not None else f"{loaded.name}'s limit"
+        raise ProbingError(f"{requested} tokens is more than the longest unit allowed ({limit}, {where})",
+                           source="--window")
+    return requested
+
+
+@dataclass
+class CorefInputs:
+    """What a coref run reads: the treebank reported on, and DEV (a treebank to score, or a result file)."""
+
+    source: InputSource
+    select_on: str | None
+    dev_source: InputSource | None = None
+    dev_result: dict | None = None
+
+    @classmethod
+    def plan(cls, treebank: str | None, select_on: str | None, *, limit: int | None) -> "CorefInputs":
+        """``--treebank`` and ``--select-on`` as the held-out rules read them (a bare name: its dev and test)."""
+        treebank, select_on = plan(treebank, select_on)
+        source = InputSource.documents(treebank or str(sample_treebank_path()), limit=limit)
+        if select_on and is_result_file(select_on):
+            return cls(source, select_on, dev_result=read_dev_result(select_on, analysis="coref"))
+        if select_on:
+            return cls(source, select_on, dev_source=InputSource.documents(select_on, limit=limit, option="--select-on"))
+        return cls(source, None)
+
+    @property
+    def dev_path(self) -> str | None:
+        """The DEV file read (checked as an input before any output is written), or None."""
+        if self.dev_result is not None:
+            return self.select_on
+        return self.dev_source.path if self.dev_source else None
+
+
+@dataclass
+class WindowPasses:
+    """Passes over windows of one length, with the command's options and hooks (checkpoints, ranks)."""
+
+    loaded: object
+    window: int
+    options: object
+    """The command's :class:`probing.engine.passes.PassOptions` maker: ``options(description)``."""
+    hooks: object = None
+
+    def run(self, source: InputSource, accumulator: CorefAccumulator, description: str, **changes):
+        source.windows = window_rule(self.loaded.tokenizer, self.window, prepend=self.loaded.prepend_token_id)
+        options = dataclasses.replace(self.options(description), max_length=self.window, **changes)
+        stats = run_pass(self.loaded, source, [accumulator], options, hooks=self.hooks)
+        require_units(stats, source, options)
+        return stats
+
+    def dev_result(self, dev_source: InputSource, *, heads: int, config: dict, seed: int) -> dict:
+        """DEV scored whole (no shard, no bootstrap): the result a head is chosen on."""
+        dev = CorefAccumulator(self.loaded.num_layers, heads, window=self.window)
+        stats = self.run(dev_source, dev, "selecting on DEV", shard=None)
+        result = provenance("coref", self.loaded, dev_source, stats,
+                            {**self.options().config(), **config, "shard": None})
+        result["config"].update({"limit": dev_source.limit, "seed": seed})
+        result.update(dev.result())
+        return result
+
+
+def require_mentions(test: CorefAccumulator, source: InputSource) -> None:
+    """A treebank without coreference brackets is refused (every count would be 0)."""
+    if int(test.state_tensors["mentions"][0]) == 0:
+        raise ProbingError("holds no coreference mention (no Entity= brackets in MISC); coreference needs a "
+                           "CorefUD treebank such as en_gum", source=str(source.path))
+
+
+def add_heldout(result: dict, dev_result: dict, inputs: CorefInputs) -> None:
+    """The head DEV chose (its all-mentions accuracy), reported on ``result``'s counts by type with intervals."""
+    check_dev_test(dev_result, result, source=f"--select-on {inputs.select_on}")
+    dev_arrays = arrays_of(dev_result)
+    chosen = choice_summary(choose_head(dev_arrays), dev_arrays)
+    from_file = inputs.select_on if inputs.dev_source is None else None
+    where = select_on_block(dev_result, result_path=from_file, spec=inputs.select_on)
+    result["heldout"] = heldout_block(result, where, chosen)

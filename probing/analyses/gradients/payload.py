@@ -1,0 +1,116 @@
+"""What a ``gradients`` result holds beyond the common blocks, and the checks its types cannot express.
+
+No torch: validation runs without a model framework.
+
+>>> layer_attention = {"first_special": [0.5], "separator": [0.25], "punctuation": [0.0], "other": [0.5]}
+>>> check_attention_shares(layer_attention, units=1)
+Traceback (most recent call last):
+probing.results.schema.Invalid: gradients.layer_attention: layer 0's shares add up to 1.25, not 1 (the kinds of key partition the real keys)
+"""
+
+from __future__ import annotations
+
+from probing.results.schema import (
+    COUNT,
+    NON_NEGATIVE,
+    SHARE,
+    STATE,
+    STR,
+    TOKEN_NAMES,
+    Field,
+    Grid,
+    Invalid,
+    ListOf,
+    Nullable,
+    Obj,
+    OneOf,
+    decoded,
+)
+
+KEY_KINDS = ("first_special", "separator", "punctuation", "other")
+"""The kinds of key the gradient is split by; they partition a unit's real keys."""
+
+LOSSES = ("masked_lm", "causal_lm")
+
+SHARE_SLACK = 0.01
+"""How far a layer's attention shares may add up from 1: half-precision rows sum to 1 only nearly."""
+
+
+def _per_kind(spec, doc: str) -> Obj:
+    return Obj({kind: Field(spec, f"{doc} ({kind})") for kind in KEY_KINDS})
+
+
+GRADIENTS = Obj(
+    {
+        "gradient": Field(_per_kind(Nullable(Grid(NON_NEGATIVE)), "[layer][head] mean |dL/dA|, null without such keys"),
+                          "per kind of key, each head's mean |dL/dA| over weights from real queries"),
+        "layer_gradient": Field(_per_kind(Nullable(ListOf(NON_NEGATIVE)), "per layer, null without such keys"),
+                                "per kind of key, each layer's mean over its heads"),
+        "layer_attention": Field(_per_kind(ListOf(SHARE), "per layer"),
+                                 "per kind of key, each layer's mean attention share (the kinds add up to 1)"),
+        "weights": Field(_per_kind(COUNT, "attention weights"), "per kind of key, the weights each mean covers"),
+        "scored_tokens": Field(COUNT, "tokens the loss scored"),
+        "mean_unit_loss": Field(Nullable(NON_NEGATIVE), "mean over units of a unit's mean cross-entropy (null: no "
+                                                        "unit)"),
+        "units": Field(COUNT, "units read"),
+        "loss": Field(OneOf(LOSSES), "masked_lm or causal_lm"),
+        "definition": Field(STR, "what the gradient measures, in words"),
+    },
+    "the gradients",
+)
+
+PAYLOAD = {
+    "token_names": TOKEN_NAMES,
+    "gradients": Field(GRADIENTS, "mean |dL/dA| by kind of key, per head and per layer (derived from state)"),
+    "state": STATE,
+}
+
+
+def check_gradients(result: dict) -> None:
+    """Each kind measured where it has weights, one entry per layer, shares that add up, the state behind it."""
+    block, layers = result["gradients"], result["model"]["num_layers"]
+    loss = result["config"].get("loss", block["loss"])
+    if loss != block["loss"]:
+        raise Invalid("gradients.loss", f"is {block['loss']}, config.loss is {loss}")
+    for kind in KEY_KINDS:
+        measured = block["weights"][kind] > 0
+        for name in ("gradient", "layer_gradient"):
+            if (block[name][kind] is not None) != measured:
+                raise Invalid(f"gradients.{name}.{kind}", f"is {'null' if block[name][kind] is None else 'measured'}"
+                                                          f", but weights.{kind} is {block['weights'][kind]}")
+        for name in ("layer_gradient", "layer_attention"):
+            values = block[name][kind]
+            if values is not None and len(values) != layers:
+                raise Invalid(f"gradients.{name}.{kind}", f"has {len(values)} layers, the model {layers}")
+    if (block["mean_unit_loss"] is None) != (block["units"] == 0):
+        raise Invalid("gradients.mean_unit_loss", f"is {block['mean_unit_loss']} for {block['units']} units")
+    check_attention_shares(block["layer_attention"], units=block["units"])
+    _check_state(result)
+
+
+def check_attention_shares(layer_attention: dict, *, units: int) -> None:
+    """Every layer's shares add up to 1 over the kinds of key (when any unit was read)."""
+    if not units:
+        return
+    for layer, shares in enumerate(zip(*(layer_attention[kind] for kind in KEY_KINDS))):
+        if abs(sum(shares) - 1) > SHARE_SLACK:
+            raise Invalid("gradients.layer_attention", f"layer {layer}'s shares add up to {sum(shares):g}, not 1 "
+                                                       "(the kinds of key partition the real keys)")
+
+
+def _check_state(result: dict) -> None:
+    model, state, block = result["model"], result["state"], result["gradients"]
+    grids = [len(KEY_KINDS), model["num_layers"], model["num_heads"]]
+    expected = {"gradient": grids, "attention": grids, "weights": [len(KEY_KINDS)],
+                **dict.fromkeys(("queries", "scored_tokens", "loss", "units"), [])}
+    for key, shape in expected.items():
+        if key not in state:
+            raise Invalid(f"state.{key}", "missing")
+        if state[key]["shape"] != shape:
+            raise Invalid(f"state.{key}.shape", f"is {state[key]['shape']}, expected {shape}")
+    weights = decoded(state["weights"], "state.weights")
+    for index, kind in enumerate(KEY_KINDS):
+        if int(weights[index]) != block["weights"][kind]:
+            raise Invalid("state.weights", f"disagrees with gradients.weights.{kind} ({block['weights'][kind]})")
+    if int(decoded(state["units"], "state.units")) != block["units"]:
+        raise Invalid("state.units", f"disagrees with gradients.units ({block['units']})")

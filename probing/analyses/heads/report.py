@@ -1,0 +1,28 @@
+"""The heads of each behaviour as a table, for the terminal and the report's summary (torch-free).
+
+>>> result = {"heads": {"behaviour": [["previous", "broad"]]},
+...           "token_names": {"first_special": "[CLS]", "separator": "[SEP]"}}
+>>> behaviour_table(result).splitlines()[2].split()
+['previous', '1', '1-1']
+"""
+
+from __future__ import annotations
+
+from probing.analyses.heads.behaviour import LABELS
+from probing.naming import head_name
+
+
+def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
+    """Heads of each behaviour, as layer-head counted from 1."""
+    from tabulate import tabulate
+
+    found: dict[str, list[str]] = {label: [] for label in LABELS}
+    for layer, row in enumerate(result["heads"]["behaviour"]):
+        for head, label in enumerate(row):
+            found[label].append(head_name(layer, head))
+    names = {"first special": result["token_names"]["first_special"], "separator": result["token_names"]["separator"]}
+    rows = [
+        [names.get(label, label), len(heads), " ".join(heads) if len(heads) <= 12 else " ".join(heads[:12]) + " ..."]
+        for label, heads in found.items()
+    ]
+    return tabulate(rows, headers=["attends to", "heads", "layer-head (from 1)"], tablefmt=tablefmt, disable_numparse=True)

@@ -1,0 +1,110 @@
+"""One pass, several analyses, one folder: what ``probing report`` runs and writes.
+
+The heads accumulator always runs (it carries the surface statistics); the probe joins it when the input is a
+treebank read one sentence per unit, the gradients when the checkpoint has a trained LM head and attention is read
+as raw weights. Each result is made as its own command would make it, and the surface result is the heads
+result's surface half (its state without the ``surface.`` prefix), so the two always agree.
+
+>>> no_probe_reason("text", pairs=False)
+'the input is plain text, and the probe needs dependency trees'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from probing.analyses.gradients.accumulator import GradientAccumulator
+from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
+from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
+from probing.atomic import write_text_atomic
+from probing.data.relations import DEFAULT_RELATIONS
+from probing.engine.readings import READINGS
+from probing.engine.token_roles import token_names
+from probing.report.figures import entropy_figure, gradient_figure, mds_figure, surface_figure
+from probing.results.io import write_result
+from probing.scoring.counts import OFFSETS
+
+FILES = ("probe.json", "surface.json", "surface-surface.png", "surface-entropy.png", "heads.json", "heads-heads.png",
+         "gradients.json", "gradients-gradients.png", "README.md")
+"""Every file a report may write into its folder; each is checked like --output before the model loads."""
+
+MASK_RATE = 0.15
+"""The gradients' masking rate, as ``probing gradients`` defaults it."""
+
+
+def no_probe_reason(kind: str, *, pairs: bool) -> str:
+    """Why a report has no probe: plain text has no trees; a paired treebank joins two sentences per unit."""
+    if kind != "treebank":
+        return "the input is plain text, and the probe needs dependency trees"
+    return ("--pairs joins two sentences into one unit, and the probe scores single sentences (run probing score "
+            "on the same sentences)")
+
+
+@dataclass
+class OverviewRun:
+    """The accumulators of one report pass: heads always, the probe and the gradients where they apply."""
+
+    heads: HeadsAccumulator
+    probe: ProbeAccumulator | None
+    gradients: GradientAccumulator | None
+    heads_per_layer: int
+
+    @classmethod
+    def create(cls, loaded, source, *, attention: str, bootstrap: int, seed: int) -> "OverviewRun":
+        per_layer = READINGS[attention].heads(loaded.num_heads)
+        names = token_names(loaded)
+        heads = HeadsAccumulator(loaded.num_layers, per_layer, causal=loaded.is_causal, token_names=names, seed=seed)
+        probe = gradients = None
+        if source.kind == "treebank" and not source.pairs:
+            probe = ProbeAccumulator.create(DEFAULT_RELATIONS, loaded.num_layers, per_layer, offsets=OFFSETS,
+                                            bootstrap=bootstrap, seed=seed, causal=loaded.is_causal)
+        if loaded.head is not None and attention == "weights":
+            gradients = GradientAccumulator(loaded.num_layers, loaded.num_heads, loss=loaded.head, seed=seed,
+                                            token_names=names)
+        return cls(heads, probe, gradients, per_layer)
+
+    def accumulators(self) -> list:
+        return [accumulator for accumulator in (self.heads, self.probe, self.gradients) if accumulator is not None]
+
+    def results(self, make_result: Callable, stats, source, *, loaded, random_init: bool, bootstrap: int,
+                seed: int) -> dict[str, dict | None]:
+        """``probe``, ``surface``, ``heads`` and ``gradients`` results (None where that analysis did not run);
+        ``make_result(analysis, stats, accumulator, config)`` adds the common blocks (EngineCommand.result)."""
+        heads = make_result("heads", stats, self.heads, {})
+        surface = {**heads, "analysis": "surface", "state": _surface_state(heads)}
+        surface.pop("heads")
+        probe = gradients = None
+        heads["heads"]["probe"], heads["heads"]["probe_marks"] = None, []
+        if self.probe is not None:
+            probe = make_result("probe", stats, self.probe, {
+                "relations": list(DEFAULT_RELATIONS), "offsets": list(OFFSETS), "random_init": random_init,
+                "bootstrap": {"replicates": bootstrap, "seed": seed, "method": "poisson"}})
+            probe["treebank"] = treebank_block(source, stats, self.probe.counts)
+            heads["heads"]["probe"] = "probe.json"
+            heads["heads"]["probe_marks"] = probe_marks(probe, loaded.num_layers, self.heads_per_layer)
+        if self.gradients is not None:
+            gradients = make_result("gradients", stats, self.gradients, {"loss": loaded.head, "mask_rate": MASK_RATE})
+        return {"probe": probe, "surface": surface, "heads": heads, "gradients": gradients}
+
+
+def write_folder(results: dict[str, dict | None], summary: str, target: dict[str, str]) -> list:
+    """Each result and figure, then the summary, to its checked path in ``target`` (a file name -> path);
+    the paths written, in order."""
+    written = [] if results["probe"] is None else [write_result(results["probe"], target["probe.json"])]
+    surface, heads, gradients = results["surface"], results["heads"], results["gradients"]
+    written += [write_result(surface, target["surface.json"]),
+                surface_figure(surface, target["surface-surface.png"]),
+                entropy_figure(surface, target["surface-entropy.png"]),
+                write_result(heads, target["heads.json"]),
+                mds_figure(heads, target["heads-heads.png"])]
+    if gradients is not None:
+        written += [write_result(gradients, target["gradients.json"]),
+                    gradient_figure(gradients, target["gradients-gradients.png"])]
+    written.append(write_text_atomic(summary, target["README.md"]))
+    return written
+
+
+def _surface_state(heads_result: dict) -> dict:
+    """The surface statistics' part of the heads accumulator's state (their names without the prefix)."""
+    return {name.split(".", 1)[1]: value for name, value in heads_result["state"].items() if name.startswith("surface.")}
