@@ -254,3 +254,37 @@ def test_select_on_the_runs_own_units_is_refused_in_one_line(tmp_path, capsys):
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "--select-on" in error and "same sentences" in error
     assert not output.exists()
+
+
+def test_scores_only_keeps_every_number_and_refuses_a_merge(tmp_path, capsys):
+    """--scores-only writes each condition's scores in place of the probe's per-head sums: same block, same table,
+    a smaller file, which nothing rebuilds an accumulator from (a shard cannot be written so)."""
+    import json
+
+    from helpers import tiny_model
+
+    from probing.cli import main
+    from probing.results.io import read_result
+
+    model, dev = tiny_model("llama"), tmp_path / "dev.json"
+    assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "det", "nsubj",
+                 "--bootstrap", "0", "--output", str(dev)]) == 0
+    common = ["ablate", "--quiet", "--model", model, "--limit", "12", "--metric", "probe", "--relations", "det", "all",
+              "--bootstrap", "30", "--k", "1", "2", "--random", "3", "--select-on", str(dev), "--chosen", "det"]
+    full, slim = tmp_path / "full.json", tmp_path / "slim.json"
+    assert main([*common, "--output", str(full)]) == 0
+    assert main([*common, "--scores-only", "--output", str(slim)]) == 0
+    capsys.readouterr()
+    whole, scores = read_result(full), read_result(slim)
+    assert scores["versus"] == whole["versus"] and scores["conditions"] == whole["conditions"]
+    assert sorted(scores["state"]) == ["scores.replicates", "scores.values"]
+    assert slim.stat().st_size < full.stat().st_size / 2
+    assert main(["leaderboard", str(slim)]) == 0
+    assert "det top 2" in capsys.readouterr().out
+    from probing.analyses.ablation.accumulator import AblationAccumulator
+
+    with pytest.raises(ProbingError, match="--scores-only"):  # what merge and resume would rebuild from
+        AblationAccumulator.from_result(scores)
+    assert main([*common, "--scores-only", "--shard", "1/2", "--output", str(tmp_path / "shard.json")]) == 2
+    assert "--scores-only" in capsys.readouterr().err and not (tmp_path / "shard.json").exists()
+    json.loads(slim.read_text())  # plain JSON still

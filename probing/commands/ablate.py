@@ -53,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mask-rate", type=share, default=0.15, metavar="SHARE",
                         help="share of each unit's tokens masked for --metric mlm (default: 0.15)")
     add_bootstrap_options(parser)
+    parser.add_argument("--scores-only", action="store_true",
+                        help="write each condition's scores and replicates instead of the sums they come from (the "
+                             "probe metric's sums of many conditions run to hundreds of MB); such a file is not merged")
     parser.add_argument("--top", type=int, default=20, metavar="N",
                         help="rows per table, most helpful removals first; 0 shows all (default: 20)")
 
@@ -61,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.ablation.accumulator import AblationAccumulator, ablation_tables
     from probing.analyses.ablation.choosing import dev_relations
     from probing.analyses.ablation.minimal_pairs import pairs_input_block, pairs_pass
+    from probing.analyses.ablation.scores import scores_only_state
     from probing.analyses.ablation.versus import versus_block, versus_table
     from probing.engine.readings import READINGS
 
@@ -90,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
             result["input"] = pairs_input_block(pairs, described)
         print(f"{loaded.name}: {metric.description} with heads disabled ({len(conditions) - 1} conditions; "
               f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
+        if args.scores_only:
+            result["state"] = scores_only_state(*accumulator.scores()[:2])
         if args.chosen:
             result["versus"] = versus_block(result)
             print(versus_table(result["versus"]))
@@ -114,6 +120,9 @@ def _checked_metric(args: argparse.Namespace):
                            source="--attention")
     if args.top < 0:
         raise ProbingError(f"must be 0 (all) or more, got {args.top}", source="--top")
+    if args.scores_only and getattr(args, "shard", None):
+        raise ProbingError("a shard's result is merged, and scores do not add up: drop --scores-only",
+                           source="--scores-only")
     check_relation_names(args.relations)
     source = None
     if args.metric == "classification":

@@ -246,8 +246,8 @@ def load_model(
     hf_logging.disable_progress_bar()
     packaged = name_or_path is None
     name_or_path = default_model_path() if packaged else str(name_or_path)
-    _check_load_options(dtype=dtype, stack=stack, head=head, device=device)
-    check_device_map(device_map, device=device, random_init=random_init)
+    _check_load_options(dtype=dtype, stack=stack, head=head, device=device, device_map=device_map,
+                        random_init=random_init)
     local = check_location(name_or_path, revision)
     common = {"revision": revision, "trust_remote_code": trust_remote_code}
     placement = {"device_map": device_map} if device_map else {}
@@ -287,7 +287,8 @@ def load_model(
     return _probed(loaded, stack, trust_remote_code)
 
 
-def _check_load_options(*, dtype: str, stack: str | None, head: str | None, device: str) -> None:
+def _check_load_options(*, dtype: str, stack: str | None, head: str | None, device: str, device_map: str | None,
+                        random_init: bool) -> None:
     """The options of a load that need no file: refused before any file is read."""
     if dtype not in DTYPES:
         raise ProbingError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}", source="--dtype")
@@ -295,6 +296,7 @@ def _check_load_options(*, dtype: str, stack: str | None, head: str | None, devi
         raise ProbingError(f"unknown stack {stack!r}; use one of {', '.join(STACKS)}", source="--stack")
     if head is not None and head != LANGUAGE_MODEL:
         HEADS[head]  # an unknown head is the registry's one-line error
+    check_device_map(device_map, device=device, random_init=random_init)  # before --device: it replaces it
     check_device(device)
 
 

@@ -464,6 +464,11 @@ class AblationAccumulator(Accumulator):
             self.counts[condition].replicates.flush()
 
     def load_state(self, state: dict) -> "AblationAccumulator":
+        from probing.analyses.ablation.scores import SCORES_ONLY
+
+        if set(state) == set(SCORES_ONLY):
+            raise ProbingError("keeps each condition's scores only (ablate --scores-only), not the sums they come "
+                               "from: it cannot be merged or resumed", source="the ablation result")
         super().load_state(state)
         if isinstance(self.metric, ProbeAccuracy):
             for counts in self.counts:  # the counters are sums of the total tensors' pairs

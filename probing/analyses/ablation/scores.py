@@ -44,12 +44,33 @@ def condition_scores(metric: str, state: dict, conditions: int, *, layout=None, 
     return values, replicates
 
 
+SCORES_ONLY = ("scores.values", "scores.replicates")
+"""The state of a result written with ``ablate --scores-only``: each condition's values [condition, part] and
+replicates [replicate, condition, part] themselves, in place of the sums they come from. The probe metric's
+sums hold every head's replicate counts for every condition (over 400 MB for 127 conditions of SmolLM2 with
+1,000 replicates); the scores are a few MB, but they cannot be added up, so such a file is not merged."""
+
+
+def scores_only_state(values: np.ndarray, replicates: np.ndarray) -> dict:
+    """The encoded ``--scores-only`` state of ``values`` and ``replicates``.
+
+    >>> sorted(scores_only_state(np.zeros((2, 1)), np.zeros((3, 2, 1))))
+    ['scores.replicates', 'scores.values']
+    """
+    from probing.results.schema import encode_array
+
+    return dict(zip(SCORES_ONLY, (encode_array(np.asarray(values, dtype=np.float64)),
+                                  encode_array(np.asarray(replicates, dtype=np.float64)))))
+
+
 def result_scores(result: dict) -> tuple[np.ndarray, np.ndarray]:
     """:func:`condition_scores` of a (validated) ablation result file, from its encoded state."""
     from probing.results.schema import decode_array
 
     config = result["config"]
     state = {name: decode_array(encoded) for name, encoded in result["state"].items()}
+    if set(state) == set(SCORES_ONLY):
+        return state["scores.values"], state["scores.replicates"]
     return condition_scores(config["metric"], state, len(result["conditions"]),
                             layout=config.get("metric_options", {}).get("layout"),
                             bootstrap=config["bootstrap"]["replicates"], seed=config["bootstrap"]["seed"])
