@@ -179,10 +179,11 @@ fi
 # SmolLM2 runs about 6 condition-sentences a second, so the committed sizes are small (leaderboards/README.md).
 versus_models=(${VERSUS_MODELS:-SmolLM2-135M-Instruct gemma-3-270m})
 versus_relations=(${VERSUS_RELATIONS:-det nsubj})
+versus_phenomena=(${VERSUS_PHENOMENA:-determiner_noun_agreement subject_verb_agreement})  # BLiMP's, of those relations
 versus_k=(${VERSUS_K:-1 4 8})
 versus_random="${VERSUS_RANDOM:-20}"
 versus_limit="${VERSUS_LIMIT-30}"
-versus_pairs="${VERSUS_PAIRS-4}"
+versus_pairs="${VERSUS_PAIRS-3}"
 versus_metrics=(${VERSUS_METRICS:-lm probe minimal-pairs})
 versus=leaderboards/versus
 if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
@@ -200,8 +201,8 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
     for metric in "${versus_metrics[@]}"; do
       input=(--treebank en_ewt:test ${versus_limit:+--limit "$versus_limit"})
       case "$metric" in
-        probe) input+=(--relations "${versus_relations[@]}" all) ;;
-        minimal-pairs) input=(--phenomena-of "${versus_relations[@]}" ${versus_pairs:+--limit "$versus_pairs"}) ;;
+        probe) input+=(--relations "${versus_relations[@]}" all --scores-only) ;;  # its sums: 400 MB a model
+        minimal-pairs) input=(--phenomena "${versus_phenomena[@]}" ${versus_pairs:+--limit "$versus_pairs"}) ;;
       esac
       output="$versus/results/$name-$metric.json"
       echo "ablate $name --metric $metric: ${versus_relations[*]} x k ${versus_k[*]} vs $versus_random random -> $output" >&2
@@ -260,6 +261,18 @@ if [ -d "$atlas/results" ]; then
       done
     done
   fi
+fi
+# Chosen against matched random heads: one table of every model's --chosen ablations (every metric), and per
+# model and metric the figure of the chosen sets' effects against the random sets' histograms.
+shopt -s nullglob; versus_results=("$versus"/results/*-{lm,probe,minimal-pairs}.json); shopt -u nullglob
+if [ "${#versus_results[@]}" -gt 0 ]; then
+  for format in md:md csv:csv json:json latex:tex html:html; do
+    probing leaderboard "${versus_results[@]}" --format "${format%%:*}" --output "$versus/versus.${format#*:}"
+  done
+  mkdir -p "$versus/plots"
+  for result in "${versus_results[@]}"; do
+    probing plot "$result" --output "$versus/plots/$(basename "$result" .json).png"
+  done
 fi
 # BLiMP's board: the intact decoders beside BLiMP's published figures (not a leaderboard.* file: the probe's
 # reference rows, which every leaderboard.* carries, have no place on it).

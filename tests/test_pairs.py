@@ -12,6 +12,7 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from helpers import tiny_model
@@ -116,6 +117,25 @@ def test_the_phenomenon_table_is_what_the_files_say():
     for uid, phenomenon in PHENOMENON.items():
         first = json.loads((Path(blimp) / f"{uid}.jsonl").read_text(encoding="utf-8").split("\n", 1)[0])
         assert (first["UID"], first["linguistics_term"]) == (uid, phenomenon)
+
+
+@pytest.mark.real_data
+def test_bfloat16_weights_and_a_device_map_score_the_same_pairs_in_float32():
+    """--dtype bfloat16 keeps the log-probabilities in float32 (within bfloat16's rounding of the weights), and
+    --device-map auto (here every layer on the CPU) gives the same scores as a plain load."""
+    blimp = os.environ.get("PROBING_BLIMP")
+    if not blimp:
+        pytest.skip("real data: BLiMP is not available (set PROBING_BLIMP)")
+    pytest.importorskip("accelerate", reason="--device-map needs accelerate (the multi-gpu extra)")
+    from probing.analyses.pairs.api import score_pairs
+
+    model, options = tiny_model("llama"), {"paradigms": ["wh_island"], "limit": 4, "blimp": blimp, "bootstrap": 10}
+    runs = {name: score_pairs(model, **options, **extra)["pairs"]["paradigms"]["wh_island"] for name, extra in
+            {"plain": {}, "mapped": {"device_map": "auto"}, "half": {"dtype": "bfloat16"}}.items()}
+    assert runs["mapped"]["log_p_good"] == runs["plain"]["log_p_good"]
+    good = np.array(runs["half"]["log_p_good"], dtype=np.float64)
+    assert np.allclose(good, runs["plain"]["log_p_good"], atol=0.5)
+    assert not np.array_equal(good, runs["plain"]["log_p_good"])  # the weights really were rounded
 
 
 def test_the_download_fills_the_cache_checked_by_sha256(tmp_path, monkeypatch):

@@ -9,6 +9,8 @@ from probing.commands.common import add_bootstrap_options, add_output_options, p
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from probing.model.loading import DEVICE_MAPS, DTYPES
+
     parser.epilog = (
         "A pair is right when the model gives the grammatical sentence the higher log-probability (a tie is "
         "wrong): log p(sentence) sums log p(token | all before it) over the sentence's tokens, tokenized as plain "
@@ -20,6 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="ID_OR_FOLDER", help="a causal LM: hub id or local folder")
     parser.add_argument("--revision", metavar="REV", help="hub branch, tag or commit to load")
     parser.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda, cuda:N or mps (default: cpu)")
+    parser.add_argument("--device-map", choices=list(DEVICE_MAPS), metavar="MAP",
+                        help="auto: spread the model's layers over every visible GPU (needs accelerate; replaces --device)")
+    parser.add_argument("--dtype", default="float32", choices=list(DTYPES), metavar="DTYPE",
+                        help="weights' precision: float32, float16 or bfloat16; log-probabilities are taken in float32 "
+                             "(default: float32)")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--paradigms", nargs="+", metavar="UID", help="BLiMP paradigms to score (default: all 67)")
     which.add_argument("--phenomena", nargs="+", metavar="TERM",
@@ -47,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     paradigms = paradigms_of(args.phenomena) if args.phenomena else args.paradigms
     result = score_pairs(args.model, paradigms=paradigms, limit=args.limit, blimp=args.blimp,
                          batch_size=args.batch_size, bootstrap=args.bootstrap, seed=args.seed, device=args.device,
-                         revision=args.revision)
+                         revision=args.revision, dtype=args.dtype, device_map=args.device_map)
     print(pairs_table(result["pairs"]))
     if args.output:
         print(f"wrote {write_result(result, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)

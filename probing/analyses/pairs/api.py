@@ -33,7 +33,7 @@ def check_causal_lm(name_or_path: str, revision: str | None = None) -> None:
 
 def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: str | None = None,
                 batch_size: int = 32, bootstrap: int = 1000, seed: int = 0, device: str = "cpu",
-                revision: str | None = None, loaded=None) -> dict:
+                revision: str | None = None, loaded=None, dtype: str = "float32", device_map: str | None = None) -> dict:
     from probing.analyses.pairs.accuracy import accuracies
     from probing.analyses.pairs.scoring import context_token, plain_tokenizer, sentence_log_probs
     from probing.data.minimal_pairs import check_paradigms, read_pairs
@@ -47,11 +47,12 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
         check_causal_lm(model, revision)  # a masked LM or a missing folder is refused before anything is read
     pairs, described = read_pairs(chosen, blimp, limit)  # every file checked before the weights load
     if loaded is None:
-        loaded = load_model(model, revision=revision, device=device, head="causal_lm")
+        loaded = load_model(model, revision=revision, device=device, head="causal_lm", dtype=dtype,
+                            device_map=device_map)  # log-probabilities are taken in float32 whatever the weights
     tokenizer = plain_tokenizer(loaded)
     model_started = time.perf_counter()
     sentences = [text for pair in pairs for text in (pair.good, pair.bad)]
-    scores = sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=device)
+    scores = sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device)
     seconds_model = time.perf_counter() - model_started
     payload = accuracies(pairs, scores[0::2], scores[1::2], bootstrap=bootstrap, seed=seed)
     payload["context_token"] = tokenizer.convert_ids_to_tokens(context_token(tokenizer))
