@@ -289,12 +289,12 @@ def _(env):
 
 @refused("--max-length above the model's position limit")
 def _(env):
-    import probing.engine.passes
+    import probing.engine.feeding
 
     def no_batch(*args, **kwargs):
         raise AssertionError("a batch was made before --max-length was checked")
 
-    env.monkeypatch.setattr(probing.engine.passes, "batches_of_chunk", no_batch)
+    env.monkeypatch.setattr(probing.engine.feeding, "batches_of_chunk", no_batch)  # where every batch is made
     output = env.tmp / "out.json"
     return Case(_quiet("score", "--model", env.model, "--max-length", "500", "--output", str(output)),
                 ["--max-length", "500", "128"], absent=[output])
