@@ -37,7 +37,8 @@ def _units(result: dict) -> str:
 
     limit = result["config"].get("limit")
     if result["config"]["metric"] == "minimal-pairs":
-        return "BLiMP" + (f" (first {limit} pairs each)" if limit else "")
+        paradigms = len(result["config"]["metric_options"]["layout"])
+        return f"BLiMP, {paradigms} paradigms" + (f" (first {limit} pairs each)" if limit else "")
     return treebank_label(result["input"]["path"]) + (f" (first {limit})" if limit else "")
 
 
@@ -117,6 +118,7 @@ NOTES = [
     "harmful. random: the random sets' mean effect [2.5th, 97.5th percentile], the number of draws, and how many "
     "were short (a layer had too few heads left).",
     "Losses in nats (a rise hurts); accuracies in percentage points (a drop hurts). BLiMP overall: the mean of the "
-    "paradigm accuracies; a phenomenon (BLiMP's linguistics_term): the share of its pairs right. probe: own "
+    "accuracies of the paradigms scored (all 67 only when the run scored them all: the treebank column says how many); "
+    "a phenomenon (BLiMP's linguistics_term): the share of its pairs right. probe: own "
     "relation: the best head's accuracy on the row's relation; all: on every pair.",
 ]
