@@ -64,6 +64,10 @@ def test_the_table_renders_in_every_format(results, fmt, tmp_path, capsys):
     if fmt == "md":
         assert "Chosen vs matched random heads" in text and "p = (1 + count) / (1 + draws)" in text
         assert "p=" in text and "5 draws" in text
+    if fmt == "csv":  # effects get columns of their own names, not a head's accuracy columns
+        header = text.splitlines()[0].split(",")
+        assert "lm loss: chosen_effect" in header and "lm loss: chosen_p" in header
+        assert not any(name.endswith("_acc_pct") for name in header)
 
 
 def test_a_result_file_without_the_block_gives_the_same_table(results, tmp_path):

@@ -73,6 +73,9 @@ class Table:
     """Whether rows are ranked by (and show) the mean over the columns."""
     marks_best: bool = True
     """Whether the HTML marks each column's highest value as the best (not for shares that are not scores)."""
+    effects: bool = False
+    """Whether cells are effects (a change, in each cell's own scale) with a p-value and a note, not accuracies
+    of a head: the CSV names its columns for that (``_effect``, ``_low``, ``_high``, ``_note``, ``_p``)."""
 
 
 @dataclass

@@ -95,7 +95,7 @@ def leaderboard_tables(results: list[dict]) -> list:
     ordered = sorted(rows.items(), key=lambda item: (item[0][0], item[0][1].rpartition("@")[0],
                                                      int(item[0][1].rpartition("@")[2])))
     return [Table(_ordered(columns), [row for _, row in ordered], NOTES, title="Chosen vs matched random heads",
-                  key="versus", mean=False, marks_best=False)]
+                  key="versus", mean=False, marks_best=False, effects=True)]
 
 
 def _ordered(columns: list[str]) -> list[str]:

@@ -2,6 +2,8 @@
 direction, pairs, p), numbers in percent with two decimals (a cell on the nats scale, a loss difference, in
 nats with four); tables separated by an empty row and named in a
 ``table`` column when there are several. A cell that would start a spreadsheet formula starts with ``'``.
+A table of effects (chosen against random heads) has five columns per part instead: effect, low, high,
+note and p.
 
 >>> from probing.report.board import Cell, Leaderboard, Row, Table
 >>> table = Table(["det"], [Row("=cmd()", "model", "held-out", "t", {"det": Cell(0.5, head="+1")}, rank="1")], [])
@@ -24,6 +26,8 @@ def render_csv(board: Leaderboard) -> str:
 
 def _csv_rows(table: Table, *, with_table_column: bool) -> list[list]:
     columns = (["table"] if with_table_column else []) + ["rank", "model", "kind", "selection", "treebank"]
+    if table.effects:
+        return _effect_rows(table, columns, with_table_column)
     for name in table.relations:
         columns += [f"{name}_acc_pct", f"{name}_low_pct", f"{name}_high_pct", f"{name}_head_from_1", f"{name}_direction",
                     f"{name}_pairs", f"{name}_p_not_better"]
@@ -41,6 +45,27 @@ def _csv_rows(table: Table, *, with_table_column: bool) -> list[list]:
             values += [number(cell.accuracy), number(low), number(high), cell.head, cell.direction or "", _blank(cell.pairs),
                        _blank(cell.p_not_better)]
         rows.append(values + ([_pct(row.mean)] if table.mean else []))
+    return rows
+
+
+def _effect_rows(table: Table, columns: list[str], with_table_column: bool) -> list[list]:
+    """Five columns per part: the effect and its interval (percentage points, or nats for a loss), the cell's
+    note (its draws, or p as text) and the p-value."""
+    for name in table.relations:
+        columns += [f"{name}_effect", f"{name}_low", f"{name}_high", f"{name}_note", f"{name}_p"]
+    rows = [columns]
+    for row in table.rows:
+        values = ([table.key] if with_table_column else []) + [row.rank, row.model, row.kind, row.selection,
+                                                                row.treebank]
+        for name in table.relations:
+            cell = row.cells.get(name)
+            if cell is None or cell.accuracy is None:
+                values += [""] * 5
+                continue
+            low, high = cell.interval or ("", "")
+            number = _nats if cell.scale == "nats" else _pct
+            values += [number(cell.accuracy), number(low), number(high), cell.head, _blank(cell.p_not_better)]
+        rows.append(values)
     return rows
 
 
