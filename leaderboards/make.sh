@@ -171,13 +171,15 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted blimp; then
   done
 fi
 
-# Chosen against matched random heads (docs/dark-secrets.md) for the decoders with a trained LM head: each
-# relation's top K heads, chosen on all of en_ewt dev (its DEV result is kept beside the others: it is the
-# choice), disabled against VERSUS_RANDOM matched random sets, on the LM loss and the probe over the first
-# $VERSUS_LIMIT sentences of en_ewt test and on the relation's own BLiMP phenomena (first $VERSUS_PAIRS pairs of
-# each of their paradigms). Every condition is one copy of a batch in a stacked pass; on two shared CPU cores
-# SmolLM2 runs about 6 condition-sentences a second, so the committed sizes are small (leaderboards/README.md).
+# Chosen against matched random heads (docs/dark-secrets.md): each relation's top K heads, chosen on all of
+# en_ewt dev (its DEV result is kept beside the others: it is the choice), disabled against VERSUS_RANDOM matched
+# random sets. The decoders with a trained LM head: on the LM loss and the probe over the first $VERSUS_LIMIT
+# sentences of en_ewt test and on the relations' own BLiMP phenomena (first $VERSUS_PAIRS pairs of each of their
+# paradigms); the encoders, which have no trained LM head: on the probe only. Every condition is one copy of a
+# batch in a stacked pass; on two shared CPU cores SmolLM2 runs about 3 condition-sentences a second, so the
+# committed sizes are small (leaderboards/README.md).
 versus_models=(${VERSUS_MODELS:-SmolLM2-135M-Instruct gemma-3-270m})
+versus_encoders=(${VERSUS_ENCODERS-all-MiniLM-L6-v2 all-mpnet-base-v2})
 versus_relations=(${VERSUS_RELATIONS:-det nsubj})
 versus_phenomena=(${VERSUS_PHENOMENA:-determiner_noun_agreement subject_verb_agreement})  # BLiMP's, of those relations
 versus_k=(${VERSUS_K:-1 4 8})
@@ -188,17 +190,19 @@ versus_metrics=(${VERSUS_METRICS:-lm probe minimal-pairs})
 versus=leaderboards/versus
 if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
   mkdir -p "$versus/results"
-  for name in "${versus_models[@]}"; do
+  for name in "${versus_models[@]}" "${versus_encoders[@]}"; do
     if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$name/config.json" ]; then
       ln -sfn "$PROBING_MODELS/$name" ".cache/models/$name"
     else
       echo "$name is not in \$PROBING_MODELS: left out of chosen vs random" >&2; continue
     fi
+    metrics=("${versus_metrics[@]}")
+    [[ " ${versus_encoders[*]} " == *" $name "* ]] && metrics=(probe)  # no trained LM head: the probe alone
     dev="$versus/results/$name-dev.json"
     echo "score $name on en_ewt dev (the choice) -> $dev" >&2
     probing score --model ".cache/models/$name" --treebank en_ewt:dev --relations "${versus_relations[@]}" all \
       --bootstrap 0 --seed 0 --quiet --output "$dev" > /dev/null
-    for metric in "${versus_metrics[@]}"; do
+    for metric in "${metrics[@]}"; do
       input=(--treebank en_ewt:test ${versus_limit:+--limit "$versus_limit"})
       case "$metric" in
         probe) input+=(--relations "${versus_relations[@]}" all --scores-only) ;;  # its sums: 400 MB a model
