@@ -23,7 +23,7 @@ from probing.data.relations import relation_pairs  # noqa: F401  (the relations'
 from probing.engine.passes import PassOptions, run_pass
 from probing.model.extraction import ATTENTION_PATHS, _run_stack, each_layer
 from probing.model.loading import load_model
-from probing.testing import scratch_folder
+from probing.testing import scratch_folder, tiny_bert
 
 WINDOW = 3
 """Sliding window of the windowed tiny models, shorter than the padded batch's sentences."""
@@ -137,3 +137,33 @@ def test_counts_by_layer_equal_counts_of_the_whole_attention(family):
     assert int(mine["total"].sum()) > 0
     for name, tensor in by_layer[1].state().items():
         torch.testing.assert_close(tensor, whole[1].state()[name], rtol=1e-5, atol=1e-9)
+
+
+def _switches_during(loaded, monkeypatch) -> list:
+    """The attention implementations the model is switched to while the test runs, in order."""
+    switches = []
+    model_class = type(loaded.base)
+    switch = model_class.set_attn_implementation
+
+    def recorded(model, name, *args, **kwargs):
+        switches.append(name)
+        return switch(model, name, *args, **kwargs)
+
+    monkeypatch.setattr(model_class, "set_attn_implementation", recorded)
+    return switches
+
+
+def test_a_pass_holds_the_fused_path_once_and_leaves_the_model_as_loaded(monkeypatch):
+    """A probe pass of several batches switches to the fused function once and back once, not around every
+    batch, and the model runs eager attention again afterwards."""
+    from probing.analyses.probe.api import run_probe
+    from probing.analyses.probe.config import ScoreConfig
+    from probing.model.fused import FUSED
+
+    loaded = load_model(tiny_bert())
+    assert loaded.attention_path == "fused"
+    switches = _switches_during(loaded, monkeypatch)
+    result = run_probe(ScoreConfig(model=tiny_bert(), limit=40, batch_size=8, bootstrap=0), loaded=loaded)
+    assert result["treebank"]["sentences_scored"] == 40  # five batches
+    assert switches == [FUSED, "eager"]
+    assert loaded.base.config._attn_implementation == "eager"

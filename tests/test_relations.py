@@ -96,3 +96,22 @@ def test_relation_names_are_checked():
         assert "--relations" in str(caught.value)
     with pytest.raises(ProbingError, match="all, det, dobj, pobj, poss"):
         check_relation_names(["DOBJ"])
+
+
+def test_a_batch_holds_each_sentences_pairs_and_none_across_sentences():
+    """The pairs of a batch (one table of all its words) are each sentence's own, in sentence order: a possessor
+    ending one sentence never takes the next sentence's first word as its clitic, whatever that word is."""
+    from probing.scoring.pairs import collect_pairs
+
+    ends_in_possessor = sentence([("see", 0, "root", "VERB"), ("Ann", 1, "nmod:poss", "PROPN")])
+    starts_with_clitic = sentence([("'s", 2, "case", "PART"), ("cat", 0, "root", "NOUN")])
+    empty = Sentence(words=(), heads=(), labels=(), upos=())
+    batch = [UD, ends_in_possessor, starts_with_clitic, empty, UD]
+    relations = (*DEFAULT_RELATIONS, "case", "nmod:poss")
+    pairs = collect_pairs(batch, relations)
+    expected = [(row, query, head, r) for row, s in enumerate(batch) for r, name in enumerate(relations)
+                for query, head in relation_pairs(name, s)]
+    got = list(zip(pairs.row.tolist(), pairs.query.tolist(), pairs.target.tolist(), pairs.relation.tolist()))
+    assert got == expected
+    assert (1, 1, 0, relations.index("poss")) in got  # Ann is scored itself: the 's belongs to the next sentence
+    assert pairs.dependent[pairs.relation == relations.index("poss")].tolist() == [0, 9, 1, 0, 9]

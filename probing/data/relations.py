@@ -7,7 +7,10 @@ clitic ``'s`` in place of its possessor, and the ``pobj`` derivation for UD
 turns ``case`` arcs around.
 
 Named relations live in a registry; any other name is a UD label (exact with a
-``:``, by base label without).
+``:``, by base label without). Every rule reads a :class:`WordTable`, the words
+of a whole batch of sentences side by side as numpy columns, so a batch's pairs
+come from a few array operations rather than a Python loop over its words; one
+sentence is a table of one.
 
 >>> from probing.data.treebank import Sentence
 >>> s = Sentence(words=("the", "cat", "sat"), heads=(1, 2, -1),
@@ -21,27 +24,121 @@ Named relations live in a registry; any other name is a UD label (exact with a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import chain
+
+import numpy as np
 
 from probing.data.treebank import ROOT, Sentence
 from probing.errors import ProbingError
 from probing.registry import Registry
 
 Pairs = list[tuple[int, int]]
-PairFunction = Callable[[Sentence], Pairs]
 
 DEFAULT_RELATIONS = ("dobj", "det", "pobj", "poss", "all")
 """The paper's four relations plus every arc (section 4 of the spec)."""
 
 POSSESSIVE_CLITICS = frozenset({"'s", "'", "\u2019s", "\u2019"})
 
-RELATIONS: Registry[PairFunction] = Registry("relation", option="--relations")
+
+class WordTable:
+    """The words of a batch of sentences side by side: one entry per word, in sentence then word order.
+
+    ``row`` [word] is the word's sentence (its position in the batch), ``position`` [word] its index in that
+    sentence, ``head`` [word] the flat index of its head (``ROOT`` for the root); the text columns
+    (``labels``, ``upos``, ``words``, ``feats``) are made when a rule first reads them. A predicate on a text
+    column is asked once per distinct value, never per word.
+
+    >>> s = Sentence(words=("the", "cat", "sat"), heads=(1, 2, -1), labels=("det", "nsubj", "root"),
+    ...              upos=("DET", "NOUN", "VERB"))
+    >>> table = WordTable([s, s])
+    >>> table.row.tolist(), table.position.tolist(), table.head.tolist()
+    ([0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2], [1, 2, -1, 4, 5, -1])
+    >>> table.where("labels", lambda label: label == "det").tolist()
+    [True, False, False, True, False, False]
+    """
+
+    def __init__(self, sentences: Sequence[Sentence]):
+        self.sentences = tuple(sentences)
+        lengths = np.fromiter((len(s) for s in self.sentences), dtype=np.int64, count=len(self.sentences))
+        self.size = int(lengths.sum())
+        starts = np.cumsum(lengths) - lengths  # [sentence]: the flat index of each sentence's first word
+        self.row = np.repeat(np.arange(len(self.sentences)), lengths)
+        self.position = np.arange(self.size) - np.repeat(starts, lengths)
+        local = np.fromiter(chain.from_iterable(s.heads for s in self.sentences), dtype=np.int64, count=self.size)
+        self.head = np.where(local == ROOT, ROOT, local + starts[self.row])
+
+    def _text(self, name: str) -> np.ndarray:
+        return np.array(list(chain.from_iterable(getattr(s, name) for s in self.sentences)), dtype=str)
+
+    @cached_property
+    def labels(self) -> np.ndarray:
+        return self._text("labels")
+
+    @cached_property
+    def upos(self) -> np.ndarray:
+        return self._text("upos")
+
+    @cached_property
+    def words(self) -> np.ndarray:
+        return self._text("words")
+
+    @cached_property
+    def feats(self) -> np.ndarray:
+        """Each word's FEATS column; ``_`` for the words of a sentence built without it."""
+        padded = (s.feats + ("_",) * (len(s) - len(s.feats)) for s in self.sentences)
+        return np.array(list(chain.from_iterable(padded)), dtype=str)
+
+    def has_feature(self, feature: str) -> np.ndarray:
+        """bool [word]: whether the word's FEATS (``Case=Nom|Poss=Yes``) hold ``feature`` as one of its parts."""
+        bounded = np.strings.add(np.strings.add("|", self.feats), "|")
+        return np.strings.find(bounded, f"|{feature}|") >= 0
+
+    def where(self, column: str, predicate: Callable[[str], bool]) -> np.ndarray:
+        """bool [word]: ``predicate`` of each word's value in ``column``, asked once per distinct value."""
+        values, inverse = self._distinct(column)
+        return np.fromiter((predicate(value) for value in values), dtype=bool, count=len(values))[inverse]
+
+    def _distinct(self, column: str) -> tuple[np.ndarray, np.ndarray]:
+        cache = self.__dict__.setdefault("_distinct_values", {})
+        if column not in cache:
+            cache[column] = np.unique(getattr(self, column), return_inverse=True)
+        return cache[column]
+
+
+@dataclass(frozen=True)
+class Arcs:
+    """One relation's pairs in a :class:`WordTable`, as flat word indices, each int64 [pair]: ``query`` (the word
+    whose prediction is scored), ``head`` (what it must equal; ``ROOT`` for the root) and ``dependent`` (the
+    relation's dependent: the query, but for the ``poss`` clitic rule)."""
+
+    query: np.ndarray
+    head: np.ndarray
+    dependent: np.ndarray
+
+    @classmethod
+    def of_words(cls, table: WordTable, words: np.ndarray) -> "Arcs":
+        """The arcs of ``words`` (flat indices) to their heads, each word its own query."""
+        return cls(words, table.head[words], words)
+
+    def __add__(self, other: "Arcs") -> "Arcs":
+        return Arcs(*(np.concatenate([mine, theirs]) for mine, theirs in zip(self.fields(), other.fields())))
+
+    def fields(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.query, self.head, self.dependent
+
+
+ArcRule = Callable[[WordTable], Arcs]
+
+RELATIONS: Registry[ArcRule] = Registry("relation", option="--relations")
 """Named relations; any other lowercase name is read as a UD label."""
 _UD_LABEL = re.compile(r"^[a-z]+(:[a-z]+)?$")
 
 
-def register_relation(name: str) -> Callable[[PairFunction], PairFunction]:
-    """Add a named relation: a function from a sentence to its (query, head) pairs."""
+def register_relation(name: str) -> Callable[[ArcRule], ArcRule]:
+    """Add a named relation: a function from a :class:`WordTable` to its :class:`Arcs`."""
     return RELATIONS.register(name)
 
 
@@ -90,11 +187,24 @@ def warn_unmatched(totals: dict[str, int], treebank: str, *, command: str) -> No
               "it is counted 0 (a typo?)", file=sys.stderr)
 
 
+def relation_arcs(name: str, table: WordTable) -> Arcs:
+    """The arcs of one relation in a batch of sentences.
+
+    >>> s = Sentence(words=("John", "'s", "dog"), heads=(2, 0, -1), labels=("nmod:poss", "case", "root"),
+    ...              upos=("PROPN", "PART", "NOUN"))
+    >>> arcs = relation_arcs("poss", WordTable([s, s]))
+    >>> arcs.query.tolist(), arcs.head.tolist(), arcs.dependent.tolist()
+    ([1, 4], [2, 5], [0, 3])
+    """
+    if name in RELATIONS:
+        return RELATIONS[name](table)
+    return _label_arcs(table, _label_matcher(name))
+
+
 def relation_pairs(name: str, sentence: Sentence) -> Pairs:
     """The (query, head) pairs of one relation in one sentence."""
-    if name in RELATIONS:
-        return RELATIONS[name](sentence)
-    return _label_pairs(sentence, _label_matcher(name))
+    arcs = relation_arcs(name, WordTable([sentence]))
+    return list(zip(arcs.query.tolist(), arcs.head.tolist()))
 
 
 def dependent_pairs(name: str, sentence: Sentence) -> Pairs:
@@ -108,9 +218,8 @@ def dependent_pairs(name: str, sentence: Sentence) -> Pairs:
     >>> relation_pairs("poss", s), dependent_pairs("poss", s)
     ([(1, 2)], [(0, 2)])
     """
-    if name == "poss":
-        return _possessives(sentence, clitic_rule=False)
-    return relation_pairs(name, sentence)
+    arcs = relation_arcs(name, WordTable([sentence]))
+    return list(zip(arcs.dependent.tolist(), arcs.head.tolist()))
 
 
 def _base(label: str) -> str:
@@ -123,37 +232,37 @@ def _label_matcher(name: str) -> Callable[[str], bool]:
     return lambda label: _base(label) == name
 
 
-def _label_pairs(sentence: Sentence, matches: Callable[[str], bool]) -> Pairs:
-    return [(i, head) for i, (head, label) in enumerate(zip(sentence.heads, sentence.labels)) if matches(label)]
+def _label_arcs(table: WordTable, matches: Callable[[str], bool]) -> Arcs:
+    return Arcs.of_words(table, np.flatnonzero(table.where("labels", matches)))
 
 
 @register_relation("dobj")
-def _direct_objects(sentence: Sentence) -> Pairs:
-    return _label_pairs(sentence, lambda label: _base(label) in ("obj", "dobj"))
+def _direct_objects(table: WordTable) -> Arcs:
+    return _label_arcs(table, lambda label: _base(label) in ("obj", "dobj"))
 
 
 @register_relation("det")
-def _determiners(sentence: Sentence) -> Pairs:
-    return _label_pairs(sentence, lambda label: label == "det")
+def _determiners(table: WordTable) -> Arcs:
+    return _label_arcs(table, lambda label: label == "det")
 
 
 @register_relation("all")
-def _all_arcs(sentence: Sentence) -> Pairs:
-    return [(i, head) for i, head in enumerate(sentence.heads) if head != ROOT]
+def _all_arcs(table: WordTable) -> Arcs:
+    return Arcs.of_words(table, np.flatnonzero(table.head != ROOT))
 
 
 @register_relation("pobj")
-def _prepositional_objects(sentence: Sentence) -> Pairs:
+def _prepositional_objects(table: WordTable) -> Arcs:
     """Stanford ``pobj`` arcs, plus UD ``case`` arcs of an ADP turned around.
 
     In UD the preposition depends on its noun (``case``); in Stanford
     Dependencies, which the paper scored, the noun depends on the preposition.
     """
-    pairs = _label_pairs(sentence, lambda label: label == "pobj")
-    for i, (head, label, upos) in enumerate(zip(sentence.heads, sentence.labels, sentence.upos)):
-        if _base(label) == "case" and upos == "ADP" and head != ROOT:
-            pairs.append((head, i))
-    return pairs
+    pobj = _label_arcs(table, lambda label: label == "pobj")
+    case = np.flatnonzero(table.where("labels", lambda label: _base(label) == "case") & (table.upos == "ADP")
+                          & (table.head != ROOT))
+    nouns = table.head[case]  # the noun is the query, its preposition the head it must find
+    return pobj + Arcs(nouns, case, nouns)
 
 
 POSSESSOR_LABELS = frozenset({"nmod:poss", "det:poss", "poss"})
@@ -162,8 +271,9 @@ POSSESSOR_LABELS = frozenset({"nmod:poss", "det:poss", "poss"})
 
 
 @register_relation("poss")
-def _possessives(sentence: Sentence, clitic_rule: bool = True) -> Pairs:
-    """Possessors paired with their heads, scoring a following ``'s`` clitic instead.
+def _possessives(table: WordTable) -> Arcs:
+    """Possessors paired with their heads, scoring a following ``'s`` clitic instead (the dependent stays the
+    possessor: what the causal direction scores).
 
     A possessor is a word labelled ``nmod:poss``, ``det:poss`` or ``poss``, or a determiner (base label
     ``det``) whose FEATS say ``Poss=Yes`` (French *son*, Spanish *su*, which UD labels plain ``det``).
@@ -176,29 +286,18 @@ def _possessives(sentence: Sentence, clitic_rule: bool = True) -> Pairs:
     >>> relation_pairs("poss", son), relation_pairs("det", son)
     ([(0, 1)], [(0, 1)])
     """
-    pairs = []
-    for i, (head, label) in enumerate(zip(sentence.heads, sentence.labels)):
-        if label in POSSESSOR_LABELS or (_base(label) == "det" and _has_feature(sentence, i, "Poss=Yes")):
-            clitic = _possessive_clitic_after(sentence, i) if clitic_rule else None
-            pairs.append((i if clitic is None else clitic, head))
-    return pairs
+    determiner = table.where("labels", lambda label: _base(label) == "det")
+    possessive = table.has_feature("Poss=Yes")
+    possessors = np.flatnonzero(table.where("labels", POSSESSOR_LABELS.__contains__) | (determiner & possessive))
+    clitics = _possessive_clitics_after(table, possessors)
+    return Arcs(np.where(clitics >= 0, clitics, possessors), table.head[possessors], possessors)
 
 
-def _has_feature(sentence: Sentence, word: int, feature: str) -> bool:
-    """Whether word's FEATS column (``Case=Nom|Poss=Yes``) holds ``feature``; a sentence built without
-    FEATS has none."""
-    return word < len(sentence.feats) and feature in sentence.feats[word].split("|")
-
-
-def _possessive_clitic_after(sentence: Sentence, possessor: int) -> int | None:
-    """The index of the clitic directly after ``possessor`` that attaches to it, if any."""
-    clitic = possessor + 1
-    if clitic >= len(sentence):
-        return None
-    if (
-        sentence.words[clitic] in POSSESSIVE_CLITICS
-        and _base(sentence.labels[clitic]) in ("case", "possessive")
-        and sentence.heads[clitic] == possessor
-    ):
-        return clitic
-    return None
+def _possessive_clitics_after(table: WordTable, possessors: np.ndarray) -> np.ndarray:
+    """int64 [possessor]: the flat index of the clitic directly after each possessor that attaches to it, else -1.
+    A word after the sentence's last one belongs to the next sentence, whose heads never point back."""
+    following = np.minimum(possessors + 1, max(table.size - 1, 0))  # clipped only to read; the head check decides
+    clitic_form = table.where("words", POSSESSIVE_CLITICS.__contains__)
+    clitic_label = table.where("labels", lambda label: _base(label) in ("case", "possessive"))
+    attached = (possessors + 1 < table.size) & (table.head[following] == possessors)
+    return np.where(attached & clitic_form[following] & clitic_label[following], following, -1)

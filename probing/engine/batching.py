@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
+import numpy as np
 import torch
 
 from probing.data.inputs import Unit
@@ -184,24 +186,25 @@ def batches_of_chunk(
 
 
 def _pad(group: list[tuple[Unit, Encoded]], tokenizer, number: int) -> Batch:
-    longest = max(len(item) for _, item in group)
-    shape = (len(group), longest)
+    """The group's encodings side by side, padded to the longest: each column written with one numpy scatter
+    of the group's tokens, not a copy per sentence."""
+    lengths = np.fromiter((len(item) for _, item in group), dtype=np.int64, count=len(group))  # [batch]
+    shape = (len(group), int(lengths.max()))
+    rows = np.repeat(np.arange(len(group)), lengths)  # [token of the group]: its sentence
+    columns = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # [token]: its position
+
+    def padded(field: str, fill, dtype) -> torch.Tensor:  # [batch, tok]
+        values = np.full(shape, fill, dtype=dtype)
+        values[rows, columns] = np.fromiter(chain.from_iterable(getattr(item, field) for _, item in group),
+                                            dtype=dtype, count=rows.size)
+        return torch.from_numpy(values)
+
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    input_ids = torch.full(shape, pad_id, dtype=torch.long)  # [batch, tok]
-    attention_mask = torch.zeros(shape, dtype=torch.long)  # [batch, tok]
-    word_of_token = torch.full(shape, SPECIAL, dtype=torch.long)  # [batch, tok]
-    segment = torch.full(shape, SPECIAL, dtype=torch.long)  # [batch, tok]
-    is_special = torch.zeros(shape, dtype=torch.bool)  # [batch, tok]
-    for row, (_, item) in enumerate(group):
-        length = len(item)
-        input_ids[row, :length] = torch.tensor(item.input_ids)
-        attention_mask[row, :length] = 1
-        word_of_token[row, :length] = torch.tensor(item.word_of_token)
-        segment[row, :length] = torch.tensor(item.segment)
-        is_special[row, :length] = torch.tensor(item.special)
+    attention_mask = torch.from_numpy((np.arange(shape[1])[None, :] < lengths[:, None]).astype(np.int64))
     num_words = torch.tensor([len(unit.words) for unit, _ in group])  # [batch]
-    return Batch([unit for unit, _ in group], input_ids, attention_mask, word_of_token, is_special, segment,
-                 num_words, number)
+    return Batch([unit for unit, _ in group], padded("input_ids", pad_id, np.int64), attention_mask,
+                 padded("word_of_token", SPECIAL, np.int64), padded("special", False, np.bool_),
+                 padded("segment", SPECIAL, np.int64), num_words, number)
 
 
 def window_rule(tokenizer, length: int, *, prepend: int | None = None) -> WindowRule:

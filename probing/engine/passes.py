@@ -379,7 +379,7 @@ def run_pass(
     work = _prepared(run, done, tokenizer)
     if in_thread:
         work = prefetched(work, depth=PREFETCH_CHUNKS)
-    with reading.attached(loaded), _progress(options, source, done) as bar:
+    with reading.attached(loaded), _attention_held(loaded, accumulators), _progress(options, source, done) as bar:
         for item in work:
             if isinstance(item, Batch):
                 if hooks.owns(item.number):
@@ -394,6 +394,17 @@ def run_pass(
     run.stats.seconds_total += time.perf_counter() - started
     hooks.finish(run)
     return run.stats
+
+
+def _attention_held(loaded: LoadedModel, accumulators: Sequence[Accumulator]):
+    """The attention implementation the pass reads with, switched once for the whole pass where every
+    accumulator reads the pass's attention; an accumulator that does not (gradients, ablation) runs the model
+    itself and must find it as it was loaded, so there each batch's read switches around itself."""
+    from probing.model.extraction import fused_throughout
+
+    if accumulators and all(accumulator.needs_attention for accumulator in accumulators):
+        return fused_throughout(loaded)
+    return contextlib.nullcontext()
 
 
 BATCHING_COUNTS = ("units_in_part", "too_long", "unk_substituted_words", "tokenized_apart_words")

@@ -211,10 +211,28 @@ def _may_fuse(loaded) -> bool:
 
 def _fused(loaded):
     """The fused implementation for the block where the load-time check chose it and nothing since has
-    replaced eager attention (an intervention's own function keeps running)."""
+    replaced eager attention (an intervention's own function keeps running). Inside a block that holds it
+    already (:func:`fused_throughout`) the model runs FUSED, not eager, so this switches nothing."""
     if getattr(loaded, "attention_path", None) == "fused" and _may_fuse(loaded):
         return hooked(AttentionImplementation(loaded.base, FUSED, fused_with_weights, mask="sdpa"))
     return contextlib.nullcontext()
+
+
+def fused_throughout(loaded):
+    """The fused implementation held over a block of many batches, switched once rather than around every
+    batch (each switch walks the model's modules and configs: about a millisecond on a small model). Only for
+    a block in which nothing but :func:`each_layer` runs the model: anything else would find FUSED where the
+    loaded model runs eager.
+
+    >>> from probing.model.loading import load_model
+    >>> from probing.testing import tiny_bert
+    >>> loaded = load_model(tiny_bert())
+    >>> with fused_throughout(loaded):
+    ...     inside = loaded.base.config._attn_implementation
+    >>> inside == (FUSED if loaded.attention_path == "fused" else "eager"), loaded.base.config._attn_implementation
+    (True, 'eager')
+    """
+    return _fused(loaded)
 
 
 def _no_attention_message(loaded, trust_remote_code: bool) -> str:

@@ -246,7 +246,8 @@ def _quietly(function: Callable, *args) -> None:
 
     The warning comes from ``transformers.modeling_utils``; that one logger is switched off for the call.
     Changing a level instead (``set_verbosity``) clears the cache of every logger, about a millisecond with
-    transformers' hundreds, and a pass that reads the fused path switches twice per batch."""
+    transformers' hundreds, and a pass whose gradients or ablation keep the fused path from being held for the
+    whole pass switches twice per batch."""
     import logging
 
     logger = logging.getLogger("transformers.modeling_utils")

@@ -118,40 +118,51 @@ class ProbeCounts:
         self.words += int(sum(num_words))
         if len(pairs) == 0:
             return
-        device = predictions.device
-        row, query, target = (pairs.row.to(device), pairs.query.to(device), pairs.target.to(device))
-        # [pair, direction, layer, head]: advanced indices on axes 0 and 4 move to the front
-        predicted = predictions[row, :, :, :, query]
-        reachable = self._reachable(pairs).to(device)  # [pair, direction]
-        head_correct = (predicted == target[:, None, None, None]) & reachable[:, :, None, None].bool()
-        offsets = torch.tensor(self.offsets, dtype=torch.long, device=device)
-        # [pair, offset]; a ROOT target (-1) is never right, even where query + offset == -1
-        baseline_correct = ((query[:, None] + offsets[None, :]) == target[:, None]) & (target[:, None] >= 0)
-        # Every count of a pair side by side: [pair, 1 + direction * layer * head + offset (+ layer * head
-        # on a causal stack)]. One product with a one-hot [relation, pair] matrix adds them up per relation
-        # (whole numbers far below 2**24, exact in float32).
-        columns = [torch.ones(len(pairs), 1, device=device), head_correct.flatten(1).float(), baseline_correct.float()]
-        if self.causal:
-            columns.append(self._causal_correct(predictions, pairs).flatten(1).float())
-        counted = torch.cat(columns, dim=1)
-        by_relation = torch.nn.functional.one_hot(pairs.relation.to(device), len(self.relations)).T.float()
-        sums = (by_relation @ counted).round().long().cpu()  # [relation, 1 + heads + offsets]
-        heads, offsets = self.heads[0].numel(), len(self.offsets)
-        self.total += sums[:, 0]
-        self.heads += sums[:, 1 : 1 + heads].view(self.heads.shape)
-        self.baselines += sums[:, 1 + heads : 1 + heads + offsets]
-        self.reachable += (by_relation @ reachable.float()).round().long().cpu()
-        if self.causal:
-            self.causal_heads += sums[:, 1 + heads + offsets :].view(self.causal_heads.shape)
-            head_first = ((pairs.target >= 0) & (pairs.target < self._dependents(pairs))).float().to(device)
-            self.head_first += (by_relation @ head_first).round().long().cpu()
+        pairs = pairs.to(predictions.device)  # one copy of the pairs; nothing else crosses before the sums
+        counted = self._pair_counts(predictions, pairs)  # float [pair, column]
+        # Every column added up per relation by one scatter-add (whole numbers far below 2**24, exact in float32),
+        # and one copy back of the sums, a few kilobytes.
+        sums = counted.new_zeros(len(self.relations), counted.shape[1]).index_add_(0, pairs.relation, counted)
+        sums, start = sums.round().long().cpu(), 0  # [relation, column]
+        for name, width in self._columns():
+            counter = getattr(self, name)  # [relation, ...]: its column group of the sums
+            counter += sums[:, start : start + width].reshape(counter.shape)
+            start += width
         if self.bootstrap is not None:
             self._update_bootstrap(pairs, sentence_indices, counted, weights)
 
-    @staticmethod
-    def _dependents(pairs: PairBatch) -> torch.Tensor:
-        """long [pair]: each pair's dependent word (the query, unless the relation says otherwise)."""
-        return pairs.query if pairs.dependent is None else pairs.dependent
+    def _columns(self) -> list[tuple[str, int]]:
+        """The counters a pair's row of counts fills, in column order, with their widths: what the bootstrap
+        weights first (``total``, ``heads``, ``baselines``, on a causal stack ``causal_heads``), then what it
+        does not (``reachable``, on a causal stack ``head_first``)."""
+        columns = [("total", 1), ("heads", self.heads[0].numel()), ("baselines", len(self.offsets))]
+        if self.causal:
+            columns.append(("causal_heads", self.causal_heads[0].numel()))
+        columns.append(("reachable", 2))
+        if self.causal:
+            columns.append(("head_first", 1))
+        return columns
+
+    def _pair_counts(self, predictions: torch.Tensor, pairs: PairBatch) -> torch.Tensor:
+        """float [pair, column]: every count of each pair side by side, in the order of :meth:`_columns`.
+
+        predictions: long [batch, direction, layer, head, word]; pairs on the same device.
+        """
+        row, query, target = pairs.row, pairs.query, pairs.target
+        # [pair, direction, layer, head]: advanced indices on axes 0 and 4 move to the front
+        predicted = predictions[row, :, :, :, query]
+        reachable = self._reachable(pairs)  # [pair, direction]
+        head_correct = (predicted == target[:, None, None, None]) & reachable[:, :, None, None].bool()
+        offsets = torch.tensor(self.offsets, dtype=torch.long, device=predictions.device)
+        # [pair, offset]; a ROOT target (-1) is never right, even where query + offset == -1
+        baseline_correct = ((query[:, None] + offsets[None, :]) == target[:, None]) & (target[:, None] >= 0)
+        columns = [torch.ones_like(target)[:, None], head_correct.flatten(1), baseline_correct]
+        if self.causal:
+            columns.append(self._causal_correct(predictions, pairs).flatten(1))
+        columns.append(reachable)
+        if self.causal:
+            columns.append(((target >= 0) & (target < pairs.dependents()))[:, None])
+        return torch.cat([column.float() for column in columns], dim=1)
 
     def _causal_correct(self, predictions: torch.Tensor, pairs: PairBatch) -> torch.Tensor:
         """bool [pair, layer, head]: the later word of the pair predicts the earlier one.
@@ -161,10 +172,9 @@ class ProbeCounts:
         A pair with ROOT as head is never right; the first word predicts nothing, and no pair has it as
         its later word.
         """
-        device = predictions.device
-        dependent, target = self._dependents(pairs).to(device), pairs.target.to(device)
+        dependent, target = pairs.dependents(), pairs.target
         later, earlier = torch.maximum(dependent, target), torch.minimum(dependent, target)
-        predicted = predictions[pairs.row.to(device), 0, :, :, later]  # [pair, layer, head]
+        predicted = predictions[pairs.row, 0, :, :, later]  # [pair, layer, head]
         return (predicted == earlier[:, None, None]) & (target >= 0)[:, None, None]
 
     def _reachable(self, pairs: PairBatch) -> torch.Tensor:
@@ -180,18 +190,20 @@ class ProbeCounts:
                           weights: torch.Tensor | None = None) -> None:
         """Keep each sentence's counts for the replicate sums (weighted a chunk of sentences at a time).
 
-        counted: float [pair, 1 + heads + offsets] (see update), on the predictions' device.
+        counted: float [pair, column] (see _pair_counts), on the predictions' device.
         """
-        device, batch, relations = counted.device, len(sentence_indices), len(self.relations)
-        key = (pairs.row * relations + pairs.relation).to(device)  # one bucket per (sentence, relation)
-        by_sentence = torch.nn.functional.one_hot(key, batch * relations).T.float()  # [sentence * relation, pair]
-        # whole numbers no larger than a sentence's pairs: exact in float32
-        per_sentence = (by_sentence @ counted).view(batch, relations, -1)  # [sentence, relation, counts]
-        heads, offsets = self.heads[0].numel(), len(self.offsets)
-        parts = {"total": per_sentence[:, :, 0], "heads": per_sentence[:, :, 1 : 1 + heads],
-                 "baselines": per_sentence[:, :, 1 + heads : 1 + heads + offsets]}
-        if self.causal:
-            parts["causal"] = per_sentence[:, :, 1 + heads + offsets :]
+        batch, relations = len(sentence_indices), len(self.relations)
+        weighted = [(name, width) for name, width in self._columns() if name not in ("reachable", "head_first")]
+        width = sum(size for _, size in weighted)
+        key = pairs.row * relations + pairs.relation  # one bucket per (sentence, relation)
+        # [sentence, relation, counts]: whole numbers no larger than a sentence's pairs, exact in float32
+        per_sentence = counted.new_zeros(batch * relations, width).index_add_(0, key, counted[:, :width])
+        per_sentence = per_sentence.view(batch, relations, width)
+        names = {"total": "total", "heads": "heads", "baselines": "baselines", "causal_heads": "causal"}
+        parts, start = {}, 0
+        for name, size in weighted:
+            parts[names[name]] = per_sentence[:, :, start : start + size]
+            start += size
         self.replicates.add(sentence_indices, parts, weights)
 
     def merge(self, other: "ProbeCounts") -> "ProbeCounts":

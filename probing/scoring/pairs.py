@@ -2,7 +2,9 @@
 
 Scoring gathers each pair's prediction with one advanced-indexing operation,
 so the pairs of every relation and sentence of a batch travel together as
-four equally long index tensors.
+equally long index tensors. They are made from the batch's words as numpy
+columns (probing.data.relations.WordTable), a few array operations per
+relation and none per word.
 
 >>> from probing.data.treebank import Sentence
 >>> s = Sentence(words=("the", "cat", "sat"), heads=(1, 2, -1),
@@ -17,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
-from probing.data.relations import dependent_pairs, relation_pairs
-from probing.data.treebank import Sentence
+from probing.data.relations import WordTable, relation_arcs
+from probing.data.treebank import ROOT, Sentence
 
 
 @dataclass(frozen=True)
@@ -43,20 +46,30 @@ class PairBatch:
     def __len__(self) -> int:
         return int(self.row.numel())
 
+    def to(self, device: torch.device | str) -> "PairBatch":
+        """The same pairs on ``device``, copied there in one transfer (a no-op where they already are)."""
+        if self.row.device == torch.device(device):
+            return self
+        moved = torch.stack([self.row, self.query, self.target, self.relation, self.dependents()]).to(device)
+        return PairBatch(*moved.unbind(0))
+
+    def dependents(self) -> torch.Tensor:
+        """long [pair]: each pair's dependent word (the query, unless the relation says otherwise)."""
+        return self.query if self.dependent is None else self.dependent
+
 
 def collect_pairs(sentences: Sequence[Sentence], relations: Sequence[str]) -> PairBatch:
-    rows, queries, targets, relation_ids, dependents = [], [], [], [], []
-    for row, sentence in enumerate(sentences):
-        for relation_id, name in enumerate(relations):
-            scored = relation_pairs(name, sentence)
-            for (query, target), (dependent, _) in zip(scored, dependent_pairs(name, sentence), strict=True):
-                rows.append(row)
-                queries.append(query)
-                targets.append(target)
-                relation_ids.append(relation_id)
-                dependents.append(dependent)
-    as_long = lambda values: torch.tensor(values, dtype=torch.long)  # noqa: E731
-    return PairBatch(as_long(rows), as_long(queries), as_long(targets), as_long(relation_ids), as_long(dependents))
+    """Every relation's pairs in every sentence, ordered by sentence, then relation, then as the relation
+    lists them (the order of scoring the sentences one at a time)."""
+    table = WordTable(sentences)
+    arcs = [relation_arcs(name, table) for name in relations]
+    query, head, dependent = (np.concatenate(column) for column in zip(*(a.fields() for a in arcs)))  # [pair]
+    relation = np.repeat(np.arange(len(relations)), [len(a.query) for a in arcs])
+    row = table.row[dependent]
+    order = np.argsort(row * len(relations) + relation, kind="stable")  # [pair]: sentence-major, stable within
+    target = np.where(head == ROOT, ROOT, table.position[head])
+    columns = np.stack([row, table.position[query], target, relation, table.position[dependent]])[:, order]
+    return PairBatch(*torch.from_numpy(np.ascontiguousarray(columns)).unbind(0))
 
 
 def pairs_key(relations: Sequence[str]) -> tuple:

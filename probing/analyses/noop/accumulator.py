@@ -55,12 +55,12 @@ import numpy as np
 import torch
 
 from probing.analyses.noop.report import ATTENDING, GROUPS, TARGETS, chosen_heads  # noqa: F401  (torch-free, shared)
-from probing.data.relations import relation_pairs
 from probing.data.treebank import Sentence
 from probing.engine.passes import Accumulator, BatchView
 from probing.engine.token_roles import pooled_rows, punctuation_words
 from probing.naming import head_name
 from probing.scoring.bootstrap import poisson_weights
+from probing.scoring.pairs import collect_pairs
 from probing.stats.intervals import LEVEL, percentile_interval
 
 DECIMALS = 6
@@ -90,12 +90,10 @@ def relation_masks(sentences: Sequence[Sentence], relations: Sequence[str], widt
     """float [batch, relation, word] masks: ``dependent`` marks each word the relation scores (a pair's query
     word), ``head`` each word that is the head in one of its pairs (the word the query must find)."""
     masks = {role: torch.zeros((len(sentences), len(relations), width)) for role in ROLES}
-    for row, sentence in enumerate(sentences):
-        for r, name in enumerate(relations):
-            for query, head in relation_pairs(name, sentence):
-                masks["dependent"][row, r, query] = 1.0
-                if head >= 0:
-                    masks["head"][row, r, head] = 1.0
+    pairs = collect_pairs(sentences, relations)  # the batch's pairs at once (array operations, no word loop)
+    masks["dependent"][pairs.row, pairs.relation, pairs.query] = 1.0
+    has_head = pairs.target >= 0  # ROOT is no word
+    masks["head"][pairs.row[has_head], pairs.relation[has_head], pairs.target[has_head]] = 1.0
     return masks
 
 

@@ -51,7 +51,8 @@ class ProbeAccumulator(Accumulator):
 
     def prepare(self, batch) -> dict:
         """What depends on the batch's sentences alone, made on the input side, off the model's way: the pairs
-        to score (listed word by word in Python) and the bootstrap's Poisson weights (a generator per sentence)."""
+        to score (array operations on the batch's words, probing.scoring.pairs) and the bootstrap's Poisson weights
+        (a generator per sentence)."""
         prepared = {pairs_key(self.counts.relations): collect_pairs(batch.sentences, self.counts.relations)}
         if self.counts.bootstrap is not None:
             prepared[self._weights_key()] = poisson_weights(batch.indices, replicates=self.counts.bootstrap.replicates,

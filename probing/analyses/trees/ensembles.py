@@ -65,11 +65,11 @@ import torch
 
 from probing.analyses.trees.counts import METRICS, SKIP_REASONS, causal_scores, edge_counts, gold_tensors, single_root
 from probing.analyses.trees.decode import mst_heads
-from probing.data.relations import dependent_pairs, relation_pairs
 from probing.data.treebank import Sentence
 from probing.engine.predictions import DIRECTIONS
 from probing.scoring.bootstrap import ReplicateSums, replicated
 from probing.scoring.counts import BootstrapSpec
+from probing.scoring.pairs import collect_pairs
 
 CANDIDATES = 25
 ENSEMBLE_SIZE = 4
@@ -267,18 +267,13 @@ def _pairs_of(relation: str, sentences: Sequence[Sentence], direction: str = "de
     >>> _pairs_of("det", [s]), _pairs_of("det", [s], CAUSAL)
     (([0], [0], [1]), ([0], [1], [0]))
     """
-    rows, queries, targets = [], [], []
-    for row, sentence in enumerate(sentences):
-        if direction == CAUSAL:
-            pairs = [(dependent, head) if head < 0 else (max(dependent, head), min(dependent, head))
-                     for dependent, head in dependent_pairs(relation, sentence)]
-        else:
-            pairs = relation_pairs(relation, sentence)
-        for query, target in pairs:
-            rows.append(row)
-            queries.append(query)
-            targets.append(target)
-    return rows, queries, targets
+    pairs = collect_pairs(sentences, (relation,))  # [pair] tensors, sentence by sentence
+    query, target = pairs.query, pairs.target
+    if direction == CAUSAL:
+        dependent, is_word = pairs.dependents(), target >= 0
+        query = torch.where(is_word, torch.maximum(dependent, target), dependent)
+        target = torch.where(is_word, torch.minimum(dependent, target), target)
+    return pairs.row.tolist(), query.tolist(), target.tolist()
 
 
 def ensemble_attention(word_attention: torch.Tensor, ensemble: Ensemble) -> torch.Tensor:
