@@ -1,0 +1,84 @@
+"""What an ``ablation`` result holds beyond the common blocks, and the checks its types cannot express.
+
+Each condition (the heads it disables and what the metric did), the accumulator's state and, for an
+``ablate --chosen`` run, the versus block: every chosen set's effect against matched random sets'. No torch.
+
+>>> versus = {"parts": {"loss": {"det@1": {"chosen": {"heads": [[0, 1]]}}}}}
+>>> versus_matches_the_conditions({"conditions": [{"label": "det@1:chosen", "heads": [[0, 0]]}], "versus": versus})
+Traceback (most recent call last):
+probing.results.schema.Invalid: versus.parts.loss.det@1.chosen.heads: are not the heads of condition det@1:chosen
+"""
+
+from __future__ import annotations
+
+from probing.results.schema import (
+    BOOL,
+    COUNT,
+    NUMBER,
+    SHARE,
+    STATE,
+    STR,
+    Field,
+    Invalid,
+    ListOf,
+    MapOf,
+    Nullable,
+    Obj,
+)
+
+VERSUS_SET = Obj(
+    {
+        "chosen": Field(Obj({
+            "heads": Field(ListOf(ListOf(COUNT, 2)), "the chosen set's [layer, head] (from 0)"),
+            "effect": Field(Nullable(NUMBER), "metric(disabled) - metric(intact) on the same units; null: no unit"),
+            "interval": Field(Nullable(ListOf(NUMBER, 2)), "95% paired bootstrap interval of the effect"),
+        }), "the chosen set (the top k heads of the relation on DEV)"),
+        "random": Field(Nullable(Obj({
+            "mean": Field(NUMBER, "mean effect of the matched random sets"),
+            "percentiles": Field(ListOf(NUMBER, 2), "their 2.5th and 97.5th percentiles"),
+            "draws": Field(COUNT, "matched random sets drawn"),
+        })), "the matched random sets' effects, or null without draws"),
+        "short_sets": Field(COUNT, "random sets smaller than the chosen one (a layer had too few heads left)"),
+        "p_value": Field(Nullable(SHARE), "(1 + count) / (1 + draws), count the draws at least as harmful"),
+    }
+)
+
+VERSUS = Obj(
+    {
+        "metric": Field(STR, "the metric's name (accuracy, loss, probe)"),
+        "higher_is_better": Field(BOOL, "whether a drop of the metric is the harmful direction"),
+        "parts": Field(MapOf(MapOf(VERSUS_SET, "chosen set REL@K"), "metric part"), "per metric part and chosen set"),
+    }
+)
+
+PAYLOAD = {
+    "conditions": Field(ListOf(Obj({"label": Field(STR, "")})), "each condition's change"),
+    "state": STATE,
+    "versus": Field(VERSUS, "a --chosen run: per metric part and chosen set, its effect against the matched random "
+                            "sets' (docs/dark-secrets.md)", required=False),
+}
+
+SECTIONS = ()
+"""No block of its own in docs/results.md."""
+
+
+def versus_matches_the_conditions(result: dict) -> None:
+    """A versus block names only chosen sets that ran, with their heads, and as many draws as ran."""
+    if "versus" not in result:
+        return
+    labels = {condition["label"]: condition.get("heads", []) for condition in result["conditions"]}
+    parts = result.get("metric", {}).get("parts")
+    for part, sets in result["versus"]["parts"].items():
+        if parts is not None and part not in parts:
+            raise Invalid(f"versus.parts.{part}", f"is not a part of the metric ({', '.join(parts)})")
+        for key, entry in sets.items():
+            where = f"versus.parts.{part}.{key}"
+            if labels.get(f"{key}:chosen") != entry["chosen"]["heads"]:
+                raise Invalid(f"{where}.chosen.heads", f"are not the heads of condition {key}:chosen")
+            draws = sum(1 for label in labels if label.startswith(f"{key}:random"))
+            found = 0 if entry["random"] is None else entry["random"]["draws"]
+            if found != draws and entry["chosen"]["effect"] is not None:  # a part without units has no draws
+                raise Invalid(f"{where}.random.draws", f"says {found}, the result ran {draws} random sets for {key}")
+            if entry["short_sets"] > draws:
+                raise Invalid(f"{where}.short_sets", f"{entry['short_sets']} of {draws} draws")
+
