@@ -3,10 +3,11 @@
 Each condition (the heads it disables and what the metric did), the accumulator's state and, for an
 ``ablate --chosen`` run, the versus block: every chosen set's effect against matched random sets'. No torch.
 
->>> versus = {"parts": {"loss": {"det@1": {"chosen": {"heads": [[0, 1]]}}}}}
->>> versus_matches_the_conditions({"conditions": [{"label": "det@1:chosen", "heads": [[0, 0]]}], "versus": versus})
+>>> result = {"model": {"num_layers": 2, "num_heads": 4}, "config": {},
+...           "conditions": [{"label": "none", "heads": []}, {"label": "3-1", "heads": [[2, 0]]}]}
+>>> heads_exist_in_the_model(result)
 Traceback (most recent call last):
-probing.results.schema.Invalid: versus.parts.loss.det@1.chosen.heads: are not the heads of condition det@1:chosen
+probing.results.schema.Invalid: conditions[1].heads[0][0]: layer 2 does not exist: the model has 2 layers (from 0)
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 from probing.results.schema import (
     BOOL,
     COUNT,
+    HEAD,
+    LAYER,
     NUMBER,
     SHARE,
     STATE,
@@ -24,6 +27,8 @@ from probing.results.schema import (
     MapOf,
     Nullable,
     Obj,
+    Shape,
+    heads_per_layer,
 )
 
 VERSUS_SET = Obj(
@@ -82,3 +87,17 @@ def versus_matches_the_conditions(result: dict) -> None:
             if entry["short_sets"] > draws:
                 raise Invalid(f"{where}.short_sets", f"{entry['short_sets']} of {draws} draws")
 
+
+
+def heads_exist_in_the_model(result: dict) -> None:
+    """Every condition's disabled heads are [layer, head] pairs (from 0) of the model the result records: a
+    merge or a table must not meet a head the model does not have."""
+    shape = Shape(result["model"]["num_layers"], heads_per_layer(result))
+    for index, condition in enumerate(result["conditions"]):
+        where = f"conditions[{index}].heads"
+        if "heads" not in condition:
+            raise Invalid(where, "missing (the [layer, head] pairs the condition disables)")
+        ListOf(ListOf(COUNT, 2)).check(condition["heads"], where, shape)
+        for number, (layer, head) in enumerate(condition["heads"]):
+            LAYER.check(layer, f"{where}[{number}][0]", shape)
+            HEAD.check(head, f"{where}[{number}][1]", shape)
