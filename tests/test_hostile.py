@@ -418,6 +418,11 @@ DAMAGES = {
     "a half that is neither even nor odd": (
         lambda r: r["input"].__setitem__("half", {"half": "third", "limit": None, "rule": "?"}),
         "input.half.half: expected even or odd"),
+    "offsets in the config that are not numbers": (lambda r: r["config"].__setitem__("offsets", [-1, "x"]),
+                                                   "config.offsets[1]: expected an integer, found 'x'"),
+    "a baseline whose offset is not a number": (
+        lambda r: r["relations"]["all"]["baselines"].__setitem__("left", 0),
+        "relations.all.baselines.left: is not an offset"),
 }
 
 for _damage in DAMAGES:

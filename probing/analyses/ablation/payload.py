@@ -72,7 +72,9 @@ def versus_matches_the_conditions(result: dict) -> None:
     if "versus" not in result:
         return
     labels = {condition["label"]: condition.get("heads", []) for condition in result["conditions"]}
-    parts = result.get("metric", {}).get("parts")
+    metric = result.get("metric", {})  # undeclared by the payload, but what the parts are named against
+    Obj({"parts": Field(Nullable(ListOf(STR)), "the metric's parts", required=False)}).check(metric, "metric", Shape())
+    parts = metric.get("parts")
     for part, sets in result["versus"]["parts"].items():
         if parts is not None and part not in parts:
             raise Invalid(f"versus.parts.{part}", f"is not a part of the metric ({', '.join(parts)})")

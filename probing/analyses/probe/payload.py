@@ -32,11 +32,13 @@ from probing.results.schema import (
     Field,
     Grid,
     Invalid,
+    ListOf,
     MapOf,
     Nullable,
     Obj,
     OneOf,
     Section,
+    Shape,
     decoded,
     heads_per_layer,
     shown,
@@ -163,6 +165,7 @@ def counts_within_totals(result: dict) -> None:
     if treebank["sentences_scored"] > treebank["sentences_total"]:
         raise Invalid("treebank.sentences_scored", f"{treebank['sentences_scored']} is more than sentences_total "
                                                    f"({treebank['sentences_total']})")
+    ListOf(INT).check(result["config"].get("offsets", []), "config.offsets", Shape())  # read as numbers below
     offsets = [str(offset) for offset in result["config"].get("offsets", [])]
     for name, entry in result["relations"].items():
         total = entry["total"]
@@ -173,6 +176,8 @@ def counts_within_totals(result: dict) -> None:
                         raise Invalid(f"relations.{name}.heads.{direction}[{layer}][{head}]",
                                       f"{count} correct of {total} pairs")
         for offset, count in entry["baselines"].items():
+            if not _is_offset(offset):
+                raise Invalid(f"relations.{name}.baselines.{offset}", "is not an offset (a signed integer)")
             if count > total:
                 raise Invalid(f"relations.{name}.baselines.{offset}", f"{count} correct of {total} pairs")
         if offsets and sorted(entry["baselines"], key=int) != sorted(offsets, key=int):
@@ -201,6 +206,15 @@ def counts_within_totals(result: dict) -> None:
             if entry["pairs"] != result["relations"][name]["total"]:
                 raise Invalid(f"heldout.relations.{name}.pairs",
                               f"{entry['pairs']}, but relations.{name}.total is {result['relations'][name]['total']}")
+
+
+def _is_offset(key: str) -> bool:
+    """A baseline's key reads as a signed integer (``"-3"``), as the offsets of the config are compared by number."""
+    try:
+        int(key)
+    except ValueError:
+        return False
+    return True
 
 
 def _bootstrap_shapes(result: dict) -> None:
