@@ -55,7 +55,7 @@ class Env:
     treebank: Path
     heldout: Path
     payloads: dict[str, Path]
-    """A valid result of surface, heads and gradients, by analysis (their payload damages start from these)."""
+    """A valid result of each analysis of PAYLOAD_DAMAGES, by analysis (their payload damages start from these)."""
 
 
 @dataclass
@@ -82,10 +82,11 @@ def valid_result(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def payload_results(tmp_path_factory) -> dict[str, Path]:
-    """A surface, a heads and a gradients result of the tiny BERT on three sample sentences."""
+    """A result of each analysis of PAYLOAD_DAMAGES, of the tiny BERT on three sample sentences."""
     folder = tmp_path_factory.mktemp("payloads")
     for analysis in PAYLOAD_DAMAGES:
-        assert main([analysis, "--quiet", "--model", tiny_bert(), "--limit", "3", "--output",
+        command = PAYLOAD_COMMANDS.get(analysis, [analysis])
+        assert main([*command, "--quiet", "--model", tiny_bert(), "--limit", "3", "--output",
                      str(folder / f"{analysis}.json")]) == 0
     return {analysis: folder / f"{analysis}.json" for analysis in PAYLOAD_DAMAGES}
 
@@ -417,6 +418,11 @@ DAMAGES = {
     "a half that is neither even nor odd": (
         lambda r: r["input"].__setitem__("half", {"half": "third", "limit": None, "rule": "?"}),
         "input.half.half: expected even or odd"),
+    "offsets in the config that are not numbers": (lambda r: r["config"].__setitem__("offsets", [-1, "x"]),
+                                                   "config.offsets[1]: expected an integer, found 'x'"),
+    "a baseline whose offset is not a number": (
+        lambda r: r["relations"]["all"]["baselines"].__setitem__("left", 0),
+        "relations.all.baselines.left: is not an offset"),
 }
 
 for _damage in DAMAGES:
@@ -578,6 +584,9 @@ def _drop(path: str) -> Callable[[dict], None]:
     return lambda result: functools.reduce(lambda node, key: node[key], parents, result).pop(last)
 
 
+PAYLOAD_COMMANDS = {"ablation": ["ablate", "--each-layer", "--metric", "mlm", "--bootstrap", "10"]}
+"""The command line that makes an analysis's result, where it is not ``probing ANALYSIS``."""
+
 PAYLOAD_DAMAGES = {
     "surface": {
         "a share above 1": (_set("surface.heads.self[0][0]", 1.5), "surface.heads.self[0][0]: 1.5 is a share"),
@@ -622,6 +631,22 @@ PAYLOAD_DAMAGES = {
                                        "gradients.layer_gradient.first_special: has 1 layers"),
         "a state array of the wrong shape": (_set("state.gradient.shape", [4, 2]),
                                              "state.gradient.shape: is [4, 2], expected [4, 2, 4]"),
+    },
+    "patterns": {
+        "a type that is none of the five": (_set("types[1][2]", "sideways"),
+                                            "types[1][2]: expected vertical or diagonal or vertical+diagonal"),
+        "a layer of types missing": (lambda r: r["types"].pop(), "types: expected 2 layers, found 1"),
+        "a head's type too many": (lambda r: r["types"][0].append("block"), "types[0]: expected 4 entries, found 5"),
+    },
+    "ablation": {
+        "a disabled head in layer 99": (_set("conditions[1].heads", [[99, 0]]),
+                                        "conditions[1].heads[0][0]: layer 99 does not exist: the model has 2 layers"),
+        "a disabled head beyond its layer's heads": (_set("conditions[2].heads[0]", [1, 4]),
+                                                     "conditions[2].heads[0][1]: head 4 does not exist: the model "
+                                                     "has 4 heads"),
+        "a disabled head that is not a pair": (_set("conditions[1].heads[0]", [0]),
+                                               "conditions[1].heads[0]: expected 2 entries, found 1"),
+        "a condition without its heads": (lambda r: r["conditions"][1].pop("heads"), "conditions[1].heads: missing"),
     },
 }
 """Analysis -> damage -> (how to damage a valid result, what the one line must say): each refused by the

@@ -195,6 +195,26 @@ def test_a_damaged_versus_block_is_refused_in_one_line(chosen_run, tmp_path, cap
     assert len(error.splitlines()) == 1 and where in error and "broken.json" in error
 
 
+@pytest.mark.parametrize("metric, where", [
+    ("loss", "metric: expected an object, found 'loss'"),
+    ({"name": "lm", "parts": "loss"}, "metric.parts: expected a list of a string"),
+    ({"name": "lm", "parts": [["loss"]]}, "metric.parts[0]: expected a string"),
+])
+def test_a_metric_whose_parts_are_not_names_is_refused_in_one_line(chosen_run, tmp_path, capsys, metric, where):
+    """The versus block's parts are named against the metric's: a damaged metric is a refusal, not a traceback."""
+    import json
+
+    from probing.cli import main
+
+    result = json.loads(chosen_run[2].read_text())
+    result["metric"] = metric
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(result))
+    assert main(["leaderboard", str(broken)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and f"broken.json: {where}" in error
+
+
 def test_a_result_that_is_no_chosen_run_has_no_versus_block():
     from probing.analyses.ablation.versus import sets_of_result
 

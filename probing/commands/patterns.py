@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_hand_labels(path: str, model: str) -> list[dict]:
     """The labelled heads of ``model`` in a hand-label CSV, read before any model time."""
-    from probing.analyses.patterns.accumulator import TYPES
+    from probing.analyses.patterns.payload import TYPES
     from probing.errors import ProbingError
 
     rows = []

@@ -3,13 +3,16 @@
 A result file is one JSON object. Every analysis writes the same provenance
 blocks (``schema_version``, ``analysis``, ``tool``, ``model``, ``input``,
 ``config``, ``environment``, ``timing``, ``created``) and then its own payload.
-The fields are declared below as data, each with one line that says what it
-holds; :func:`validate` checks a result against them (types, [layer][head]
-shapes, counts between 0 and their total, replicate array shapes) before it is
-written and whenever one is read, so a damaged or hand-edited file is one
-clear line naming the file and the field, never a traceback deep in a merge or
-a leaderboard. ``python -m probing.results.schema`` prints this as Markdown
-(docs/results.md is made by it).
+The common blocks are declared below as data, each field with one line that
+says what it holds, with the specs payloads are made of and the blocks several
+analyses share; each analysis declares its payload and the checks its types
+cannot express in its own package (``probing/analyses/NAME/payload.py``, named
+by its registry record). :func:`validate` checks a result against both (types,
+[layer][head] shapes, counts between 0 and their total, replicate array
+shapes) before it is written and whenever one is read, so a damaged or
+hand-edited file is one clear line naming the file and the field, never a
+traceback deep in a merge or a leaderboard. ``python -m probing.results.schema``
+prints all of it as Markdown (docs/results.md is made by it).
 
 No torch here: leaderboards, plots and pages read result files without it.
 
@@ -24,6 +27,7 @@ probing.errors.ProbingError: r.json: analysis: missing (which analysis made this
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import math
 import zlib
@@ -84,7 +88,8 @@ class Shape:
     """(path, encoded array) of every array met: decoded only after the checks of their expected shapes."""
 
 
-def _found(value) -> str:
+def shown(value) -> str:
+    """A value as a refusal quotes it: its repr, cut to 40 characters."""
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -95,7 +100,7 @@ class _Simple(Spec):
 
     def check(self, value, path, shape):
         if not self._test(value):
-            raise Invalid(path, f"expected {self.describe}, found {_found(value)}")
+            raise Invalid(path, f"expected {self.describe}, found {shown(value)}")
 
 
 def _is_int(value) -> bool:
@@ -128,7 +133,7 @@ class OneOf(Spec):
 
     def check(self, value, path, shape):
         if value not in self.choices:
-            raise Invalid(path, f"expected {self.describe}, found {_found(value)}")
+            raise Invalid(path, f"expected {self.describe}, found {shown(value)}")
 
 
 DIRECTION = OneOf(("dep_to_head", "head_to_dep"))
@@ -166,7 +171,7 @@ class Interval(Spec):
         ListOf(NUMBER, 2).check(value, path, shape)
         low, high = value
         if not self.lowest - 1e-9 <= low <= high <= self.highest + 1e-9:
-            raise Invalid(path, f"{_found(value)} is not an interval [low <= high] within "
+            raise Invalid(path, f"{shown(value)} is not an interval [low <= high] within "
                                 f"[{self.lowest:g}, {self.highest:g}]")
 
 
@@ -187,7 +192,7 @@ class ListOf(Spec):
 
     def check(self, value, path, shape):
         if not isinstance(value, list):
-            raise Invalid(path, f"expected {self.describe}, found {_found(value)}")
+            raise Invalid(path, f"expected {self.describe}, found {shown(value)}")
         if self.length is not None and len(value) != self.length:
             raise Invalid(path, f"expected {self.length} entries, found {len(value)}")
         for index, item in enumerate(value):
@@ -204,7 +209,7 @@ class Grid(Spec):
     def check(self, value, path, shape):
         rows = ListOf(ListOf(self.item, shape.num_heads), shape.num_layers)
         if not isinstance(value, list):
-            raise Invalid(path, f"expected {self.describe}, found {_found(value)}")
+            raise Invalid(path, f"expected {self.describe}, found {shown(value)}")
         if shape.num_layers is not None and len(value) != shape.num_layers:
             raise Invalid(path, f"expected {shape.num_layers} layers, found {len(value)}")
         rows.check(value, path, shape)
@@ -219,9 +224,28 @@ class MapOf(Spec):
 
     def check(self, value, path, shape):
         if not isinstance(value, dict):
-            raise Invalid(path, f"expected {self.describe}, found {_found(value)}")
+            raise Invalid(path, f"expected {self.describe}, found {shown(value)}")
         for key, item in value.items():
             self.value.check(item, f"{path}.{key}", shape)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A block of a payload that docs/results.md shows in a table of its own, under its path in the result.
+
+    A payload module lists its sections in ``SECTIONS``, beside its ``PAYLOAD``.
+
+    >>> Section("relations.NAME.causal", Obj({}), note="decoders").heading("probe")
+    '### `relations.NAME.causal` (probe, decoders)'
+    """
+
+    path: str
+    block: "Obj"
+    note: str = ""
+    """Who has the block, beside the analysis ("decoders")."""
+
+    def heading(self, analysis: str) -> str:
+        return f"### `{self.path}` ({', '.join(part for part in (analysis, self.note) if part)})"
 
 
 @dataclass(frozen=True)
@@ -240,7 +264,7 @@ class Obj(Spec):
 
     def check(self, value, path, shape):
         if not isinstance(value, dict):
-            raise Invalid(path, f"expected {self.describe}, found {_found(value)}")
+            raise Invalid(path, f"expected {self.describe}, found {shown(value)}")
         for name, declared in self.fields.items():
             where = f"{path}.{name}" if path else name
             if name not in value:
@@ -260,13 +284,13 @@ class Array(Spec):
 
     def check(self, value, path, shape):
         if not isinstance(value, dict) or not isinstance(value.get("shape"), list) or not isinstance(value.get("data"), str):
-            raise Invalid(path, f"expected {self.describe} with shape and data, found {_found(value)}")
+            raise Invalid(path, f"expected {self.describe} with shape and data, found {shown(value)}")
         if not all(_is_int(n) and n >= 0 for n in value["shape"]):
-            raise Invalid(f"{path}.shape", f"expected a list of sizes, found {_found(value['shape'])}")
+            raise Invalid(f"{path}.shape", f"expected a list of sizes, found {shown(value['shape'])}")
         if self.rank is not None and len(value["shape"]) != self.rank:
             raise Invalid(f"{path}.shape", f"expected {self.rank} axes, found {len(value['shape'])}")
         if len(value["shape"]) > MAX_ARRAY_AXES or math.prod(value["shape"]) > MAX_ARRAY_NUMBERS:
-            raise Invalid(f"{path}.shape", f"{_found(value['shape'])} is larger than any result holds (at most "
+            raise Invalid(f"{path}.shape", f"{shown(value['shape'])} is larger than any result holds (at most "
                                            f"{MAX_ARRAY_AXES} axes and {MAX_ARRAY_NUMBERS} numbers)")
         shape.arrays.append((path, value))
 
@@ -433,7 +457,7 @@ COMMON = {
     "merged_from": Field(ListOf(Obj({"path": Field(STR, "a part's file")})), "the parts of a merged result", required=False),
 }
 
-# ---------------------------------------------------------------------------- analysis payloads
+# ---------------------------------------------------------------------------- what several payloads share
 
 BEST = Nullable(
     Obj(
@@ -445,253 +469,21 @@ BEST = Nullable(
         }
     )
 )
+"""A relation's (probe) or a mention type's (coref) most accurate head, or null."""
 
-CAUSAL_BEST = Nullable(
-    Obj(
-        {
-            "layer": Field(LAYER, "from 0"),
-            "head": Field(HEAD, "from 0"),
-            "direction": Field(OneOf(("causal",)), "causal"),
-            "accuracy": Field(SHARE, "correct / total"),
-        }
-    )
-)
+CHOSEN_HEAD = {"layer": Field(LAYER, "from 0"), "head": Field(HEAD, "from 0"),
+               "direction": Field(DIRECTION, "dep_to_head or head_to_dep")}
+HEAD_REPORT = Nullable(Obj({**CHOSEN_HEAD, "accuracy": Field(SHARE, "correct / pairs here"),
+                            "interval": Field(Interval(), "bootstrap interval, or null")}))
+SHARE_REPORT = Obj({"accuracy": Field(SHARE, "correct / pairs here"),
+                    "interval": Field(Interval(), "bootstrap interval, or null")})
+DIFFERENCE = Obj({"value": Field(SIGNED_SHARE, "head minus baseline accuracy"),
+                  "interval": Field(Interval(-1.0, 1.0), "paired bootstrap interval, or null"),
+                  "p_not_better": Field(Nullable(SHARE), "share of replicates where the head is not better")})
+SELECT_ON_MODEL = Obj({"fingerprint": Field(Nullable(STR), "the model chosen with")})
+"""The blocks of a head chosen on one input and measured on another, as the probe's and coref's held-out
+reports both write them."""
 
-CAUSAL = Obj(
-    {
-        "heads": Field(Grid(), "correct counts of every head in the causal direction, [layer][head] from 0: the "
-                               "later word of a pair attends most, among earlier words, to the earlier one"),
-        "best": Field(CAUSAL_BEST, "the most accurate head in the causal direction (ties: lower layer, lower head); "
-                                   "direction 'causal'"),
-        "head_first": Field(COUNT, "pairs whose head precedes the dependent (what dep_to_head can reach; "
-                                   "head_to_dep reaches the others)"),
-    },
-    "the causal direction of a decoder",
-)
-
-INTERVAL = Nullable(ListOf(SHARE, 2))
-
-PAIRS_PARADIGM = Obj(
-    {
-        "field": Field(STR, "BLiMP's field (syntax, morphology, semantics, syntax_semantics, ...)"),
-        "pairs": Field(COUNT, "pairs scored (the first --limit of the file, in file order)"),
-        "accuracy": Field(SHARE, "share of pairs with log p(good) > log p(bad); a tie is wrong"),
-        "interval": Field(INTERVAL, "95% percentile bootstrap interval over pairs, or null (--bootstrap 0)"),
-        "right": Field(ListOf(BOOL), "each pair, in file order: right or not"),
-        "log_p_good": Field(ListOf(NUMBER), "each pair's log p(grammatical sentence), natural log"),
-        "log_p_bad": Field(ListOf(NUMBER), "each pair's log p(ungrammatical sentence)"),
-    }
-)
-
-PAIRS_SUMMARY = Obj(
-    {
-        "paradigms": Field(COUNT, "paradigms in it"),
-        "pairs": Field(COUNT, "pairs in it"),
-        "accuracy": Field(Nullable(SHARE), "a field's: share right over its pairs; overall: the mean of the "
-                                           "paradigm accuracies (BLiMP's convention)"),
-        "interval": Field(INTERVAL, "95% percentile bootstrap interval (pairs resampled within each paradigm)"),
-    }
-)
-
-PAIRS = Obj(
-    {
-        "overall": Field(PAIRS_SUMMARY, "the mean of the paradigm accuracies"),
-        "fields": Field(MapOf(PAIRS_SUMMARY, "field"), "per BLiMP field"),
-        "paradigms": Field(MapOf(PAIRS_PARADIGM, "UID"), "per paradigm"),
-        "bootstrap": Field(Obj({"replicates": Field(COUNT, "0: no intervals"), "seed": Field(INT, ""),
-                                "level": Field(SHARE, "")}), "how the intervals were drawn"),
-        "context_token": Field(STR, "the one token before every sentence (BOS, else EOS)"),
-    }
-)
-
-RELATION = Obj(
-    {
-        "total": Field(COUNT, "(dependent, head) pairs scored"),
-        "heads": Field(Obj({"dep_to_head": Field(Grid(), "correct counts"), "head_to_dep": Field(Grid(), "correct counts")}),
-                       "correct predictions of every head, per direction, [layer][head] from 0"),
-        "baselines": Field(MapOf(COUNT, "offset"), "correct predictions of each fixed offset (-3 .. +3)"),
-        "best": Field(BEST, "the most accurate head (ties: lower layer, lower head, dep_to_head first)"),
-        "best_baseline": Field(Nullable(Obj({"offset": Field(INT, "signed"), "accuracy": Field(SHARE, "")})),
-                               "the most accurate offset (ties: the offset listed first)"),
-        "reachable": Field(MapOf(COUNT, "direction"), "pairs each direction can get right at all (causal stacks see "
-                                                      "one side)", required=False),
-        "best_reachable": Field(BEST, "the best head by accuracy over reachable pairs", required=False),
-        "causal": Field(CAUSAL, "decoders only: the causal direction (each pair scored by its later word)",
-                        required=False),
-    }
-)
-
-BOOTSTRAP = Nullable(
-    Obj(
-        {
-            "replicates": Field(COUNT, "Poisson bootstrap replicates over sentences"),
-            "seed": Field(INT, "seed of the per-sentence weights"),
-            "method": Field(STR, "'poisson'"),
-            "arrays": Field(MapOf(Array(), "array"), "replicate counts (boot_total [B, R], boot_heads [B, R, 2, L, H], "
-                                                     "boot_baselines [B, R, O]; decoders also boot_causal "
-                                                     "[B, R, L, H])"),
-        }
-    )
-)
-
-_CHOSEN_HEAD = {"layer": Field(LAYER, "from 0"), "head": Field(HEAD, "from 0"),
-                "direction": Field(DIRECTION, "dep_to_head or head_to_dep")}
-_HEAD_REPORT = Nullable(Obj({**_CHOSEN_HEAD, "accuracy": Field(SHARE, "correct / pairs here"),
-                             "interval": Field(Interval(), "bootstrap interval, or null")}))
-_SHARE_REPORT = Obj({"accuracy": Field(SHARE, "correct / pairs here"),
-                     "interval": Field(Interval(), "bootstrap interval, or null")})
-_DIFFERENCE = Obj({"value": Field(SIGNED_SHARE, "head minus baseline accuracy"),
-                   "interval": Field(Interval(-1.0, 1.0), "paired bootstrap interval, or null"),
-                   "p_not_better": Field(Nullable(SHARE), "share of replicates where the head is not better")})
-_PROBE_REPORT = Obj({
-    "head": Field(_HEAD_REPORT, "the chosen head's accuracy here, or null"),
-    "baseline": Field(Nullable(Obj({"offset": Field(INT, "signed"), **_SHARE_REPORT.fields})),
-                      "the chosen offset's accuracy here, or null"),
-    "difference": Field(Nullable(_DIFFERENCE), "head minus baseline, or null"),
-})
-_SELECT_ON_MODEL = Obj({"fingerprint": Field(Nullable(STR), "the model chosen with")})
-
-PROBE_HELDOUT = Obj({
-    "level": Field(LEVEL, "coverage of the intervals"),
-    "replicates": Field(COUNT, "bootstrap replicates (0: no intervals)"),
-    "seed": Field(Nullable(INT), "seed of the replicates"),
-    "select_on": Field(Obj({"treebank": Field(Obj({"path": Field(STR, ""), "sha256": Field(STR, "")}),
-                                              "the DEV treebank"),
-                            "model": Field(_SELECT_ON_MODEL, "the DEV run's model")}), "the DEV run chosen on"),
-    "report_on": Field(Obj({"path": Field(STR, ""), "sha256": Field(STR, "")}), "this result's treebank"),
-    "relations": Field(MapOf(Obj({
-        "pairs": Field(COUNT, "pairs of the relation here"),
-        "dev": Field(Obj({"pairs": Field(COUNT, "pairs on DEV"),
-                          "head": Field(Nullable(Obj({**_CHOSEN_HEAD, "accuracy": Field(SHARE, "on DEV"),
-                                                      "ties": Field(COUNT, "heads tied on DEV")})), "or null"),
-                          "baseline": Field(Nullable(Obj({"offset": Field(INT, "signed"),
-                                                          "accuracy": Field(SHARE, "on DEV"),
-                                                          "ties": Field(COUNT, "offsets tied")})), "or null")}),
-                     "what DEV chose"),
-        "heldout": Field(_PROBE_REPORT, "DEV's choice measured here"),
-        "in_sample": Field(_PROBE_REPORT, "this treebank's own best, for comparison"),
-    }), "relation"), "per relation: the DEV choice, its held-out and in-sample numbers"),
-})
-
-_COREF_CHOICE = Nullable(Obj({**_CHOSEN_HEAD, "accuracy": Field(SHARE, "on the mentions chosen on"),
-                              "mentions": Field(COUNT, "scored mentions chosen on"),
-                              "ties": Field(COUNT, "heads tied")}))
-_COREF_TYPE_REPORT = Obj({
-    "mentions": Field(COUNT, "scored mentions of the type"),
-    "head": Field(_HEAD_REPORT, "the chosen head's accuracy, or null"),
-    "baselines": Field(MapOf(Nullable(_SHARE_REPORT), "baseline"), "each baseline's accuracy, or null"),
-    "difference": Field(MapOf(_DIFFERENCE, "baseline"), "head minus each baseline"),
-})
-COREF_REPORT = {
-    "level": Field(LEVEL, "coverage of the intervals"),
-    "types": Field(MapOf(_COREF_TYPE_REPORT, "type"), "per mention type"),
-}
-COREF_HELDOUT = Obj({
-    **COREF_REPORT,
-    "replicates": Field(COUNT, "bootstrap replicates (0: no intervals)"),
-    "select_on": Field(Obj({"input": Field(Obj({"path": Field(STR, ""), "sha256": Field(STR, "")}), "DEV"),
-                            "model": Field(_SELECT_ON_MODEL, "the DEV run's model")}), "the DEV run chosen on"),
-    "dev": Field(_COREF_CHOICE, "the head chosen on DEV's all-mentions accuracy, or null"),
-})
-
-COREF_TYPES = ("all", "pronoun", "proper", "nominal")
-"""The mention types of a coref result (``all`` first); probing.analyses.coref.report.TYPE_AXIS."""
-
-COREF = Obj(
-    {
-        "window": Field(COUNT, "window length in tokens, special tokens included"),
-        "types": Field(ListOf(STR), "the mention types: all, pronoun, proper, nominal"),
-        "baseline_names": Field(ListOf(STR), "the baselines: nearest, head_match, rule_based"),
-        "sieve_names": Field(ListOf(STR), "the rule-based baseline's sieves, earliest first"),
-        "windows": Field(COUNT, "windows scored (each a run of whole sentences of one document)"),
-        "words": Field(COUNT, "words in the scored windows"),
-        "mentions": Field(MapOf(COUNT, "type"), "mentions whose head word lies in a scored window"),
-        "scored": Field(MapOf(COUNT, "type"), "mentions with an antecedent (an earlier mention of their entity) in "
-                                              "their window"),
-        "heads": Field(MapOf(Obj({"dep_to_head": Field(Grid(), "correct counts"),
-                                  "head_to_dep": Field(Grid(), "correct counts")}), "type"),
-                       "per type, scored mentions whose predicted word is an antecedent's head word, [layer][head]"),
-        "baselines": Field(MapOf(MapOf(COUNT, "baseline"), "type"), "per type, correct counts of each baseline"),
-        "sieves": Field(MapOf(MapOf(COUNT, "sieve"), "type"), "per type, how often each sieve decided the rule-based "
-                                                              "choice"),
-        "best": Field(MapOf(BEST, "type"), "each type's own most accurate head, in-sample"),
-        "in_sample": Field(Obj({**COREF_REPORT, "choice": Field(_COREF_CHOICE, "the head chosen, or null")}),
-                           "the head chosen on these counts' all-mentions accuracy, reported by type"),
-        "bootstrap": Field(Nullable(Obj({"replicates": Field(COUNT, "Poisson replicates over windows"),
-                                         "seed": Field(INT, "seed of the per-window weights")})),
-                           "replicate counts are in state (boot_scored, boot_heads, boot_baselines), or null"),
-    }
-)
-
-VERSUS_SET = Obj(
-    {
-        "chosen": Field(Obj({
-            "heads": Field(ListOf(ListOf(COUNT, 2)), "the chosen set's [layer, head] (from 0)"),
-            "effect": Field(Nullable(NUMBER), "metric(disabled) - metric(intact) on the same units; null: no unit"),
-            "interval": Field(Nullable(ListOf(NUMBER, 2)), "95% paired bootstrap interval of the effect"),
-        }), "the chosen set (the top k heads of the relation on DEV)"),
-        "random": Field(Nullable(Obj({
-            "mean": Field(NUMBER, "mean effect of the matched random sets"),
-            "percentiles": Field(ListOf(NUMBER, 2), "their 2.5th and 97.5th percentiles"),
-            "draws": Field(COUNT, "matched random sets drawn"),
-        })), "the matched random sets' effects, or null without draws"),
-        "short_sets": Field(COUNT, "random sets smaller than the chosen one (a layer had too few heads left)"),
-        "p_value": Field(Nullable(SHARE), "(1 + count) / (1 + draws), count the draws at least as harmful"),
-    }
-)
-
-VERSUS = Obj(
-    {
-        "metric": Field(STR, "the metric's name (accuracy, loss, probe)"),
-        "higher_is_better": Field(BOOL, "whether a drop of the metric is the harmful direction"),
-        "parts": Field(MapOf(MapOf(VERSUS_SET, "chosen set REL@K"), "metric part"), "per metric part and chosen set"),
-    }
-)
-
-SHARE_GRIDS = Obj({"special": Field(Nullable(Grid(SHARE)), "to special tokens, null without such words"),
-                   "punctuation": Field(Nullable(Grid(SHARE)), "to punctuation words")})
-
-INTERVAL = Nullable(ListOf(NUMBER, 2))
-
-_NOOP_SHARE = Obj({"share": Field(SHARE, "mean share"),
-                   "interval": Field(Interval(), "percentile bootstrap interval, or null")})
-_NOOP_DIFFERENCE = Obj({"value": Field(SIGNED_SHARE, "difference of two shares"),
-                        "interval": Field(Interval(-1.0, 1.0), "paired bootstrap interval, or null")})
-
-NOOP_RELATION = Obj(
-    {
-        "words": Field(MapOf(COUNT, "group"), "words of each group: dependents, non_dependents, heads, non_heads"),
-        "heads": Field(MapOf(SHARE_GRIDS, "group"), "[layer][head] mean shares from 0, per group of words and target"),
-        "layers": Field(MapOf(MapOf(Nullable(ListOf(_NOOP_SHARE)), "target"), "group"),
-                        "per group and target, each layer's mean over heads {share, interval} (null: no such words)"),
-        "chosen": Field(Nullable(Obj({"layer": Field(COUNT, "from 0"), "head": Field(COUNT, "from 0"),
-                                      "direction": Field(STR, "dep_to_head or head_to_dep"),
-                                      "selection": Field(STR, "chosen on dev, or in-sample best"),
-                                      "attending": Field(STR, "the group whose attention the direction reads: "
-                                                              "dependents (dep_to_head) or heads (head_to_dep)"),
-                                      "difference": Field(MapOf(_NOOP_DIFFERENCE, "target"),
-                                                          "the others minus the attending words per target "
-                                                          "{value, interval}"),
-                                      "difference_dependents": Field(MapOf(_NOOP_DIFFERENCE, "target"),
-                                                                     "non-dependents minus dependents per target",
-                                                                     required=False)})),
-                        "the relation's chosen head with {share, interval} per group and target; null when the "
-                        "probe had none or merged parts chose differently"),
-    }
-)
-
-NOOP = Obj(
-    {
-        "num_heads": Field(COUNT, "heads per layer"),
-        "targets": Field(ListOf(STR), "special, punctuation"),
-        "words": Field(COUNT, "words whose attention was measured"),
-        "sentences": Field(COUNT, "sentences measured"),
-        "replicates": Field(COUNT, "Poisson bootstrap replicates over sentences (0: no intervals)"),
-        "seed": Field(INT, "seed of the per-sentence bootstrap weights"),
-        "level": Field(SHARE, "coverage of every interval"),
-        "relations": Field(MapOf(NOOP_RELATION, "relation"), "per relation"),
-    }
-)
 
 TOKEN_NAMES = Field(Obj({"first_special": Field(STR, "[CLS], <s>, or 'first special'"),
                          "separator": Field(STR, "[SEP], </s>, or 'separator'")}),
@@ -699,392 +491,6 @@ TOKEN_NAMES = Field(Obj({"first_special": Field(STR, "[CLS], <s>, or 'first spec
 
 STATE = Field(MapOf(Array(), "name"), "the accumulator's sums and counts, from which every other number of the "
                                       "payload is derived; probing merge adds them up")
-
-# ---------------------------------------------------------------------------- trees (probing trees)
-
-_HEAD = {"layer": Field(COUNT, "from 0"), "head": Field(COUNT, "from 0")}
-_SENTENCES = Obj({"scored": Field(COUNT, "sentences with exactly one root word"),
-                  "skipped": Field(MapOf(COUNT, "reason"), "sentences skipped: no_root, several_roots")})
-_UAS_UUAS = Obj({"uas": Field(COUNT, "scored words whose predicted head is the gold head"),
-                 "uuas": Field(COUNT, "scored words whose gold edge is a predicted edge in either direction")})
-_GRIDS = Obj({"dep_to_head": Field(ListOf(ListOf(COUNT)), "[layer][head] from 0"),
-              "head_to_dep": Field(ListOf(ListOf(COUNT)), "[layer][head] from 0")})
-_TREE_BEST = Nullable(Obj({**_HEAD, "direction": Field(STR, "dep_to_head or head_to_dep"),
-                           "correct": Field(COUNT, "its count"), "ties": Field(COUNT, "cells with that count"),
-                           "accuracy": Field(SHARE, "correct / words")}))
-_DECODING = Obj({
-    "uas": Field(_GRIDS, "UAS counts of every head per direction"),
-    "uuas": Field(_GRIDS, "UUAS counts of every head per direction"),
-    "best_uas": Field(_TREE_BEST, "the best head by UAS here (in-sample; ties: lower layer, lower head, dep_to_head)"),
-    "best_uuas": Field(_TREE_BEST, "the best head by UUAS here (in-sample)"),
-})
-
-_CAUSAL_TREE_BEST = Nullable(Obj({**_HEAD, "direction": Field(OneOf(("causal",)), "causal"),
-                                  "correct": Field(COUNT, "its count"), "ties": Field(COUNT, "cells with that count"),
-                                  "accuracy": Field(SHARE, "correct / words")}))
-_CAUSAL_DECODING = Obj({
-    "uas": Field(ListOf(ListOf(COUNT)), "UAS counts of every head, [layer][head] from 0"),
-    "uuas": Field(ListOf(ListOf(COUNT)), "UUAS counts of every head"),
-    "best_uas": Field(_CAUSAL_TREE_BEST, "the best head by UAS here (in-sample; ties: lower layer, lower head)"),
-    "best_uuas": Field(_CAUSAL_TREE_BEST, "the best head by UUAS here (in-sample)"),
-})
-_CAUSAL_TREES = Obj({"max": Field(_CAUSAL_DECODING, "each word's head is its best-scoring word"),
-                     "mst": Field(_CAUSAL_DECODING, "maximum spanning tree rooted at the gold root"),
-                     "head_first": Field(COUNT, "scored words whose gold head precedes them: all dep_to_head can get "
-                                                "right on a decoder (head_to_dep reaches the others)")})
-
-TREES = Obj({
-    "layers": Field(COUNT, "layers of the [layer][head] grids"),
-    "heads": Field(COUNT, "heads per layer of the grids"),
-    "sentences": Field(_SENTENCES, "sentences scored and skipped"),
-    "words": Field(COUNT, "scored words: every word but the gold root and UPOS PUNCT"),
-    "decodings": Field(Obj({"max": Field(_DECODING, "each word's head is its argmax (not a tree)"),
-                            "mst": Field(_DECODING, "maximum spanning tree rooted at the gold root")}),
-                       "per decoding: counts of every head and direction"),
-    "baselines": Field(Obj({"right_branching": Field(_UAS_UUAS, "each word's head is the next word"),
-                            "left_branching": Field(_UAS_UUAS, "each word's head is the previous word")}),
-                       "positional trees on the same scored words"),
-    "bootstrap": Field(Nullable(Obj({"replicates": Field(COUNT, "Poisson replicates over sentences"),
-                                     "seed": Field(INT, "seed of the per-sentence weights"),
-                                     "method": Field(STR, "'poisson'")})),
-                       "replicate counts (in state) for intervals, or null (--bootstrap 0)"),
-    "causal": Field(_CAUSAL_TREES, "decoders only: every head as a tree in the causal reading (an edge scored by "
-                                   "its later word's attention to the earlier one, whichever is the head)",
-                    required=False),
-    "ensembles": Field(ListOf(Obj({"relation": Field(STR, "relation name"), "direction": Field(STR, "its direction"),
-                                   "members": Field(ListOf(Obj(_HEAD)), "heads averaged"),
-                                   "total": Field(COUNT, "pairs here"), "correct": Field(COUNT, "ensemble correct"),
-                                   "single_correct": Field(COUNT, "its best single head's correct")})),
-                       "held-out: each ensemble's relation counts here", required=False),
-    "ensemble_trees": Field(Obj({"words": Field(COUNT, "scored words"), "uas": Field(COUNT, "directed"),
-                                 "uuas": Field(COUNT, "undirected")}),
-                            "held-out: trees decoded (mst) from all classic ensembles together", required=False),
-    "causal_ensemble_trees": Field(Obj({"words": Field(COUNT, "scored words"), "uas": Field(COUNT, "directed"),
-                                        "uuas": Field(COUNT, "undirected")}),
-                                   "held-out, decoders only: trees decoded (mst) from the causal ensembles together, "
-                                   "in the causal reading", required=False),
-    "probes": Field(MapOf(Obj({"words": Field(COUNT, "scored words"), "argmax": Field(_UAS_UUAS, "per word"),
-                               "mst": Field(_UAS_UUAS, "tree rooted at the gold root")}), "probe"),
-                    "held-out: each trained probe's counts", required=False),
-})
-
-SELECTION = Obj({
-    "made_on": Field(Obj({"path": Field(STR, "the selection treebank"), "sha256": Field(STR, "of its bytes"),
-                          "sentences": Field(COUNT, "sentences scored"), "words": Field(COUNT, "scored words")}),
-                     "the treebank the choices were made on"),
-    "model": Field(Obj({"fingerprint": Field(STR, "the weights chosen with")}), "the model chosen with"),
-    "reading": Field(Obj({"attention": Field(STR, "weights, ..."), "pool_from": Field(STR, "mean, first or max")}),
-                     "how attention was read"),
-    "options": Field(Obj({"relations": Field(ListOf(STR), "relations of the ensembles")}), "options of the choice"),
-    "best_heads": Field(MapOf(MapOf(Nullable(Obj({**_HEAD, "direction": Field(STR, ""), "correct": Field(COUNT, ""),
-                                                  "total": Field(COUNT, "")})), "metric"), "decoding"),
-                        "per decoding and metric the best single head, with its counts on the selection treebank"),
-    "causal_best_heads": Field(MapOf(MapOf(Nullable(Obj({**_HEAD, "direction": Field(OneOf(("causal",)), "causal"),
-                                                         "correct": Field(COUNT, ""), "total": Field(COUNT, "")})),
-                                         "metric"), "decoding"),
-                               "decoders only: per decoding and metric the best head in the causal reading",
-                               required=False),
-    "ensembles": Field(ListOf(Obj({"relation": Field(STR, ""), "direction": Field(STR, ""),
-                                   "members": Field(ListOf(Obj(_HEAD)), "from 0"),
-                                   "correct": Field(COUNT, "on the selection treebank"),
-                                   "single": Field(Obj(_HEAD), "the best single head it started from"),
-                                   "single_correct": Field(COUNT, ""), "total": Field(COUNT, "pairs")})),
-                       "per relation and direction the greedy ensemble"),
-    "probes": Field(MapOf(Obj({"dim": Field(COUNT, "word vector size"),
-                               "parameters": Field(MapOf(Array(dtype="float32"), "parameter"), "trained weights "
-                                                   "(absent when written with --drop-probe-weights)", required=False),
-                               "parameters_sha256": Field(STR, "sha256 of the dropped weights' canonical JSON (only "
-                                                          "with --drop-probe-weights)", required=False),
-                               "parameter_shapes": Field(MapOf(ListOf(INT), "parameter"), "the dropped weights' "
-                                                         "shapes (only with --drop-probe-weights)", required=False),
-                               "training": Field(Obj({"seed": Field(INT, "seed"), "epochs": Field(COUNT, "")}),
-                                                 "the training record: optimiser, settings, loss per epoch")}), "probe"),
-                    "trained attention probes (empty with --no-probes)"),
-    "word_vectors": Field(Obj({"source": Field(STR, "input_embeddings or file")}), "the probes' word vectors"),
-    "digest": Field(STR, "sha256 of the choices: parts with another digest never merge"),
-})
-
-_MEASURED = Nullable(Obj({"correct": Field(COUNT, "here"), "total": Field(COUNT, "here"),
-                          "accuracy": Field(Nullable(SHARE), "correct / total"),
-                          "interval": Field(Nullable(ListOf(SHARE, 2)), "95% bootstrap interval")}))
-
-TREES_HELDOUT = Obj({
-    "level": Field(SHARE, "coverage of the intervals"),
-    "replicates": Field(COUNT, "bootstrap replicates (0: no intervals)"),
-    "best_heads": Field(MapOf(MapOf(_MEASURED, "metric"), "decoding"), "the selection's best heads measured here"),
-    "baselines": Field(MapOf(MapOf(_MEASURED, "metric"), "baseline"), "branching baselines measured here"),
-    "causal_best_heads": Field(MapOf(MapOf(_MEASURED, "metric"), "decoding"),
-                               "decoders only: the selection's best heads in the causal reading measured here",
-                               required=False),
-    "ensembles": Field(ListOf(Obj({"relation": Field(STR, ""), "accuracy": Field(Nullable(SHARE), "ensemble"),
-                                   "single": Field(Obj({**_HEAD, "accuracy": Field(Nullable(SHARE), "here"),
-                                                        "interval": Field(Nullable(ListOf(SHARE, 2)), "95%")}),
-                                                   "its best single head (the one the search started from)")})),
-                       "each ensemble's relation accuracy beside its best single head's", required=False),
-    "ensemble_trees": Field(MapOf(_MEASURED, "metric"), "UAS and UUAS of the ensembles' trees", required=False),
-    "causal_ensemble_trees": Field(MapOf(_MEASURED, "metric"), "decoders only: UAS and UUAS of the trees of the "
-                                                               "causal ensembles", required=False),
-    "probes": Field(MapOf(MapOf(MapOf(_MEASURED, "metric"), "decoding"), "probe"), "each probe's UAS and UUAS",
-                    required=False),
-})
-
-
-PAYLOADS: dict[str, dict[str, Field]] = {
-    "probe": {
-        "treebank": Field(
-            Obj(
-                {
-                    "path": Field(STR, "the treebank file"),
-                    "sha256": Field(STR, "of its bytes"),
-                    "sentences_total": Field(COUNT, "sentences in the file"),
-                    "sentences_scored": Field(COUNT, "sentences scored (after --limit, --shard, skips)"),
-                    "words_scored": Field(COUNT, "words of the scored sentences"),
-                    "skipped": Field(MapOf(COUNT, "reason"), "sentences not scored, by reason"),
-                    "unk_substituted_words": Field(COUNT, "words that gave no piece and were replaced by the unknown token"),
-                    "tokenized_apart_words": Field(COUNT, "words of running text that shared a piece with a "
-                                                          "neighbour and were tokenized on their own (absent: none)",
-                                                   required=False),
-                    "half": Field(HALF, "the half of a one-split treebank scored (even or odd), its --limit "
-                                        "and the rule", required=False),
-                }
-            ),
-            "the treebank block of the probe's contract (docs/results.md)",
-        ),
-        "relations": Field(MapOf(RELATION, "relation"), "per relation: counts of every head and offset"),
-        "bootstrap": Field(BOOTSTRAP, "replicate counts for intervals, or null (--bootstrap 0)"),
-        "heldout": Field(PROBE_HELDOUT, "choice on a selection treebank, reported here with intervals",
-                         required=False),
-    },
-    "patterns": {"types": Field(ListOf(ListOf(STR)), "[layer][head] pattern type"), "state": STATE},
-    "compare": {"similarity": Field(Grid(NUMBER), "[layer][head] mean row cosine"), "state": STATE},
-    "ablation": {"conditions": Field(ListOf(Obj({"label": Field(STR, "")})), "each condition's change"), "state": STATE,
-                 "versus": Field(VERSUS, "a --chosen run: per metric part and chosen set, its effect against the "
-                                         "matched random sets' (docs/dark-secrets.md)", required=False)},
-    "trees": {
-        "trees": Field(TREES, "counts of every head as a tree on this treebank, and of the selection's ensembles and "
-                              "probes (derived from state)"),
-        "selection": Field(SELECTION, "what was chosen and trained on the selection treebank (DEV): a later "
-                                      "--select-on reads it", required=False),
-        "heldout": Field(TREES_HELDOUT, "the selection's choices measured on this treebank, with intervals",
-                         required=False),
-        "state": STATE,
-    },
-    "coref": {
-        "coref": Field(COREF, "antecedent counts per head, direction and mention type, and the baselines'"),
-        "state": STATE,
-        "heldout": Field(COREF_HELDOUT, "head chosen on a DEV treebank by all-mentions accuracy, reported here by "
-                                        "type with intervals", required=False),
-    },
-    "pairs": {"pairs": Field(PAIRS, "minimal pairs (BLiMP): accuracy per paradigm, per field and overall, "
-                                    "each pair's log-probabilities")},
-    "noop": {"noop": Field(NOOP, "shares of attention to special tokens and punctuation from each relation's "
-                                 "dependents and from other words (derived from state)"), "state": STATE},
-}
-"""Analysis -> its payload fields; every result has :data:`COMMON` besides."""
-
-ConsistencyCheck = Callable[[dict], None]
-_CHECKS: dict[str, list[ConsistencyCheck]] = {}
-
-
-def consistency_check(analysis: str) -> Callable[[ConsistencyCheck], ConsistencyCheck]:
-    """Register a check of one analysis's numbers that types alone cannot express (count <= total)."""
-
-    def add(function: ConsistencyCheck) -> ConsistencyCheck:
-        _CHECKS.setdefault(analysis, []).append(function)
-        return function
-
-    return add
-
-
-@consistency_check("ablation")
-def _versus_matches_the_conditions(result: dict) -> None:
-    """A versus block names only chosen sets that ran, with their heads, and as many draws as ran."""
-    if "versus" not in result:
-        return
-    labels = {condition["label"]: condition.get("heads", []) for condition in result["conditions"]}
-    parts = result.get("metric", {}).get("parts")
-    for part, sets in result["versus"]["parts"].items():
-        if parts is not None and part not in parts:
-            raise Invalid(f"versus.parts.{part}", f"is not a part of the metric ({', '.join(parts)})")
-        for key, entry in sets.items():
-            where = f"versus.parts.{part}.{key}"
-            if labels.get(f"{key}:chosen") != entry["chosen"]["heads"]:
-                raise Invalid(f"{where}.chosen.heads", f"are not the heads of condition {key}:chosen")
-            draws = sum(1 for label in labels if label.startswith(f"{key}:random"))
-            found = 0 if entry["random"] is None else entry["random"]["draws"]
-            if found != draws and entry["chosen"]["effect"] is not None:  # a part without units has no draws
-                raise Invalid(f"{where}.random.draws", f"says {found}, the result ran {draws} random sets for {key}")
-            if entry["short_sets"] > draws:
-                raise Invalid(f"{where}.short_sets", f"{entry['short_sets']} of {draws} draws")
-
-
-@consistency_check("probe")
-def _probe_counts_within_totals(result: dict) -> None:
-    treebank = result["treebank"]
-    if treebank["sentences_scored"] > treebank["sentences_total"]:
-        raise Invalid("treebank.sentences_scored", f"{treebank['sentences_scored']} is more than sentences_total "
-                                                   f"({treebank['sentences_total']})")
-    offsets = [str(offset) for offset in result["config"].get("offsets", [])]
-    for name, entry in result["relations"].items():
-        total = entry["total"]
-        for direction, grid in entry["heads"].items():
-            for layer, row in enumerate(grid):
-                for head, count in enumerate(row):
-                    if count > total:
-                        raise Invalid(f"relations.{name}.heads.{direction}[{layer}][{head}]",
-                                      f"{count} correct of {total} pairs")
-        for offset, count in entry["baselines"].items():
-            if count > total:
-                raise Invalid(f"relations.{name}.baselines.{offset}", f"{count} correct of {total} pairs")
-        if offsets and sorted(entry["baselines"], key=int) != sorted(offsets, key=int):
-            raise Invalid(f"relations.{name}.baselines", f"has offsets {list(entry['baselines'])}, config says {offsets}")
-        for direction, count in (entry.get("reachable") or {}).items():
-            if count > total:
-                raise Invalid(f"relations.{name}.reachable.{direction}", f"{count} of {total} pairs")
-        causal = entry.get("causal")
-        if causal is not None:
-            if not result["model"].get("is_causal"):
-                raise Invalid(f"relations.{name}.causal", "present for a model that is not causal")
-            if causal["head_first"] > total:
-                raise Invalid(f"relations.{name}.causal.head_first", f"{causal['head_first']} of {total} pairs")
-            for layer, row in enumerate(causal["heads"]):
-                for head, count in enumerate(row):
-                    if count > total:
-                        raise Invalid(f"relations.{name}.causal.heads[{layer}][{head}]",
-                                      f"{count} correct of {total} pairs")
-    _probe_bootstrap_shapes(result)
-    heldout = result.get("heldout")
-    if heldout:
-        if list(heldout["relations"]) != list(result["relations"]):
-            raise Invalid("heldout.relations", f"has relations {_found(list(heldout['relations']))}, the result "
-                                               f"{_found(list(result['relations']))}")
-        for name, entry in heldout["relations"].items():
-            if entry["pairs"] != result["relations"][name]["total"]:
-                raise Invalid(f"heldout.relations.{name}.pairs",
-                              f"{entry['pairs']}, but relations.{name}.total is {result['relations'][name]['total']}")
-
-
-def _probe_bootstrap_shapes(result: dict) -> None:
-    boot = result.get("bootstrap")
-    if not boot:
-        return
-    relations, model = len(result["relations"]), result["model"]
-    expected = {
-        "boot_total": [boot["replicates"], relations],
-        "boot_heads": [boot["replicates"], relations, 2, model["num_layers"], heads_per_layer(result)],
-        "boot_baselines": [boot["replicates"], relations, len(result["config"].get("offsets", [])) or None],
-    }
-    if "boot_causal" in boot["arrays"]:
-        expected["boot_causal"] = expected["boot_heads"][:2] + expected["boot_heads"][3:]
-    for name, shape in expected.items():
-        if name not in boot["arrays"]:
-            raise Invalid(f"bootstrap.arrays.{name}", "missing")
-        found = boot["arrays"][name]["shape"]
-        if len(found) != len(shape) or any(want is not None and want != got for want, got in zip(shape, found)):
-            raise Invalid(f"bootstrap.arrays.{name}.shape", f"is {found}, expected {[s if s else 'O' for s in shape]}")
-        if decoded(boot["arrays"][name], f"bootstrap.arrays.{name}").min(initial=0) < 0:
-            raise Invalid(f"bootstrap.arrays.{name}", "holds a negative count")
-
-
-@consistency_check("trees")
-def _tree_counts_within_totals(result: dict) -> None:
-    """Every count at most its total, UAS at most UUAS (a directed hit is an undirected one), grids of the
-    declared shape, a held-out block only with a selection."""
-    trees = result["trees"]
-    words, layers, heads = trees["words"], trees["layers"], trees["heads"]
-
-    def within(path: str, uas: int, uuas: int, total: int) -> None:
-        if uuas > total:
-            raise Invalid(path, f"{uuas} correct of {total} words")
-        if uas > uuas:
-            raise Invalid(path, f"UAS count {uas} exceeds the UUAS count {uuas}")
-
-    for decoding, entry in trees["decodings"].items():
-        for metric in ("uas", "uuas"):
-            for direction, grid in entry[metric].items():
-                if len(grid) != layers or any(len(row) != heads for row in grid):
-                    raise Invalid(f"trees.decodings.{decoding}.{metric}.{direction}",
-                                  f"is not a grid of {layers} layers x {heads} heads")
-        for direction in entry["uas"]:
-            for layer, (uas_row, uuas_row) in enumerate(zip(entry["uas"][direction], entry["uuas"][direction])):
-                for head, (uas, uuas) in enumerate(zip(uas_row, uuas_row)):
-                    within(f"trees.decodings.{decoding}.uas.{direction}[{layer}][{head}]", uas, uuas, words)
-    causal = trees.get("causal")
-    if causal is not None and not result["model"].get("is_causal"):
-        raise Invalid("trees.causal", "present for a model that is not causal")
-    if causal is not None and causal["head_first"] > words:
-        raise Invalid("trees.causal.head_first", f"{causal['head_first']} of {words} words")
-    for decoding, entry in ((key, value) for key, value in (causal or {}).items() if key != "head_first"):
-        for metric in ("uas", "uuas"):
-            if len(entry[metric]) != layers or any(len(row) != heads for row in entry[metric]):
-                raise Invalid(f"trees.causal.{decoding}.{metric}", f"is not a grid of {layers} layers x {heads} heads")
-        for layer, (uas_row, uuas_row) in enumerate(zip(entry["uas"], entry["uuas"])):
-            for head, (uas, uuas) in enumerate(zip(uas_row, uuas_row)):
-                within(f"trees.causal.{decoding}[{layer}][{head}]", uas, uuas, words)
-    for name, entry in trees["baselines"].items():
-        within(f"trees.baselines.{name}", entry["uas"], entry["uuas"], words)
-    for index, entry in enumerate(trees.get("ensembles", [])):
-        for key in ("correct", "single_correct"):
-            if entry[key] > entry["total"]:
-                raise Invalid(f"trees.ensembles[{index}].{key}", f"{entry[key]} correct of {entry['total']} pairs")
-    for name in ("ensemble_trees", "causal_ensemble_trees"):
-        if name in trees:
-            within(f"trees.{name}", trees[name]["uas"], trees[name]["uuas"], trees[name]["words"])
-    for name, entry in trees.get("probes", {}).items():
-        for decoding in ("argmax", "mst"):
-            within(f"trees.probes.{name}.{decoding}", entry[decoding]["uas"], entry[decoding]["uuas"], entry["words"])
-    if "heldout" in result and not result.get("selection"):
-        raise Invalid("heldout", "present without the selection it measures")
-    if "causal_best_heads" in (result.get("heldout") or {}) and causal is None:
-        raise Invalid("heldout.causal_best_heads", "present without the causal counts (trees.causal) it comes from")
-
-
-@consistency_check("coref")
-def _coref_counts_within_totals(result: dict) -> None:
-    coref = result["coref"]
-    for block in ("mentions", "scored", "heads", "baselines", "sieves"):
-        if sorted(coref[block]) != sorted(COREF_TYPES):
-            raise Invalid(f"coref.{block}", f"has types {sorted(coref[block])}, expected {list(COREF_TYPES)}")
-    for block in ("mentions", "scored"):
-        parts = sum(coref[block][name] for name in COREF_TYPES[1:])
-        if parts != coref[block]["all"]:
-            raise Invalid(f"coref.{block}", f"the types add up to {parts}, not all ({coref[block]['all']})")
-    for name in COREF_TYPES:
-        scored = coref["scored"][name]
-        if scored > coref["mentions"][name]:
-            raise Invalid(f"coref.scored.{name}", f"{scored} scored of {coref['mentions'][name]} mentions")
-        for direction, grid in coref["heads"][name].items():
-            for layer, row in enumerate(grid):
-                for head, count in enumerate(row):
-                    if count > scored:
-                        raise Invalid(f"coref.heads.{name}.{direction}[{layer}][{head}]",
-                                      f"{count} correct of {scored} scored mentions")
-        for baseline, count in coref["baselines"][name].items():
-            if count > scored:
-                raise Invalid(f"coref.baselines.{name}.{baseline}", f"{count} correct of {scored} scored mentions")
-        decided = sum(coref["sieves"][name].values())
-        if decided != scored:
-            raise Invalid(f"coref.sieves.{name}", f"decide {decided} mentions, not the {scored} scored")
-    for block, report in (("coref.in_sample", coref["in_sample"]), ("heldout", result.get("heldout"))):
-        if report and sorted(report["types"]) != sorted(COREF_TYPES):
-            raise Invalid(f"{block}.types", f"has types {sorted(report['types'])}, expected {list(COREF_TYPES)}")
-    boot = coref.get("bootstrap")
-    state = result["state"]
-    model = result["model"]
-    types, kinds = len(COREF_TYPES), len(coref["baseline_names"])
-    heads = heads_per_layer(result)
-    expected = {"scored": [types], "heads": [types, 2, model["num_layers"], heads],
-                "baselines": [types, kinds]}
-    if boot:
-        expected.update({f"boot_{name}": [boot["replicates"], *shape] for name, shape in list(expected.items())})
-    for name, shape in expected.items():
-        if name not in state:
-            raise Invalid(f"state.{name}", "missing")
-        if state[name]["shape"] != shape:
-            raise Invalid(f"state.{name}.shape", f"is {state[name]['shape']}, expected {shape}")
-    if int(decoded(state["scored"], "state.scored")[0]) != coref["scored"]["all"]:
-        raise Invalid("state.scored", "disagrees with coref.scored")
-
 
 # ---------------------------------------------------------------------------- validation
 
@@ -1158,7 +564,7 @@ def check_bounds(value: object) -> None:
         elif isinstance(item, float) and not math.isfinite(item):
             raise Invalid(path, f"{item} is not a number a result may hold")
         elif _is_int(item) and abs(item) > MAX_INTEGER:
-            raise Invalid(path, f"{_found(item)} is larger than any number a result holds")
+            raise Invalid(path, f"{shown(item)} is larger than any number a result holds")
 
 
 def validate(result: object, *, source: str | None = None) -> dict:
@@ -1175,7 +581,7 @@ def validate(result: object, *, source: str | None = None) -> dict:
             if isinstance(version, str) and version.isdigit() and int(version) > int(SCHEMA_VERSION):
                 raise Invalid("schema_version", f"{version} was written by a newer probing (this one reads "
                                                 f"{', '.join(READABLE_VERSIONS)}): upgrade probing to read it")
-            raise Invalid("schema_version", f"expected one of {', '.join(READABLE_VERSIONS)}, found {_found(version)}")
+            raise Invalid("schema_version", f"expected one of {', '.join(READABLE_VERSIONS)}, found {shown(version)}")
         result = upgrade(result)
         analysis = result.get("analysis")
         if "analysis" not in result:
@@ -1207,15 +613,15 @@ def heads_per_layer(result: dict) -> int:
     return 1 if rollout else result["model"]["num_heads"]
 
 
-def _payload_of(analysis) -> tuple[Mapping[str, Field], list[ConsistencyCheck]]:
+def _payload_of(analysis) -> tuple[Mapping[str, Field], list[Callable[[dict], None]]]:
     """The payload schema and consistency checks of a registered analysis (a plug-in's too, from its record)."""
     from probing.plugins import analyses
 
     registry = analyses()
     if not isinstance(analysis, str) or analysis not in registry.names():
-        raise Invalid("analysis", f"expected one of {', '.join(registry.names())}, found {_found(analysis)}")
+        raise Invalid("analysis", f"expected one of {', '.join(registry.names())}, found {shown(analysis)}")
     record = registry[analysis]
-    return record.load("payload"), [*_CHECKS.get(analysis, []), *record.load_checks()]
+    return record.load("payload"), record.load_checks()
 
 
 REFERENCE = Obj({
@@ -1278,19 +684,10 @@ def markdown() -> str:
     for name, block in (("tool", TOOL), ("model", MODEL), ("input", INPUT), ("config (shared part)", CONFIG),
                         ("environment", ENVIRONMENT), ("timing", TIMING)):
         lines += ["", f"### `{name}`", ""] + _table(block.fields)
-    for analysis, fields in PAYLOADS.items():
+    for analysis, fields, sections in _payloads_of_packages():
         lines += ["", f"## Payload of `{analysis}`", ""] + _table(fields)
-    for analysis, fields in _payloads_of_packages().items():
-        lines += ["", f"## Payload of `{analysis}`", ""] + _table(fields)
-        for name, declared in fields.items():
-            if getattr(declared.spec, "fields", None):  # an Obj (run as __main__, this module's class is another)
-                lines += ["", f"### `{name}` ({analysis})", ""] + _table(declared.spec.fields)
-    lines += ["", "### `relations.NAME` (probe)", ""] + _table(RELATION.fields)
-    lines += ["", "### `relations.NAME.causal` (probe, decoders)", ""] + _table(CAUSAL.fields)
-    for name, block in (("trees", TREES), ("selection", SELECTION), ("heldout", TREES_HELDOUT)):
-        lines += ["", f"### `{name}` (trees)", ""] + _table(block.fields)
-    lines += ["", "### `heldout` (probe)", ""] + _table(PROBE_HELDOUT.fields)
-    lines += ["", "### `heldout` (coref)", ""] + _table(COREF_HELDOUT.fields)
+        for section in sections:
+            lines += ["", section.heading(analysis), ""] + _table(section.block.fields)
     lines += ["", "## Reference files (`leaderboard --reference`)", ""] + _table(REFERENCE.fields["reference"].spec.fields)
     lines += ["", f"Arrays are stored as `{ARRAY_ENCODING}` with their `shape` and `dtype`.", ""]
     lines += [
@@ -1319,13 +716,18 @@ def markdown() -> str:
     return "\n".join(lines)
 
 
-def _payloads_of_packages() -> dict[str, Mapping[str, Field]]:
-    """The built-in analyses that declare their payload in their own package, not in :data:`PAYLOADS`."""
+def _payloads_of_packages() -> list[tuple[str, Mapping[str, Field], tuple["Section", ...]]]:
+    """Each built-in analysis's name, payload and sections (its payload module's ``SECTIONS``), in the order
+    ``probing --help`` lists their commands (an analysis without a command last); plug-ins document themselves."""
     from probing.plugins import analyses
 
     registry = analyses()
-    return {name: registry[name].load("payload") for name in sorted(registry.names())  # registered in import order
-            if registry[name].payload.startswith("probing.analyses.")}
+    built_in = [registry[name] for name in registry.names() if registry[name].payload.startswith("probing.analyses.")]
+    built_in.sort(key=lambda record: (min((command.order for command in record.commands), default=math.inf),
+                                      record.name))
+    return [(record.name, record.load("payload"),
+             getattr(importlib.import_module(record.payload.partition(":")[0]), "SECTIONS", ()))
+            for record in built_in]
 
 
 def _table(fields: Mapping[str, Field]) -> list[str]:
@@ -1338,19 +740,3 @@ def _table(fields: Mapping[str, Field]) -> list[str]:
 
 if __name__ == "__main__":
     print(markdown())
-
-
-@consistency_check("noop")
-def _noop_groups_add_up(result: dict) -> None:
-    block = result["noop"]
-    for name, entry in block["relations"].items():
-        for group, rest in (("dependents", "non_dependents"), ("heads", "non_heads")):
-            found, other = entry["words"].get(group, 0), entry["words"].get(rest, 0)
-            if found + other != block["words"]:
-                raise Invalid(f"noop.relations.{name}.words", f"{group} ({found}) and {rest} ({other}) do not add "
-                                                              f"up to the words ({block['words']})")
-        for group, targets in entry["layers"].items():
-            for target, layers in targets.items():
-                if layers is not None and len(layers) != result["model"]["num_layers"]:
-                    raise Invalid(f"noop.relations.{name}.layers.{group}.{target}",
-                                  f"has {len(layers)} layers, the model {result['model']['num_layers']}")

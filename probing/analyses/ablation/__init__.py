@@ -6,7 +6,9 @@ from probing.plugins import Analysis, Command, register
 register(Analysis(
     name="ablation",
     accumulator="probing.analyses.ablation.accumulator:AblationAccumulator",
-    payload="probing.results.schema:PAYLOADS.ablation",
+    payload="probing.analyses.ablation.payload:PAYLOAD",
+    checks=("probing.analyses.ablation.payload:versus_matches_the_conditions",
+            "probing.analyses.ablation.payload:heads_exist_in_the_model"),
     tables="probing.analyses.ablation.board:leaderboard_tables",
     commands=(
         Command("ablate", "disable heads (uniform attention) and measure the change in a metric (Kovaleva et al. 2019)",

@@ -6,7 +6,7 @@ from probing.plugins import Analysis, Command, register
 register(Analysis(
     name="compare",
     accumulator="probing.analyses.compare.accumulator:CompareAccumulator",
-    payload="probing.results.schema:PAYLOADS.compare",
+    payload="probing.analyses.compare.payload:PAYLOAD",
     commands=(
         Command("compare", "per-head cosine similarity of two checkpoints' attention maps (Kovaleva et al. 2019)",
                 "probing.commands.compare", order=120),

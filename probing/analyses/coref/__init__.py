@@ -15,7 +15,8 @@ from probing.plugins import Analysis, Command, register
 register(Analysis(
     name="coref",
     accumulator="probing.analyses.coref.accumulator:CorefAccumulator",
-    payload="probing.results.schema:PAYLOADS.coref",
+    payload="probing.analyses.coref.payload:PAYLOAD",
+    checks=("probing.analyses.coref.payload:counts_within_totals",),
     tables="probing.analyses.coref.report:leaderboard_tables",
     extra={"result": "probing.analyses.coref.result:CorefResult"},  # what probing.read() gives for its files
     commands=(

@@ -24,6 +24,7 @@ from probing.results.schema import (
     Nullable,
     Obj,
     OneOf,
+    Section,
     decoded,
 )
 
@@ -64,6 +65,9 @@ PAYLOAD = {
     "gradients": Field(GRADIENTS, "mean |dL/dA| by kind of key, per head and per layer (derived from state)"),
     "state": STATE,
 }
+
+SECTIONS = (Section("token_names", TOKEN_NAMES.spec), Section("gradients", GRADIENTS))
+"""The blocks docs/results.md shows in tables of their own."""
 
 
 def check_gradients(result: dict) -> None:

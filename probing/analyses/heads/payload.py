@@ -33,6 +33,7 @@ from probing.results.schema import (
     Nullable,
     Obj,
     OneOf,
+    Section,
     heads_per_layer,
 )
 
@@ -83,6 +84,9 @@ PAYLOAD = {
     "heads": Field(HEADS, "divergences, MDS map, behaviours (derived from state)"),
     "state": STATE,
 }
+
+SECTIONS = (Section("token_names", TOKEN_NAMES.spec), Section("surface", SURFACE), Section("heads", HEADS))
+"""The blocks docs/results.md shows in tables of their own."""
 
 
 def check_heads(result: dict) -> None:

@@ -5,7 +5,7 @@ from probing.plugins import Analysis, Command, register
 register(Analysis(
     name="pairs",
     accumulator="probing.analyses.pairs.report:PairsAccumulator",
-    payload="probing.results.schema:PAYLOADS.pairs",
+    payload="probing.analyses.pairs.payload:PAYLOAD",
     tables="probing.analyses.pairs.report:leaderboard_tables",
     commands=(
         Command("pairs", "a causal LM on BLiMP's minimal pairs: accuracy per paradigm, per field and overall, with "

@@ -6,7 +6,8 @@ from probing.plugins import Analysis, Command, register
 register(Analysis(
     name="patterns",
     accumulator="probing.analyses.patterns.accumulator:PatternAccumulator",
-    payload="probing.results.schema:PAYLOADS.patterns",
+    payload="probing.analyses.patterns.payload:PAYLOAD",
+    checks=("probing.analyses.patterns.payload:types_fit_the_model",),
     commands=(
         Command("patterns", "attention pattern type of every head: vertical, diagonal, block, ... (Kovaleva et al. 2019)",
                 "probing.commands.patterns", order=100),

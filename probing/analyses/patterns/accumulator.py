@@ -41,11 +41,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from probing.analyses.patterns.payload import TYPES
 from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.naming import head_name
 
-TYPES = ("vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous")
 FEATURES = ("special", "columns", "diagonal", "segment")
 COLORS = {
     "vertical": "#1f77b4",

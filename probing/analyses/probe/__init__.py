@@ -6,7 +6,8 @@ from probing.plugins import Analysis, Command, register
 register(Analysis(
     name="probe",
     accumulator="probing.analyses.probe.accumulator:ProbeAccumulator",
-    payload="probing.results.schema:PAYLOADS.probe",
+    payload="probing.analyses.probe.payload:PAYLOAD",
+    checks=("probing.analyses.probe.payload:counts_within_totals",),
     tables="probing.analyses.probe.leaderboard:leaderboard_tables",
     extra={"result": "probing.analyses.probe.result:ProbeResult"},  # what probing.read() gives for its files
     commands=(

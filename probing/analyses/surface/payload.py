@@ -31,6 +31,7 @@ from probing.results.schema import (
     MapOf,
     Nullable,
     Obj,
+    Section,
     decoded,
     heads_per_layer,
 )
@@ -71,6 +72,9 @@ PAYLOAD = {
                               "from state)"),
     "state": STATE,
 }
+
+SECTIONS = (Section("token_names", TOKEN_NAMES.spec), Section("surface", SURFACE))
+"""The blocks docs/results.md shows in tables of their own."""
 
 
 def check_surface(result: dict) -> None:

@@ -19,7 +19,8 @@ from probing.plugins import Analysis, Command, register
 register(Analysis(
     name="trees",
     accumulator="probing.analyses.trees.accumulator:TreesAccumulator",
-    payload="probing.results.schema:PAYLOADS.trees",
+    payload="probing.analyses.trees.payload:PAYLOAD",
+    checks=("probing.analyses.trees.payload:counts_within_totals",),
     tables="probing.analyses.trees.report:leaderboard_tables",
     extra={"result": "probing.analyses.trees.result:TreesResult"},  # what probing.read() gives for its files
     commands=(

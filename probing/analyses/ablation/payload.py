@@ -1,0 +1,105 @@
+"""What an ``ablation`` result holds beyond the common blocks, and the checks its types cannot express.
+
+Each condition (the heads it disables and what the metric did), the accumulator's state and, for an
+``ablate --chosen`` run, the versus block: every chosen set's effect against matched random sets'. No torch.
+
+>>> result = {"model": {"num_layers": 2, "num_heads": 4}, "config": {},
+...           "conditions": [{"label": "none", "heads": []}, {"label": "3-1", "heads": [[2, 0]]}]}
+>>> heads_exist_in_the_model(result)
+Traceback (most recent call last):
+probing.results.schema.Invalid: conditions[1].heads[0][0]: layer 2 does not exist: the model has 2 layers (from 0)
+"""
+
+from __future__ import annotations
+
+from probing.results.schema import (
+    BOOL,
+    COUNT,
+    HEAD,
+    LAYER,
+    NUMBER,
+    SHARE,
+    STATE,
+    STR,
+    Field,
+    Invalid,
+    ListOf,
+    MapOf,
+    Nullable,
+    Obj,
+    Shape,
+    heads_per_layer,
+)
+
+VERSUS_SET = Obj(
+    {
+        "chosen": Field(Obj({
+            "heads": Field(ListOf(ListOf(COUNT, 2)), "the chosen set's [layer, head] (from 0)"),
+            "effect": Field(Nullable(NUMBER), "metric(disabled) - metric(intact) on the same units; null: no unit"),
+            "interval": Field(Nullable(ListOf(NUMBER, 2)), "95% paired bootstrap interval of the effect"),
+        }), "the chosen set (the top k heads of the relation on DEV)"),
+        "random": Field(Nullable(Obj({
+            "mean": Field(NUMBER, "mean effect of the matched random sets"),
+            "percentiles": Field(ListOf(NUMBER, 2), "their 2.5th and 97.5th percentiles"),
+            "draws": Field(COUNT, "matched random sets drawn"),
+        })), "the matched random sets' effects, or null without draws"),
+        "short_sets": Field(COUNT, "random sets smaller than the chosen one (a layer had too few heads left)"),
+        "p_value": Field(Nullable(SHARE), "(1 + count) / (1 + draws), count the draws at least as harmful"),
+    }
+)
+
+VERSUS = Obj(
+    {
+        "metric": Field(STR, "the metric's name (accuracy, loss, probe)"),
+        "higher_is_better": Field(BOOL, "whether a drop of the metric is the harmful direction"),
+        "parts": Field(MapOf(MapOf(VERSUS_SET, "chosen set REL@K"), "metric part"), "per metric part and chosen set"),
+    }
+)
+
+PAYLOAD = {
+    "conditions": Field(ListOf(Obj({"label": Field(STR, "")})), "each condition's change"),
+    "state": STATE,
+    "versus": Field(VERSUS, "a --chosen run: per metric part and chosen set, its effect against the matched random "
+                            "sets' (docs/dark-secrets.md)", required=False),
+}
+
+SECTIONS = ()
+"""No block of its own in docs/results.md."""
+
+
+def versus_matches_the_conditions(result: dict) -> None:
+    """A versus block names only chosen sets that ran, with their heads, and as many draws as ran."""
+    if "versus" not in result:
+        return
+    labels = {condition["label"]: condition.get("heads", []) for condition in result["conditions"]}
+    metric = result.get("metric", {})  # undeclared by the payload, but what the parts are named against
+    Obj({"parts": Field(Nullable(ListOf(STR)), "the metric's parts", required=False)}).check(metric, "metric", Shape())
+    parts = metric.get("parts")
+    for part, sets in result["versus"]["parts"].items():
+        if parts is not None and part not in parts:
+            raise Invalid(f"versus.parts.{part}", f"is not a part of the metric ({', '.join(parts)})")
+        for key, entry in sets.items():
+            where = f"versus.parts.{part}.{key}"
+            if labels.get(f"{key}:chosen") != entry["chosen"]["heads"]:
+                raise Invalid(f"{where}.chosen.heads", f"are not the heads of condition {key}:chosen")
+            draws = sum(1 for label in labels if label.startswith(f"{key}:random"))
+            found = 0 if entry["random"] is None else entry["random"]["draws"]
+            if found != draws and entry["chosen"]["effect"] is not None:  # a part without units has no draws
+                raise Invalid(f"{where}.random.draws", f"says {found}, the result ran {draws} random sets for {key}")
+            if entry["short_sets"] > draws:
+                raise Invalid(f"{where}.short_sets", f"{entry['short_sets']} of {draws} draws")
+
+
+
+def heads_exist_in_the_model(result: dict) -> None:
+    """Every condition's disabled heads are [layer, head] pairs (from 0) of the model the result records: a
+    merge or a table must not meet a head the model does not have."""
+    shape = Shape(result["model"]["num_layers"], heads_per_layer(result))
+    for index, condition in enumerate(result["conditions"]):
+        where = f"conditions[{index}].heads"
+        if "heads" not in condition:
+            raise Invalid(where, "missing (the [layer, head] pairs the condition disables)")
+        ListOf(ListOf(COUNT, 2)).check(condition["heads"], where, shape)
+        for number, (layer, head) in enumerate(condition["heads"]):
+            LAYER.check(layer, f"{where}[{number}][0]", shape)
+            HEAD.check(head, f"{where}[{number}][1]", shape)

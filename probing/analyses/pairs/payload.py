@@ -1,0 +1,57 @@
+"""What a ``pairs`` result holds beyond the common blocks: minimal pairs (BLiMP) scored by a causal LM.
+
+Each paradigm's accuracy and interval with every pair's log-probabilities, and the summaries per field and
+overall. Its types say all there is to check. No torch.
+
+>>> from probing.results.schema import Shape
+>>> PARADIGM.check({"field": "syntax"}, "pairs.paradigms.anaphor_gender_agreement", Shape())
+Traceback (most recent call last):
+probing.results.schema.Invalid: pairs.paradigms.anaphor_gender_agreement.pairs: missing (pairs scored ...)
+"""
+
+from __future__ import annotations
+
+from probing.results.schema import BOOL, COUNT, INT, NUMBER, SHARE, STR, Field, ListOf, MapOf, Nullable, Obj
+
+INTERVAL = Nullable(ListOf(SHARE, 2))
+
+PARADIGM = Obj(
+    {
+        "field": Field(STR, "BLiMP's field (syntax, morphology, semantics, syntax_semantics, ...)"),
+        "pairs": Field(COUNT, "pairs scored (the first --limit of the file, in file order)"),
+        "accuracy": Field(SHARE, "share of pairs with log p(good) > log p(bad); a tie is wrong"),
+        "interval": Field(INTERVAL, "95% percentile bootstrap interval over pairs, or null (--bootstrap 0)"),
+        "right": Field(ListOf(BOOL), "each pair, in file order: right or not"),
+        "log_p_good": Field(ListOf(NUMBER), "each pair's log p(grammatical sentence), natural log"),
+        "log_p_bad": Field(ListOf(NUMBER), "each pair's log p(ungrammatical sentence)"),
+    }
+)
+
+SUMMARY = Obj(
+    {
+        "paradigms": Field(COUNT, "paradigms in it"),
+        "pairs": Field(COUNT, "pairs in it"),
+        "accuracy": Field(Nullable(SHARE), "a field's: share right over its pairs; overall: the mean of the "
+                                           "paradigm accuracies (BLiMP's convention)"),
+        "interval": Field(INTERVAL, "95% percentile bootstrap interval (pairs resampled within each paradigm)"),
+    }
+)
+
+PAIRS = Obj(
+    {
+        "overall": Field(SUMMARY, "the mean of the paradigm accuracies"),
+        "fields": Field(MapOf(SUMMARY, "field"), "per BLiMP field"),
+        "paradigms": Field(MapOf(PARADIGM, "UID"), "per paradigm"),
+        "bootstrap": Field(Obj({"replicates": Field(COUNT, "0: no intervals"), "seed": Field(INT, ""),
+                                "level": Field(SHARE, "")}), "how the intervals were drawn"),
+        "context_token": Field(STR, "the one token before every sentence (BOS, else EOS)"),
+    }
+)
+
+PAYLOAD = {
+    "pairs": Field(PAIRS, "minimal pairs (BLiMP): accuracy per paradigm, per field and overall, each pair's "
+                          "log-probabilities"),
+}
+
+SECTIONS = ()
+"""No block of its own in docs/results.md."""
