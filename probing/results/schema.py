@@ -672,7 +672,8 @@ def markdown() -> str:
     lines = [
         "# Result files",
         "",
-        "Made by `python -m probing.results.schema` from `probing/results/schema.py`, the definition every writer and reader uses.",
+        "Made by `python -m probing.results.schema` from `probing/results/schema.py` (the common blocks) and each "
+        "analysis's `payload.py` (its payload), the definition every writer and reader uses.",
         f"Schema version {SCHEMA_VERSION}. Every file has the common blocks, then the payload of its `analysis`.",
         "Layers and heads are indexed from 0 in files (tables and plots count from 1). Unlisted fields may be",
         "added by later versions; listed ones keep their names and meanings until the version changes.",
