@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from conftest import REPO
 
-MACHINE_PATH = re.compile(r"/(work|root|tmp)/")
+MACHINE_PATH = re.compile(r"(?<![A-Za-z0-9+/=])/(work|root|tmp)/")  # a path's start, not the inside of base64
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -18,6 +18,14 @@ def tracked_files() -> list[str]:
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout (an installed package has no repository to check)")
     return [name for name in listed.stdout.splitlines() if (REPO / name).is_file()]
+
+
+def test_the_machine_path_pattern_finds_paths_and_not_base64():
+    work, root, tmp = ("/" + name + "/" for name in ("work", "root", "tmp"))  # not written out: this file is scanned
+    for path in (f'"{work}shared/x"', f"cd {root}.cache", f"({tmp}out.json)", f"file:{tmp}a"):
+        assert MACHINE_PATH.search(path), path
+    for encoded in (f"eJx0BOwr0Kz4IO{tmp}4HSuU6vhj8", f"AAAA+{root}AA", f"xx/{work}yy"):
+        assert not MACHINE_PATH.search(encoded), encoded
 
 
 def test_no_machine_path_in_any_tracked_file():
