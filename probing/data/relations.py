@@ -93,8 +93,9 @@ class WordTable:
 
     def has_feature(self, feature: str) -> np.ndarray:
         """bool [word]: whether the word's FEATS (``Case=Nom|Poss=Yes``) hold ``feature`` as one of its parts."""
-        bounded = np.strings.add(np.strings.add("|", self.feats), "|")
-        return np.strings.find(bounded, f"|{feature}|") >= 0
+        # np.char rather than np.strings: the latter is numpy 2's, and the declared floor is numpy 1.24
+        bounded = np.char.add(np.char.add("|", self.feats), "|")
+        return np.char.find(bounded, f"|{feature}|") >= 0
 
     def where(self, column: str, predicate: Callable[[str], bool]) -> np.ndarray:
         """bool [word]: ``predicate`` of each word's value in ``column``, asked once per distinct value."""
