@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,10 +19,8 @@ from probing.data.minimal_pairs import MinimalPair
 from probing.errors import ProbingError
 from probing.model.loading import load_model
 
-GOOD_BAD = [("The cat sat on the mat .", "The cats sat on the mat ."), ("A dog barks .", "Dogs barks loudly at night ."),
-            ("Who did you see ?", "Who did you see him ?"), ("It is raining .", "It are raining ."),
-            ("The big old house fell .", "The big old houses fell ."), ("She saw herself .", "She saw himself ."),
-            ("They ran home .", "They runs home ."), ("Every child sang .", "Every children sang .")]
+GOOD_BAD = [tuple(pair) for pair in json.loads((Path(__file__).parent / "data" / "hand_pairs.json")
+                                                 .read_text(encoding="utf-8"))["good_bad"]]  # hand-written
 PAIRS = ([MinimalPair("p1", "syntax", g, b, "island_effects") for g, b in GOOD_BAD[:3]]
          + [MinimalPair("p2", "morphology", g, b, "subject_verb_agreement") for g, b in GOOD_BAD[3:6]]
          + [MinimalPair("p3", "morphology", g, b, "anaphor_agreement") for g, b in GOOD_BAD[6:]])
@@ -144,6 +144,15 @@ def test_blimp_options_belong_to_the_minimal_pairs_metric(tmp_path, capsys):
     assert "--paradigms" in capsys.readouterr().err
     assert main([*common, "--metric", "lm", "--phenomena", "island_effects"]) == 2
     assert "--phenomena" in capsys.readouterr().err
+
+
+def test_an_unknown_phenomenon_is_refused_naming_the_option(capsys):
+    blimp = os.environ.get("PROBING_BLIMP")
+    if not blimp:  # which phenomena exist is read from BLiMP's own files
+        pytest.skip("real data: BLiMP is not available (set PROBING_BLIMP)")
+    from probing.cli import main
+
+    common = ["ablate", "--model", tiny_model("llama"), "--heads", "1-1", "--bootstrap", "5", "--blimp", blimp]
     assert main([*common, "--metric", "minimal-pairs", "--phenomena", "no_such_phenomenon"]) == 2
     assert "--phenomena" in capsys.readouterr().err
 

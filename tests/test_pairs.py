@@ -23,8 +23,8 @@ from probing.analyses.pairs.scoring import sentence_log_probs
 from probing.data.minimal_pairs import MinimalPair, check_paradigms, paradigm_file, read_pairs
 from probing.errors import ProbingError
 
-SENTENCES = ["The cat sat on the mat .", "The cats sat on the mat .", "A dog barks .", "Dogs barks loudly at night .",
-             "Who did you see ?", "Who did you see him ?", "It is raining .", "The big old house on the hill fell ."]
+HAND_PAIRS = json.loads((Path(__file__).parent / "data" / "hand_pairs.json").read_text(encoding="utf-8"))
+SENTENCES = HAND_PAIRS["sentences"]  # hand-written, alternately a pair's good and bad sentence
 
 TOLERANCE = 1e-3
 """Nats: float32 sums of a few dozen log-probabilities (about 40 nats a sentence), batched matmuls in another
@@ -97,26 +97,31 @@ def test_a_file_that_is_not_the_pinned_one_is_refused(tmp_path):
         check_paradigms(["no_such_paradigm"])
 
 
-def test_phenomena_choose_their_paradigms_and_an_unknown_one_is_refused():
-    from probing.data.minimal_pairs import PARADIGMS, PHENOMENON, paradigms_of
-
-    assert set(PHENOMENON) == set(PARADIGMS) and len(set(PHENOMENON.values())) == 13
-    chosen = paradigms_of(["subject_verb_agreement"])
-    assert len(chosen) == 6 and all(PHENOMENON[uid] == "subject_verb_agreement" for uid in chosen)
-    with pytest.raises(ProbingError, match="--phenomena"):
-        paradigms_of(["subject_verb_agreemen"])
-
-
 @pytest.mark.real_data
-def test_the_phenomenon_table_is_what_the_files_say():
+def test_phenomena_choose_their_paradigms_and_an_unknown_one_is_refused():
     blimp = os.environ.get("PROBING_BLIMP")
     if not blimp:
         pytest.skip("real data: BLiMP is not available (set PROBING_BLIMP)")
-    from probing.data.minimal_pairs import PHENOMENON
+    from probing.data.minimal_pairs import PARADIGMS, paradigms_of, phenomenon_of
 
-    for uid, phenomenon in PHENOMENON.items():
+    terms = {uid: phenomenon_of(uid, blimp) for uid in PARADIGMS}
+    assert set(terms) == set(PARADIGMS) and len(set(terms.values())) == 13
+    chosen = paradigms_of(["subject_verb_agreement"], blimp)
+    assert len(chosen) == 6 and all(terms[uid] == "subject_verb_agreement" for uid in chosen)
+    with pytest.raises(ProbingError, match="--phenomena"):
+        paradigms_of(["subject_verb_agreemen"], blimp)
+
+
+@pytest.mark.real_data
+def test_the_phenomenon_of_a_paradigm_is_what_its_file_says():
+    blimp = os.environ.get("PROBING_BLIMP")
+    if not blimp:
+        pytest.skip("real data: BLiMP is not available (set PROBING_BLIMP)")
+    from probing.data.minimal_pairs import PARADIGMS, phenomenon_of
+
+    for uid in PARADIGMS:
         first = json.loads((Path(blimp) / f"{uid}.jsonl").read_text(encoding="utf-8").split("\n", 1)[0])
-        assert (first["UID"], first["linguistics_term"]) == (uid, phenomenon)
+        assert (first["UID"], first["linguistics_term"]) == (uid, phenomenon_of(uid, blimp))
 
 
 @pytest.mark.real_data

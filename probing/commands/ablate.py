@@ -159,7 +159,7 @@ def _blimp_pairs(args: argparse.Namespace):
     if args.resume or args.pairs:
         option = "--resume" if args.resume else "--pairs"
         raise ProbingError(f"--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no {option}", source=option)
-    chosen = paradigms_of(args.phenomena) if args.phenomena else check_paradigms(args.paradigms)
+    chosen = paradigms_of(args.phenomena, args.blimp) if args.phenomena else check_paradigms(args.paradigms)
     return read_pairs(chosen, args.blimp, args.limit)
 
 

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output_path(args.output, follow_symlinks=args.follow_symlinks)
-    paradigms = paradigms_of(args.phenomena) if args.phenomena else args.paradigms
+    paradigms = paradigms_of(args.phenomena, args.blimp) if args.phenomena else args.paradigms
     result = score_pairs(args.model, paradigms=paradigms, limit=args.limit, blimp=args.blimp,
                          batch_size=args.batch_size, bootstrap=args.bootstrap, seed=args.seed, device=args.device,
                          revision=args.revision, dtype=args.dtype, device_map=args.device_map)

@@ -47,28 +47,29 @@ PINS = _pins()
 PARADIGMS = tuple(sorted(PINS))
 
 
-def _phenomena() -> dict[str, str]:
-    lines = (Path(__file__).with_name("blimp.phenomena")).read_text(encoding="utf-8").split("\n")
-    rows = [line.split("\t") for line in lines if line and not line.startswith("#")]
-    return {uid: phenomenon for uid, _field, phenomenon in rows}
+def phenomenon_of(uid: str, folder: str | None = None) -> str:
+    """A paradigm's phenomenon (BLiMP's ``linguistics_term``), as the first pair of its own file labels it (the
+    file found, or fetched and checked, as :func:`paradigm_file` does)."""
+    path = paradigm_file(uid, folder)
+    with path.open(encoding="utf-8") as lines:
+        first = lines.readline()
+    try:
+        return str(json.loads(first)["linguistics_term"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise ProbingError(f"is not a BLiMP pair ({type(error).__name__}: {error})", source=f"{path}:1") from None
 
 
-PHENOMENON = _phenomena()
-"""UID -> its phenomenon (BLiMP's ``linguistics_term``: ``subject_verb_agreement``, ``island_effects`` ...),
-kept beside the pins so that paradigms can be chosen by phenomenon before any file is read."""
-
-
-def paradigms_of(phenomena) -> tuple[str, ...]:
-    """The paradigms of the phenomena named (``--phenomena``), in UID order; one line naming an unknown one.
-
-    >>> paradigms_of(["subject_verb_agreement"])[:2]
-    ('distractor_agreement_relational_noun', 'distractor_agreement_relative_clause')
-    """
-    known = sorted(set(PHENOMENON.values()))
+def paradigms_of(phenomena, folder: str | None = None) -> tuple[str, ...]:
+    """The paradigms of the phenomena named (``--phenomena``), in UID order, read from the paradigms' own files
+    (every paradigm's first line: nothing of BLiMP ships with the package); one line naming an unknown one."""
+    if len(set(phenomena)) != len(phenomena):
+        raise ProbingError("a phenomenon is named twice", source="--phenomena")
+    terms = {uid: phenomenon_of(uid, folder) for uid in PARADIGMS}
+    known = sorted(set(terms.values()))
     for name in phenomena:
         if name not in known:
             raise ProbingError(f"unknown BLiMP phenomenon {name!r} (known: {', '.join(known)})", source="--phenomena")
-    return tuple(uid for uid in PARADIGMS if PHENOMENON[uid] in set(phenomena))
+    return tuple(uid for uid in PARADIGMS if terms[uid] in set(phenomena))
 
 
 @dataclass(frozen=True)
