@@ -143,6 +143,14 @@ def test_bfloat16_weights_and_a_device_map_score_the_same_pairs_in_float32():
     assert not np.array_equal(good, runs["plain"]["log_p_good"])  # the weights really were rounded
 
 
+def test_a_failed_download_says_how_to_do_without_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("PROBING_BLIMP", raising=False)
+    monkeypatch.setenv("PROBING_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PROBING_BLIMP_BASE_URL", "http://127.0.0.1:9")  # the discard port: nothing answers
+    with pytest.raises(ProbingError, match="download failed.*--blimp DIR or set PROBING_BLIMP"):
+        paradigm_file("wh_island")
+
+
 def test_the_download_fills_the_cache_checked_by_sha256(tmp_path, monkeypatch):
     """A local server in place of BLiMP's home: the right file is cached, a wrong one never is."""
     import functools

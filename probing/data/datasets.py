@@ -89,6 +89,7 @@ class TreebankFile:
     split: str
     filename: str
     sha256: str | None  # None: not pinned, trusted on first use
+    offline: str | None = None  # how to do without the download, where that is not a treebank folder
 
 
 @dataclass(frozen=True)
@@ -501,6 +502,8 @@ def _copy_url(url: str, out, tb_file: TreebankFile) -> str:
 
 
 def _net_hint(what: str, tb_file: TreebankFile) -> str:
+    if tb_file.offline:
+        return f"{what}; without network, {tb_file.offline}"
     return (f"{what}; without network, set PROBING_TREEBANKS to a folder laid out as "
             f"<name>/{tb_file.filename}")
 

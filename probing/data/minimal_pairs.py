@@ -118,7 +118,8 @@ def paradigm_file(uid: str, folder: str | None = None, *, download: bool = True)
                                f"pinned file of BLiMP commit {COMMIT[:7]})", source=str(path))
         return path
     # The treebanks' machinery: the cache is <cache>/blimp/data/UID.jsonl, the URL BASE/REPOSITORY/COMMIT/data/UID.jsonl
-    home = Treebank("blimp", REPOSITORY, COMMIT, (TreebankFile(uid, f"data/{uid}.jsonl", PINS[uid]),))
+    offline = f"give --blimp DIR or set {ENVIRONMENT} to a folder of BLiMP's UID.jsonl files"
+    home = Treebank("blimp", REPOSITORY, COMMIT, (TreebankFile(uid, f"data/{uid}.jsonl", PINS[uid], offline),))
     tb_file = home.files[0]
     cached = _cached(home, tb_file)
     if cached is not None:
