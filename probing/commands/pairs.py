@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.pairs.api import score_pairs
+    from probing.analyses.pairs.api import check_causal_lm, score_pairs
     from probing.analyses.pairs.report import pairs_table
     from probing.atomic import check_output_path
     from probing.data.minimal_pairs import paradigms_of
@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output_path(args.output, follow_symlinks=args.follow_symlinks)
+    if args.phenomena:  # choosing by phenomenon reads every paradigm's file: a bad --model is refused first
+        check_causal_lm(args.model, args.revision)
     paradigms = paradigms_of(args.phenomena, args.blimp) if args.phenomena else args.paradigms
     result = score_pairs(args.model, paradigms=paradigms, limit=args.limit, blimp=args.blimp,
                          batch_size=args.batch_size, bootstrap=args.bootstrap, seed=args.seed, device=args.device,
