@@ -31,7 +31,7 @@ from probing.analyses.probe.config import ScoreConfig
 from probing.data.relations import relation_pairs
 from probing.data.treebank import read_treebank
 from probing.errors import ProbingError
-from probing.model.alignment import SPECIAL, align_words, check_alignment
+from probing.model.alignment import SPECIAL, align_words, check_alignment, encodings
 from probing.model.loading import load_model
 from probing.model.tokenizers import byte_level_states, load_tokenizer, prefix_space_rule
 from probing.scoring.counts import ProbeCounts
@@ -148,6 +148,29 @@ def _special_id(loaded, name: str) -> int:
     if name == "sink":
         return loaded.prepend_token_id
     return getattr(loaded.tokenizer, f"{name}_id")
+
+
+@pytest.mark.parametrize("family", sorted(TINY_FAMILIES))
+def test_encodings_read_from_the_backend_equal_the_tokenizer_call(family, sentences, loaded_models):
+    """The backend's encodings carry what ``tokenizer(...)`` returns, for split words and for running text,
+    even where the tokenizer was left set to truncate and pad and a word spells a special token."""
+    tokenizer = loaded_models(family).tokenizer
+    words = [list(s.words) for s in sentences] + [["a", tokenizer.all_special_tokens[0], "b"]]
+    texts = [" ".join(w) for w in words]
+    tokenizer.backend_tokenizer.enable_truncation(max_length=3)
+    tokenizer.backend_tokenizer.enable_padding(length=40)
+    backend_split = encodings(tokenizer, words, split_into_words=True)
+    backend_text = encodings(tokenizer, texts, split_into_words=False)
+    assert tokenizer.backend_tokenizer.truncation is None and tokenizer.backend_tokenizer.padding is None
+    split = tokenizer(words, is_split_into_words=True, add_special_tokens=True, truncation=False)
+    text = tokenizer(texts, add_special_tokens=True, truncation=False, return_offsets_mapping=True,
+                     return_special_tokens_mask=True)
+    assert [e.ids for e in backend_split] == split["input_ids"]
+    assert [e.word_ids for e in backend_split] == [split.word_ids(row) for row in range(len(words))]
+    assert [e.ids for e in backend_text] == text["input_ids"]
+    assert [[tuple(o) for o in e.offsets] for e in backend_text] == [[tuple(o) for o in row]
+                                                                     for row in text["offset_mapping"]]
+    assert [e.special_tokens_mask for e in backend_text] == text["special_tokens_mask"]
 
 
 def test_slow_tokenizer_falls_back_to_one_word_at_a_time(sentences, loaded_models):

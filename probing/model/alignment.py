@@ -153,11 +153,9 @@ def _align_running_text(tokenizer, sentences: list[list[str]], spaces: list[tupl
     """Yield (input_ids, word_ids, replaced, tokenized_apart) for running text, one batched call for the
     sentences whose pieces all fall inside words, a call per cut piece of text for the others."""
     texts = [running_text(words, gaps) for words, gaps in zip(sentences, spaces)]
-    encoded = tokenizer([text for text, _ in texts], add_special_tokens=True, return_offsets_mapping=True,
-                        return_special_tokens_mask=True, truncation=False)
-    for row, (words, (text, spans)) in enumerate(zip(sentences, texts)):
-        ids, offsets = encoded["input_ids"][row], encoded["offset_mapping"][row]
-        special = encoded["special_tokens_mask"][row]
+    encoded = encodings(tokenizer, [text for text, _ in texts], split_into_words=False)
+    for words, (text, spans), encoding in zip(sentences, texts, encoded):
+        ids, offsets, special = encoding.ids, encoding.offsets, encoding.special_tokens_mask
         inner = [t for t, flag in enumerate(special) if not flag]
         first, last = (inner[0], inner[-1] + 1) if inner else (len(ids), len(ids))
         if any(special[first:last]):
@@ -288,26 +286,44 @@ def check_alignment(word_of_token: Sequence[int], num_words: int, tokenizer=None
 
 def _align_fast(tokenizer, sentences: list[list[str]]):
     """Yield (input_ids, word_ids, replaced) from one batched call with ``word_ids()``."""
-    encoded = _encode_split(tokenizer, sentences)
-    for row, words in enumerate(sentences):
-        input_ids, word_ids = encoded["input_ids"][row], encoded.word_ids(row)
+    for words, encoding in zip(sentences, encodings(tokenizer, sentences, split_into_words=True)):
+        input_ids, word_ids = encoding.ids, encoding.word_ids
         empty = sorted(set(range(len(words))) - {w for w in word_ids if w is not None})
         if empty:
             input_ids, word_ids = _retokenise_with_unk(tokenizer, words, empty)
         yield input_ids, word_ids, len(empty)
 
 
-def _encode_split(tokenizer, sentences: list[list[str]]):
-    # truncation=False: a tokenizer.json may carry a truncation setting, and a
-    # truncated sentence would lose words (too-long sentences are skipped later).
-    return tokenizer(sentences, is_split_into_words=True, add_special_tokens=True, truncation=False)
+def encodings(tokenizer, inputs: list, *, split_into_words: bool) -> list:
+    """The Rust tokenizer's ``Encoding`` of each input (``.ids``, ``.word_ids``, ``.offsets``,
+    ``.special_tokens_mask``), special tokens added, nothing truncated or padded.
+
+    What ``tokenizer(inputs, truncation=False)`` computes, read straight from the backend: the call's
+    conversion of every encoding into Python lists and dictionaries cost as much as the tokenising itself
+    (benchmarks/RESULTS.md, "The input side in worker processes"). The tokenizer is first set up as that call
+    sets it up (no truncation, no padding: a tokenizer.json may carry either, and a truncated sentence would
+    lose words; its own rule for special-token strings in the text), so the pieces are the same.
+
+    >>> from probing.testing import tiny_wordpiece_tokenizer
+    >>> [e.word_ids for e in encodings(tiny_wordpiece_tokenizer(), [["the", "cat"]], split_into_words=True)]
+    [[None, 0, 1, None]]
+    """
+    from transformers.tokenization_utils_base import PaddingStrategy, TruncationStrategy
+
+    tokenizer.set_truncation_and_padding(padding_strategy=PaddingStrategy.DO_NOT_PAD,
+                                         truncation_strategy=TruncationStrategy.DO_NOT_TRUNCATE, max_length=None,
+                                         stride=0, pad_to_multiple_of=None, padding_side=None)
+    backend = tokenizer.backend_tokenizer
+    if backend.encode_special_tokens != tokenizer.split_special_tokens:
+        backend.encode_special_tokens = tokenizer.split_special_tokens
+    return backend.encode_batch(inputs, add_special_tokens=True, is_pretokenized=split_into_words)
 
 
 def _retokenise_with_unk(tokenizer, words: list[str], empty: list[int]) -> tuple[list[int], list[int | None]]:
     _require_unk(tokenizer, words[empty[0]])
     replaced = [tokenizer.unk_token if i in empty else word for i, word in enumerate(words)]
-    encoded = _encode_split(tokenizer, [replaced])
-    return encoded["input_ids"][0], encoded.word_ids(0)
+    encoding = encodings(tokenizer, [replaced], split_into_words=True)[0]
+    return encoding.ids, encoding.word_ids
 
 
 def _require_unk(tokenizer, word: str) -> None:
