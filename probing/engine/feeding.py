@@ -26,8 +26,11 @@ batches this process would have made before it.
 from __future__ import annotations
 
 import dataclasses
+import gc
+import io
 import itertools
 import os
+import pickle
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -100,7 +103,8 @@ def _from_workers(plan: ChunkPlan, tokenizer, workers: int) -> Iterator[Prepared
     loader = DataLoader(_WorkerChunks(plan, tokenizer), batch_size=None, num_workers=workers, collate_fn=_as_made,
                         prefetch_factor=WORKER_PREFETCH)
     expected = 0
-    for item in loader:
+    for packed in loader:
+        item = _unpacked(packed)
         if isinstance(item, _InputEnd):
             plan.source.units_total = item.units_total
             return
@@ -126,11 +130,52 @@ class _WorkerChunks(torch.utils.data.IterableDataset):
         try:
             for position, chunk in enumerate(self.plan.chunks()):
                 if position % workers == mine:
-                    yield self.plan.prepare(chunk, self.tokenizer, position)
+                    yield _packed(self.plan.prepare(chunk, self.tokenizer, position))
         except Exception as error:  # raised in the main process, in its turn (the module docstring)
-            yield _WorkerFailure(error)
+            yield _packed(_WorkerFailure(error))
             return
-        yield _InputEnd(self.plan.source.units_total)
+        yield _packed(_InputEnd(self.plan.source.units_total))
+
+
+class _ArraysPickler(pickle.Pickler):
+    """Pickles a tensor as the numpy array it views: its bytes travel in the pickle itself."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, torch.Tensor) and obj.device.type == "cpu" and not obj.requires_grad:
+            try:
+                return torch.from_numpy, (obj.numpy(),)
+            except TypeError:  # a dtype numpy lacks (bfloat16): torch's own reduction
+                return NotImplemented
+        return NotImplemented
+
+
+def _packed(item) -> bytes:
+    """``item`` as one bytes object for the trip to the main process.
+
+    Handed over as they are, a chunk's tensors would each go through torch's shared-memory handover (a file
+    descriptor and a mapping per tensor, hundreds per chunk), which cost the main process more than the worker
+    saved it (benchmarks/RESULTS.md, "The input side in worker processes"); as bytes in one pickle they
+    cost one copy.
+
+    >>> pickle.loads(_packed({"ids": torch.tensor([1, 2])}))["ids"].tolist()
+    [1, 2]
+    """
+    buffer = io.BytesIO()
+    _ArraysPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(item)
+    return buffer.getvalue()
+
+
+def _unpacked(packed: bytes):
+    """The item :func:`_packed` made, the garbage collector held off meanwhile: a chunk is some hundred thousand
+    small objects (its words, tags, tuples), and every collection their creation sets off would walk all the
+    objects the main process holds (the model's too), which took five times as long as the unpickling."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(packed)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass

@@ -28,10 +28,22 @@ EXACT_IN_FLOAT32 = 2**24
 """Whole numbers below this are exact in float32, and so is every product and partial sum of such numbers."""
 
 
-def poisson_weights(sentence_indices: Sequence[int], *, replicates: int, seed: int) -> torch.Tensor:
-    """float64 [replicate, sentence] weights; column s depends on (seed, index s) only."""
-    columns = [np.random.default_rng([seed, int(index)]).poisson(1.0, replicates) for index in sentence_indices]
-    return torch.from_numpy(np.stack(columns, axis=1).astype(np.float64))  # [replicate, sentence]
+def poisson_weights(sentence_indices: Sequence[int], *, replicates: int, seed: int,
+                    compact: bool = False) -> torch.Tensor:
+    """float64 [replicate, sentence] weights; column s depends on (seed, index s) only.
+
+    ``compact``: the same whole numbers as uint8 (Poisson(1) draws stay far below 256; int64 in the
+    unthinkable case they do not), an eighth of the bytes, for weights made on the input side that travel
+    from a worker process (:func:`replicate` takes either).
+
+    >>> poisson_weights([0], replicates=3, seed=0, compact=True).dtype
+    torch.uint8
+    """
+    columns = np.stack([np.random.default_rng([seed, int(index)]).poisson(1.0, replicates)
+                        for index in sentence_indices], axis=1)  # int64 [replicate, sentence]
+    if not compact:
+        return torch.from_numpy(columns.astype(np.float64))
+    return torch.from_numpy(columns.astype(np.uint8) if columns.size and columns.max() < 256 else columns)
 
 
 def replicate(weights: torch.Tensor, per_sentence: torch.Tensor) -> torch.Tensor:

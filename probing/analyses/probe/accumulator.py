@@ -56,7 +56,7 @@ class ProbeAccumulator(Accumulator):
         prepared = {pairs_key(self.counts.relations): collect_pairs(batch.sentences, self.counts.relations)}
         if self.counts.bootstrap is not None:
             prepared[self._weights_key()] = poisson_weights(batch.indices, replicates=self.counts.bootstrap.replicates,
-                                                            seed=self.counts.bootstrap.seed)
+                                                            seed=self.counts.bootstrap.seed, compact=True)
         return prepared
 
     def update(self, view: BatchView) -> None:
