@@ -30,13 +30,19 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
+# One tokenizer thread for the plain loop and the run alike: a run with workers sets this for its forked
+# workers, and once set it holds for the rest of the process, so leaving it unset would time the plain loop's
+# first repeat one way and the others another. One thread is the plain loop's faster setting on this 2-core
+# machine (1.0-1.1 s against 1.0-1.4 s with the tokenizer's own threads), the stricter comparison.
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from probing.analyses.probe.api import run_probe
-from probing.analyses.probe.config import ScoreConfig
-from probing.data.inputs import InputSource
-from probing.engine.feeding import ChunkPlan, prepared_chunks
-from probing.model.loading import load_model
+import torch  # noqa: E402
+
+from probing.analyses.probe.api import run_probe  # noqa: E402
+from probing.analyses.probe.config import ScoreConfig  # noqa: E402
+from probing.data.inputs import InputSource  # noqa: E402
+from probing.engine.feeding import ChunkPlan, prepared_chunks  # noqa: E402
+from probing.model.loading import load_model  # noqa: E402
 
 WORKERS = (0, 1, 2)
 BATCH_SIZE = 32
@@ -105,6 +111,25 @@ def whole_run(loaded, path: str, workers: int) -> float:
     return time.perf_counter() - started
 
 
+def _spin(_=None) -> float:
+    started = time.perf_counter()
+    total = 0
+    for number in range(10_000_000):
+        total += number
+    return time.perf_counter() - started
+
+
+def side_by_side() -> float:
+    """How fast one CPU-bound Python process runs while another runs beside it, as a share of its speed alone:
+    what two processes (a worker and the main one) can get out of this machine's cores together."""
+    import multiprocessing
+
+    alone = _spin()
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        together = pool.map(_spin, range(2))
+    return alone / max(together)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
@@ -129,13 +154,14 @@ def main() -> None:
                 runs.setdefault(f"whole {workers}", []).append(whole_run(loaded, path, workers))
             print(f"repeat {repeat + 1}/{args.repeats}: " + ", ".join(f"{name} {values[-1]:.2f} s"
                                                                       for name, values in runs.items()), file=sys.stderr)
-    print(report(runs, sentences, args.repeats))
+    print(report(runs, sentences, args.repeats, side_by_side()))
 
 
-def report(runs: dict[str, list[float]], sentences: int, repeats: int) -> str:
+def report(runs: dict[str, list[float]], sentences: int, repeats: int, share: float) -> str:
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
     lines = [f"{sentences} sentences, {repeats} paired repeats, torch threads {torch.get_num_threads()}, "
-             f"load average after {load}", "",
+             f"load average after {load}; two CPU-bound processes side by side each run at {share:.0%} of "
+             "the speed of one alone", "",
              "| workers | input side alone | sentences/s | whole run | whole / plain loop |",
              "| --- | --- | --- | --- | --- |"]
     for workers in WORKERS:
