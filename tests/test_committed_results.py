@@ -26,7 +26,7 @@ COMMITTED = REPO / "leaderboards"
 
 def counts(result: dict) -> dict:
     """What must not change: every count, the bootstrap replicates, and what was chosen on dev."""
-    arrays = {name: decode_array(encoded).tolist() for name, encoded in result["bootstrap"]["arrays"].items()}
+    arrays = {name: decode_array(encoded).tolist() for name, encoded in result["state"].items()}
     heldout = {name: {"dev": entry["dev"], "heldout": entry["heldout"]}
                for name, entry in result["heldout"]["relations"].items()}
     treebank = {key: result["treebank"][key] for key in ("sha256", "sentences_total", "sentences_scored",

@@ -13,7 +13,7 @@ from conftest import conllu_rows
 from probing.cli import main
 from probing.data.relations import DEFAULT_RELATIONS, relation_pairs
 from probing.data.treebank import read_treebank
-from probing.results.schema import decode_array
+from probing.results.schema import SCHEMA_VERSION, decode_array
 from probing.testing import sample_path, tiny_bert
 
 RESULT_KEYS = {"schema_version", "tool", "model", "treebank", "config", "relations", "timing", "created"}
@@ -33,7 +33,7 @@ def test_tiny_bert_end_to_end_result_file(capsys, tmp_path):
     assert "best head (layer-head, from 1)" in out and "nsubj" in out
     result = json.loads(output.read_text())
     assert RESULT_KEYS <= set(result)
-    assert result["schema_version"] == "2" and result["analysis"] == "probe"
+    assert result["schema_version"] == SCHEMA_VERSION == "3" and result["analysis"] == "probe"
     assert (result["model"]["num_layers"], result["model"]["num_heads"]) == (2, 4)
     sentences = list(read_treebank(sample_path()))
     assert result["treebank"]["sentences_total"] == result["treebank"]["sentences_scored"] == len(sentences)
@@ -71,7 +71,7 @@ def test_the_batch_size_moves_no_count_but_through_float_rounding(capsys, tmp_pa
         for direction in ("dep_to_head", "head_to_dep"):
             moved = np.abs(np.subtract(one[name]["heads"][direction], seven[name]["heads"][direction]))
             assert moved.max() <= 1, (name, direction)
-    arrays = [{key: decode_array(value) for key, value in result["bootstrap"]["arrays"].items()} for result in results]
+    arrays = [{key: decode_array(value) for key, value in result["state"].items()} for result in results]
     for key in ("boot_total", "boot_baselines"):
         assert np.array_equal(arrays[0][key], arrays[1][key]), key
 

@@ -51,7 +51,7 @@ def numbers(result: dict) -> dict:
         return {"similarity": result["similarity"]}
     if analysis == "ablation":
         return {"baseline": result["baseline"], "conditions": result["conditions"]}
-    return {"relations": result["relations"], "bootstrap": result["bootstrap"]}
+    return {"relations": result["relations"], "bootstrap": result["bootstrap"], "state": result["state"]}
 
 
 def assert_same(mine, theirs, where: str = "") -> None:

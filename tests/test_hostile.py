@@ -39,6 +39,7 @@ import pytest
 import torch
 
 from probing.cli import main
+from probing.results.schema import decode_array, encode_array
 from probing.testing import sample_path, tiny_bert
 
 REPO = Path(__file__).resolve().parents[1]
@@ -406,13 +407,13 @@ DAMAGES = {
     "a float where a count belongs": (lambda r: r["relations"]["all"].__setitem__("total", 8.0), "relations.all.total"),
     "a missing field": (lambda r: r["relations"]["all"].pop("baselines"), "relations.all.baselines"),
     "a bootstrap array that is not base64": (
-        lambda r: r["bootstrap"]["arrays"]["boot_heads"].__setitem__("data", "not base64!"),
-        "bootstrap.arrays.boot_heads"),
+        lambda r: r["state"]["boot_heads"].__setitem__("data", "not base64!"), "state.boot_heads"),
     "a bootstrap array of the wrong size": (
-        lambda r: r["bootstrap"]["arrays"]["boot_total"].__setitem__(
-            "data", r["bootstrap"]["arrays"]["boot_heads"]["data"]),
-        "bootstrap.arrays.boot_total"),
-    "a newer schema_version": (lambda r: r.__setitem__("schema_version", "3"), "schema_version"),
+        lambda r: r["state"]["boot_total"].__setitem__("data", r["state"]["boot_heads"]["data"]), "state.boot_total"),
+    "state counts that differ from the relations": (
+        lambda r: r["state"].__setitem__("total", encode_array(decode_array(r["state"]["total"]) + 1)),
+        "state.total: differs from the counts the result shows"),
+    "a newer schema_version": (lambda r: r.__setitem__("schema_version", "4"), "schema_version"),
     "a tokenizer block that says 'yes' for fast": (lambda r: r["model"]["tokenizer"].__setitem__("fast", "yes"),
                                                    "model.tokenizer.fast: expected true or false"),
     "a half that is neither even nor odd": (
@@ -687,7 +688,7 @@ def _bomb_data() -> str:
 
 def _bomb(result: dict) -> str:
     """boot_total as an array that inflates to 3 GiB: its declared shape must be refused before inflating."""
-    result["bootstrap"]["arrays"]["boot_total"] = {"shape": [1 << 20, 384], "dtype": "int64", "data": _bomb_data()}
+    result["state"]["boot_total"] = {"shape": [1 << 20, 384], "dtype": "int64", "data": _bomb_data()}
     return json.dumps(result)
 
 
@@ -695,10 +696,9 @@ HOSTILE_TEXT = {
     "nesting 200,000 deep": (lambda r: '{"a":' * 200_000 + "1" + "}" * 200_000, "nested deeper than a result"),
     "a 5,000-digit integer": (lambda r: json.dumps(r).replace('"seed": 0', '"seed": 1' + "0" * 5000, 1),
                               "a number is too long to read"),
-    "a shape of 2**70": (lambda r: json.dumps({**r, "bootstrap": {**r["bootstrap"], "arrays": {
-        **r["bootstrap"]["arrays"], "boot_total": {**r["bootstrap"]["arrays"]["boot_total"], "shape": [2**70]}}}}),
-                         "bootstrap.arrays.boot_total.shape[0]"),
-    "a 3 MB array that inflates to 3 GiB": (_bomb, "bootstrap.arrays.boot_total.shape: is [1048576, 384]"),
+    "a shape of 2**70": (lambda r: json.dumps({**r, "state": {
+        **r["state"], "boot_total": {**r["state"]["boot_total"], "shape": [2**70]}}}), "state.boot_total.shape[0]"),
+    "a 3 MB array that inflates to 3 GiB": (_bomb, "state.boot_total.shape: is [1048576, 384]"),
     "Infinity as a total": (lambda r: json.dumps(r).replace('"total": ', '"total": Infinity, "_": ', 1),
                             "Infinity, which is not a number"),
 }

@@ -91,7 +91,7 @@ def test_same_seed_same_intervals_other_seed_other_replicates():
     assert first["bootstrap"] == second["bootstrap"]
     assert in_sample_reports(first) == in_sample_reports(second)
     assert first["relations"] == other["relations"]  # the seed moves only the replicates
-    assert first["bootstrap"]["arrays"]["boot_total"] != other["bootstrap"]["arrays"]["boot_total"]
+    assert first["state"]["boot_total"] != other["state"]["boot_total"]
 
 
 def test_merged_shards_equal_one_run_and_give_the_same_intervals():

@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import heldout_runs
+import numpy as np
 import pytest
 
 from probing.cli import main
@@ -20,8 +21,20 @@ from probing.commands.leaderboard import file_links
 from probing.report.board import build_leaderboard, cell_text, leaderboard_from_files, read_json
 from probing.report.escaping import latex_text
 from probing.report.renderers import FORMATS, render, render_html
+from probing.results.schema import decode_array, encode_array
 
 REFERENCE = Path(__file__).resolve().parents[1] / "leaderboards" / "reference" / "clark2019-bert-base-wsj.json"
+
+
+def without_relation(result: dict, name: str) -> dict:
+    """The result as if scored without relation ``name``, and without a bootstrap (its replicate sums held the
+    relation; the held-out intervals stay as computed)."""
+    index = list(result["relations"]).index(name)
+    del result["relations"][name], result["heldout"]["relations"][name]
+    result["bootstrap"] = None
+    result["state"] = {key: encode_array(np.delete(decode_array(value), index, axis=0)) if decode_array(value).ndim
+                       else value for key, value in result["state"].items() if not key.startswith("boot_")}
+    return result
 
 
 def renamed(result: dict, name: str) -> dict:
@@ -35,9 +48,7 @@ def renamed(result: dict, name: str) -> dict:
 def board_inputs():
     """A held-out result, a tie of it under another name, one lacking a relation, and the paper reference."""
     heldout = heldout_runs.results()["heldout"]
-    lacking = renamed(heldout, "/models/lacks_nsubj")
-    del lacking["relations"]["nsubj"], lacking["heldout"]["relations"]["nsubj"]
-    lacking["bootstrap"] = None  # its replicate arrays held nsubj; the held-out intervals stay as computed
+    lacking = without_relation(renamed(heldout, "/models/lacks_nsubj"), "nsubj")
     results = [renamed(heldout, "/models/model_a"), renamed(heldout, "/models/<i>model_b&co"), lacking]
     return results, [read_json(REFERENCE)]
 
@@ -244,7 +255,7 @@ def test_bad_inputs_fail_with_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('{"schema_version": "0"}')
     assert main(["leaderboard", str(bad)]) == 2
-    assert f"{bad}: schema_version: expected one of 1, 2, found '0'" in capsys.readouterr().err
+    assert f"{bad}: schema_version: expected one of 1, 2, 3, found '0'" in capsys.readouterr().err
     assert main(["leaderboard", str(tmp_path / "missing.json")]) == 2
 
 

@@ -51,7 +51,7 @@ def test_merged_shards_equal_one_run(capsys, tmp_path, runs):
     code, _, merged = merge(capsys, tmp_path, parts[2], parts[0], parts[1])  # order does not matter
     assert code == 0
     assert without(merged) == without(whole)
-    assert merged["bootstrap"]["arrays"] == whole["bootstrap"]["arrays"]
+    assert merged["bootstrap"] == whole["bootstrap"] and merged["state"] == whole["state"]
     assert merged["treebank"]["sentences_scored"] == whole["treebank"]["sentences_total"] == 75
     assert merged["config"]["shard"] is None
     assert sorted(part["shard"] for part in merged["merged_from"]) == ["0/3", "1/3", "2/3"]
@@ -140,3 +140,29 @@ def test_device_may_differ_and_is_recorded(runs):
     merged = merge_results(results, ["a", "b", "c"])
     assert merged["model"]["device"] == "cpu,cuda:0"
     assert [part["device"] for part in merged["merged_from"]] == ["cpu", "cpu", "cuda:0"]
+
+
+def as_version_2(result: dict) -> dict:
+    """A probe result as schema version 2 wrote it: no state; the replicate sums in ``bootstrap.arrays``."""
+    old = copy.deepcopy(result)
+    state = old.pop("state")
+    old["schema_version"] = "2"
+    old["bootstrap"] = {**old["bootstrap"], "encoding": "base64(zlib(int64 little-endian, C order))",
+                        "arrays": {name: array for name, array in state.items() if name.startswith("boot_")}}
+    return old
+
+
+def test_version_2_shards_merge_with_version_3_ones_into_one_run(capsys, tmp_path, runs):
+    """A version-2 file is read as version 3: its counts and replicate sums become the same state, and it merges
+    with files written now into exactly the whole run."""
+    whole, parts = runs
+    first = json.loads(parts[0].read_text())
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(as_version_2(first)))
+    from probing.results.io import read_result
+
+    assert read_result(old)["state"].keys() == first["state"].keys()
+    code, err, merged = merge(capsys, tmp_path, old, parts[1], parts[2])
+    assert code == 0, err
+    assert merged["schema_version"] == "3" and merged["state"] == whole["state"]
+    assert without(merged) == without(whole)

@@ -104,7 +104,7 @@ def runs():
 def test_heldout_result_keeps_the_test_result_and_adds_the_dev_choice(runs):
     heldout, test, dev = runs["heldout"], runs["test"], runs["dev"]
     assert heldout["relations"] == test["relations"]  # in-sample on TEST, exactly as a plain run
-    assert heldout["bootstrap"] == test["bootstrap"]
+    assert heldout["bootstrap"] == test["bootstrap"] and heldout["state"] == test["state"]
     block = heldout["heldout"]
     assert block["select_on"]["treebank"]["sha256"] == dev["treebank"]["sha256"]
     assert block["report_on"]["sha256"] == test["treebank"]["sha256"]
@@ -180,6 +180,7 @@ def test_heldout_shards_merge_into_the_whole_heldout_run(runs, split_sample, cap
     assert main(["merge", *parts, "--output", str(merged_path)]) == 0
     merged, whole = json.loads(merged_path.read_text()), runs["heldout"]
     assert merged["relations"] == whole["relations"] and merged["bootstrap"] == whole["bootstrap"]
+    assert merged["state"] == whole["state"]
     assert merged["heldout"]["relations"] == whole["heldout"]["relations"]
 
 

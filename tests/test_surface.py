@@ -17,6 +17,7 @@ from probing.data.inputs import InputSource
 from probing.engine.passes import run_pass
 from probing.engine.token_roles import TokenRoles
 from probing.model.loading import load_model
+from probing.results.schema import SCHEMA_VERSION
 from probing.testing import sample_path, tiny_bert
 
 
@@ -189,7 +190,7 @@ def test_surface_command_writes_json_and_figures(tmp_path, capsys):
                    "--output", str(tmp_path / "surface.json"), "--quiet"])
     assert status == 0
     result = json.loads((tmp_path / "surface.json").read_text())
-    assert result["analysis"] == "surface" and result["schema_version"] == "2"
+    assert result["analysis"] == "surface" and result["schema_version"] == SCHEMA_VERSION == "3"
     assert result["input"]["sha256"] == sha256_of(sample_path())
     assert result["input"]["pairs"] is True and result["input"]["units_used"] == 6
     assert len(result["surface"]["heads"]["previous"]) == 2 and len(result["surface"]["heads"]["previous"][0]) == 4

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import torch
 
-DIRECTIONS = ("dep_to_head", "head_to_dep")
-"""Axis 1 of the predictions, and the order of directions everywhere."""
-
 
 def predict_heads(word_attention: torch.Tensor, num_words: torch.Tensor) -> torch.Tensor:
     """Predicted head index of every word, for every layer, head and direction.

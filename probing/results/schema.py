@@ -38,12 +38,14 @@ import numpy as np
 
 from probing.errors import ProbingError
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 """Written into every result; raised whenever a field below changes meaning or name."""
 
-READABLE_VERSIONS = ("1", "2")
-"""Versions this release reads. Version 1 files (probe results of probing 0.1) lack ``analysis``
-and ``model.fingerprint``; they are read as probe results."""
+READABLE_VERSIONS = ("1", "2", "3")
+"""Versions this release reads, each read as the current one (:func:`upgrade`). Version 1 files (probe
+results of probing 0.1) lack ``analysis`` and ``model.fingerprint``; they are read as probe results. Version 2
+probe files keep their replicate counts in ``bootstrap.arrays`` rather than in ``state``, where every
+analysis keeps what its numbers are derived from."""
 
 ARRAY_ENCODING = "base64(zlib(little-endian C-order array))"
 
@@ -496,9 +498,29 @@ STATE = Field(MapOf(Array(), "name"), "the accumulator's sums and counts, from w
 
 
 def upgrade(result: dict) -> dict:
-    """A version-1 probe result, read as version 2 (it lacks ``analysis``, ``input`` and the fingerprint)."""
-    if result.get("schema_version") != "1":
+    """A result of any readable version, read as the current one: a version-1 probe result gains ``analysis``,
+    ``input`` and the fingerprint; then the analysis's own ``upgrade`` (its registry record) reads its payload
+    as this version's. A current result comes back as it is.
+
+    >>> upgrade({"schema_version": SCHEMA_VERSION, "analysis": "toy"})["schema_version"] == SCHEMA_VERSION
+    True
+    """
+    version = result.get("schema_version")
+    if version == SCHEMA_VERSION:
         return result
+    if version == "1":
+        result = _from_version_1(result)
+    analysis = result.get("analysis")
+    from probing.plugins import analyses
+
+    registry = analyses()
+    if isinstance(analysis, str) and analysis in registry.names() and registry[analysis].upgrade is not None:
+        result = registry[analysis].load("upgrade")(result, version)
+    return {**result, "schema_version": SCHEMA_VERSION}
+
+
+def _from_version_1(result: dict) -> dict:
+    """A version-1 probe result with the blocks version 2 added (``analysis``, ``input``, the fingerprint)."""
     treebank = result.get("treebank") or {}
     model = dict(result.get("model") or {})
     model.setdefault("fingerprint", model.get("commit") or f"path:{model.get('name_or_path')}")
@@ -675,6 +697,9 @@ def markdown() -> str:
         "Made by `python -m probing.results.schema` from `probing/results/schema.py` (the common blocks) and each "
         "analysis's `payload.py` (its payload), the definition every writer and reader uses.",
         f"Schema version {SCHEMA_VERSION}. Every file has the common blocks, then the payload of its `analysis`.",
+        f"Files of versions {', '.join(v for v in READABLE_VERSIONS if v != SCHEMA_VERSION)} are read as this one: "
+        "version-1 probe results gain the blocks version 2 added, and version-2 probe results, which kept",
+        "their replicate sums in `bootstrap.arrays`, have their counts and those sums moved into `state`.",
         "Layers and heads are indexed from 0 in files (tables and plots count from 1). Unlisted fields may be",
         "added by later versions; listed ones keep their names and meanings until the version changes.",
         "",

@@ -96,13 +96,13 @@ def head_vs_baseline(
 
 
 def bootstrap_arrays(result: dict) -> dict[str, np.ndarray] | None:
-    """The replicate counts of a result file as numpy arrays (no torch); None without a bootstrap. Decoded
-    as every array of a result is (probing.results.schema.decode_array). A decoder's result also has
-    ``boot_causal`` [B, R, L, H] (the causal direction)."""
+    """The replicate counts of a probe result (its ``state``) as numpy arrays (no torch); None without a
+    bootstrap. Decoded as every array of a result is (probing.results.schema.decode_array). A decoder's
+    result also has ``boot_causal`` [B, R, L, H] (the causal direction)."""
     from probing.results.schema import decode_array
 
-    boot = result.get("bootstrap")
-    if not boot:
+    if not result.get("bootstrap"):
         return None
-    names = BOOTSTRAP_ARRAYS + tuple(name for name in ("boot_causal",) if name in boot["arrays"])
-    return {name: decode_array(boot["arrays"][name]) for name in names}
+    state = result["state"]
+    names = BOOTSTRAP_ARRAYS + tuple(name for name in ("boot_causal",) if name in state)
+    return {name: decode_array(state[name]) for name in names}

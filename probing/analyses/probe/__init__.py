@@ -9,6 +9,7 @@ register(Analysis(
     payload="probing.analyses.probe.payload:PAYLOAD",
     checks=("probing.analyses.probe.payload:counts_within_totals",),
     tables="probing.analyses.probe.leaderboard:leaderboard_tables",
+    upgrade="probing.analyses.probe.payload:upgrade",
     extra={"result": "probing.analyses.probe.result:ProbeResult"},  # what probing.read() gives for its files
     commands=(
         Command("score", "score every attention head on a dependency treebank (Clark et al. 2019, sec. 4)",

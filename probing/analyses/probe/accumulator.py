@@ -5,8 +5,9 @@ word, in both directions; the pairs of each relation are scored against
 them and against the fixed offsets, and only integer counts are kept
 (probing.scoring.counts). The result is the probe's contract
 (docs/results.md): per relation the pairs, every head's correct count, every
-offset's, the best head and the best offset, and the bootstrap replicate
-counts that give intervals.
+offset's, the best head and the best offset; and, as every analysis's, the
+``state`` it is derived from: those counts as arrays and the bootstrap's
+replicate sums, which give intervals and which merges add up.
 
 >>> from probing.analyses.probe.api import score
 >>> from probing.testing import tiny_bert
@@ -24,7 +25,6 @@ from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.naming import DIRECTIONS
 from probing.results.io import apart_count
-from probing.results.schema import decode_array, encode_array
 from probing.scoring.bootstrap import poisson_weights
 from probing.scoring.counts import BootstrapSpec, ProbeCounts
 from probing.scoring.pairs import collect_pairs, pairs_key, pairs_of
@@ -82,10 +82,12 @@ class ProbeAccumulator(Accumulator):
         return state
 
     def load_state(self, state: dict) -> "ProbeAccumulator":
+        if "reachable" not in state:
+            raise ProbingError("the probe counts have no reachable counts (written by an older probing); score again")
         for name in self.counts.tensor_names():
             tensor = getattr(self.counts, name)
             if name not in state or tuple(state[name].shape) != tuple(tensor.shape):
-                raise ProbingError(f"the saved probe counts lack {name} of shape {tuple(tensor.shape)}", source="--resume")
+                raise ProbingError(f"the saved probe counts lack {name} of shape {tuple(tensor.shape)}")
             tensor.copy_(state[name])
         for name in COUNTERS:
             setattr(self.counts, name, int(state[name]))
@@ -101,11 +103,19 @@ class ProbeAccumulator(Accumulator):
         return self
 
     def result(self) -> dict:
-        return {"relations": relations_summary(self.counts), "bootstrap": encode_bootstrap(self.counts)}
+        bootstrap = self.counts.bootstrap
+        settings = None if bootstrap is None else {"replicates": bootstrap.replicates, "seed": bootstrap.seed,
+                                                   "method": "poisson"}
+        return {"relations": relations_summary(self.counts), "bootstrap": settings, "state": self.encoded_state()}
 
     @classmethod
-    def from_result(cls, result: dict) -> "ProbeAccumulator":
-        return cls(counts_from_result(result))
+    def for_result(cls, result: dict) -> "ProbeAccumulator":
+        model, relations, boot = result["model"], result["relations"], result.get("bootstrap")
+        return cls(ProbeCounts(list(relations), model["num_layers"], model["num_heads"],
+                               offsets=result["config"]["offsets"],
+                               bootstrap=BootstrapSpec(boot["replicates"], boot["seed"]) if boot else None,
+                               # a decoder's result written before the causal direction existed merges without it
+                               causal="causal_heads" in result["state"]))
 
     @staticmethod
     def finish_merge(merged: dict, parts: list[dict]) -> dict:
@@ -193,57 +203,16 @@ def best_baseline(baselines: dict[str, int], offsets, total: int) -> dict | None
     return None if choice is None else {"offset": choice.offset, "accuracy": choice.correct / total}
 
 
-BOOTSTRAP_ARRAYS = ("boot_total", "boot_heads", "boot_baselines")
-
-
-def bootstrap_names(causal: bool) -> tuple[str, ...]:
-    """The replicate arrays a result stores; a causal stack's add ``boot_causal``."""
-    return BOOTSTRAP_ARRAYS + (("boot_causal",) if causal else ())
-
-
-def encode_bootstrap(counts: ProbeCounts) -> dict | None:
-    if counts.bootstrap is None:
-        return None
-    return {
-        "replicates": counts.bootstrap.replicates,
-        "seed": counts.bootstrap.seed,
-        "method": "poisson",
-        "encoding": "base64(zlib(int64 little-endian, C order))",
-        "arrays": {name: encode_array(getattr(counts, name).numpy()) for name in bootstrap_names(counts.causal)},
-    }
-
-
 def counts_from_result(result: dict) -> ProbeCounts:
-    """Rebuild the running counts of a (validated) probe result, for merges and intervals."""
-    model, relations = result["model"], result["relations"]
-    boot = result.get("bootstrap")
-    counts = ProbeCounts(
-        list(relations),
-        model["num_layers"],
-        model["num_heads"],
-        offsets=result["config"]["offsets"],
-        bootstrap=BootstrapSpec(boot["replicates"], boot["seed"]) if boot else None,
-        # a decoder's result written before the causal direction existed still merges, without it
-        causal=bool(model.get("is_causal", False)) and all("causal" in entry for entry in relations.values()),
-    )
-    for r, name in enumerate(relations):
-        entry = relations[name]
-        counts.total[r] = entry["total"]
-        for d, direction in enumerate(DIRECTIONS):
-            counts.heads[r, d] = torch.tensor(entry["heads"][direction])
-        counts.baselines[r] = torch.tensor([entry["baselines"][str(o)] for o in counts.offsets])
-        if "reachable" not in entry:
-            raise ProbingError(f"relation {name!r} has no reachable counts (written by an older probing); score again")
-        counts.reachable[r] = torch.tensor([entry["reachable"][direction] for direction in DIRECTIONS])
-        if counts.causal:
-            counts.causal_heads[r] = torch.tensor(entry["causal"]["heads"])
-            counts.head_first[r] = entry["causal"]["head_first"]
-    if boot:
-        for name in bootstrap_names(counts.causal):
-            getattr(counts, name).copy_(torch.from_numpy(decode_array(boot["arrays"][name]).copy()))
-    counts.sentences = result["treebank"]["sentences_scored"]
-    counts.words = result["treebank"]["words_scored"]
-    return counts
+    """The running counts of a (validated) probe result, for merges and intervals: its ``state``.
+
+    >>> from probing.analyses.probe.api import score
+    >>> from probing.testing import tiny_bert
+    >>> result = score(model=tiny_bert(), limit=3, bootstrap=10)
+    >>> counts_from_result(result).boot_total.shape[0], counts_from_result(result).sentences
+    (10, 3)
+    """
+    return ProbeAccumulator.from_result(result).counts
 
 
 def treebank_block(source, stats, counts: ProbeCounts) -> dict:

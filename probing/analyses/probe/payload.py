@@ -1,9 +1,10 @@
 """What a ``probe`` result holds beyond the common blocks, and the checks its types cannot express.
 
 These are the fields the result-file specification fixes (docs/results.md): the treebank block, each
-relation's correct counts per head, direction and offset, the bootstrap's replicate counts and, for a run
-chosen on DEV, the held-out block. The blocks a held-out report shares with coref's live in
-:mod:`probing.results.schema`. No torch: validation runs without a model framework.
+relation's correct counts per head, direction and offset and, for a run chosen on DEV, the held-out block;
+then, as in every analysis's result, the ``state`` the numbers are derived from (the same counts as arrays,
+and the bootstrap's replicate counts), which merges, resumes and intervals read. The blocks a held-out report
+shares with coref's live in :mod:`probing.results.schema`. No torch: validation runs without a model framework.
 
 >>> result = {"treebank": {"sentences_scored": 3, "sentences_total": 2}}
 >>> counts_within_totals(result)
@@ -13,6 +14,9 @@ probing.results.schema.Invalid: treebank.sentences_scored: 3 is more than senten
 
 from __future__ import annotations
 
+import numpy as np
+
+from probing.naming import DIRECTIONS
 from probing.results.schema import (
     BEST,
     CHOSEN_HEAD,
@@ -40,6 +44,7 @@ from probing.results.schema import (
     Section,
     Shape,
     decoded,
+    encode_array,
     heads_per_layer,
     shown,
 )
@@ -90,12 +95,28 @@ BOOTSTRAP = Nullable(
             "replicates": Field(COUNT, "Poisson bootstrap replicates over sentences"),
             "seed": Field(INT, "seed of the per-sentence weights"),
             "method": Field(STR, "'poisson'"),
-            "arrays": Field(MapOf(Array(), "array"), "replicate counts (boot_total [B, R], boot_heads [B, R, 2, L, H], "
-                                                     "boot_baselines [B, R, O]; decoders also boot_causal "
-                                                     "[B, R, L, H])"),
         }
     )
 )
+
+STATE_ARRAYS = Obj({
+    "total": Field(Array(), "[R] pairs per relation (R relations, in the order of relations)"),
+    "heads": Field(Array(), "[R, 2, L, H] correct counts per direction (dep_to_head, head_to_dep), layer and head"),
+    "baselines": Field(Array(), "[R, O] correct counts per offset, in the order of config.offsets"),
+    "reachable": Field(Array(), "[R, 2] pairs each direction can reach"),
+    "causal_heads": Field(Array(), "[R, L, H] correct counts in the causal direction", required=False),
+    "head_first": Field(Array(), "[R] pairs whose head comes first", required=False),
+    "boot_total": Field(Array(), "[B, R] replicate sums of total (B replicates)", required=False),
+    "boot_heads": Field(Array(), "[B, R, 2, L, H] replicate sums of heads", required=False),
+    "boot_baselines": Field(Array(), "[B, R, O] replicate sums of baselines", required=False),
+    "boot_causal": Field(Array(), "[B, R, L, H] replicate sums of causal_heads", required=False),
+    "sentences": Field(Array(), "[] sentences scored"),
+    "words": Field(Array(), "[] words scored"),
+}, "the probe's state")
+"""The probe's state arrays: decoders add the causal ones, a bootstrap the replicate sums; what merges add up."""
+
+STATE = Field(MapOf(Array(), "name"), "the counts relations shows, as arrays, and the bootstrap's replicate sums "
+                                      "(the arrays below); what merges add up and intervals are made from")
 
 TREEBANK = Obj(
     {
@@ -146,14 +167,17 @@ HELDOUT = Obj({
 PAYLOAD = {
     "treebank": Field(TREEBANK, "the treebank block of the probe's contract (docs/results.md)"),
     "relations": Field(MapOf(RELATION, "relation"), "per relation: counts of every head and offset"),
-    "bootstrap": Field(BOOTSTRAP, "replicate counts for intervals, or null (--bootstrap 0)"),
+    "bootstrap": Field(BOOTSTRAP, "the bootstrap's settings (its replicate sums are in state), or null "
+                                  "(--bootstrap 0)"),
     "heldout": Field(HELDOUT, "choice on a selection treebank, reported here with intervals", required=False),
+    "state": STATE,
 }
 
 SECTIONS = (
     Section("relations.NAME", RELATION),
     Section("relations.NAME.causal", CAUSAL, note="decoders"),
     Section("heldout", HELDOUT),
+    Section("state", STATE_ARRAYS),
 )
 """The blocks docs/results.md shows in tables of their own."""
 
@@ -196,7 +220,7 @@ def counts_within_totals(result: dict) -> None:
                     if count > total:
                         raise Invalid(f"relations.{name}.causal.heads[{layer}][{head}]",
                                       f"{count} correct of {total} pairs")
-    _bootstrap_shapes(result)
+    _state_matches(result)
     heldout = result.get("heldout")
     if heldout:
         if list(heldout["relations"]) != list(result["relations"]):
@@ -217,24 +241,99 @@ def _is_offset(key: str) -> bool:
     return True
 
 
-def _bootstrap_shapes(result: dict) -> None:
+def _state_matches(result: dict) -> None:
+    """The state holds the arrays of the result's shapes, its counts are the ``relations`` and ``treebank``
+    numbers (what a merge adds up is what the file shows), and no replicate sum is negative."""
+    relations, model, state = result["relations"], result["model"], result["state"]
+    names = list(relations)
+    causal = bool(relations) and all("causal" in entry for entry in relations.values())
+    layers, heads = model["num_layers"], heads_per_layer(result)
+    offsets = [str(offset) for offset in result["config"].get("offsets", [])]
+    shapes = {"total": [len(names)], "heads": [len(names), 2, layers, heads], "baselines": [len(names), len(offsets)],
+              "reachable": [len(names), 2], "sentences": [], "words": []}
+    if causal:
+        shapes.update({"causal_heads": [len(names), layers, heads], "head_first": [len(names)]})
     boot = result.get("bootstrap")
-    if not boot:
-        return
-    relations, model = len(result["relations"]), result["model"]
-    expected = {
-        "boot_total": [boot["replicates"], relations],
-        "boot_heads": [boot["replicates"], relations, 2, model["num_layers"], heads_per_layer(result)],
-        "boot_baselines": [boot["replicates"], relations, len(result["config"].get("offsets", [])) or None],
+    if boot:
+        shapes.update({"boot_" + name: [boot["replicates"], *shapes[name]] for name in ("total", "heads", "baselines")})
+        if causal:
+            shapes["boot_causal"] = [boot["replicates"], *shapes["causal_heads"]]
+    for name, shape in shapes.items():
+        if name not in state:
+            raise Invalid(f"state.{name}", "missing")
+        if state[name]["shape"] != shape:
+            raise Invalid(f"state.{name}.shape", f"is {state[name]['shape']}, expected {shape}")
+    extra = sorted(set(state) - set(shapes))
+    if extra:
+        raise Invalid(f"state.{extra[0]}", "is not an array of this result (its bootstrap or model says otherwise)")
+    shown_counts = _counts_shown(result, names, offsets, causal)
+    for name, expected in shown_counts.items():
+        if name not in state:
+            continue  # an older file's relation without reachable counts: merging it says so
+        if decoded(state[name], f"state.{name}").tolist() != expected:
+            raise Invalid(f"state.{name}", "differs from the counts the result shows (relations, treebank)")
+    for name in shapes:
+        if name.startswith("boot_") and decoded(state[name], f"state.{name}").min(initial=0) < 0:
+            raise Invalid(f"state.{name}", "holds a negative count")
+
+
+def _counts_shown(result: dict, names: list[str], offsets: list[str], causal: bool) -> dict:
+    """The counts ``relations`` and ``treebank`` show, as the state's nested lists."""
+    relations = result["relations"]
+    shown_counts = {
+        "total": [relations[name]["total"] for name in names],
+        "heads": [[relations[name]["heads"][direction] for direction in DIRECTIONS] for name in names],
+        "baselines": [[relations[name]["baselines"].get(offset) for offset in offsets] for name in names],
+        "sentences": result["treebank"]["sentences_scored"],
+        "words": result["treebank"]["words_scored"],
     }
-    if "boot_causal" in boot["arrays"]:
-        expected["boot_causal"] = expected["boot_heads"][:2] + expected["boot_heads"][3:]
-    for name, shape in expected.items():
-        if name not in boot["arrays"]:
-            raise Invalid(f"bootstrap.arrays.{name}", "missing")
-        found = boot["arrays"][name]["shape"]
-        if len(found) != len(shape) or any(want is not None and want != got for want, got in zip(shape, found)):
-            raise Invalid(f"bootstrap.arrays.{name}.shape", f"is {found}, expected {[s if s else 'O' for s in shape]}")
-        if decoded(boot["arrays"][name], f"bootstrap.arrays.{name}").min(initial=0) < 0:
-            raise Invalid(f"bootstrap.arrays.{name}", "holds a negative count")
+    if all("reachable" in relations[name] for name in names):
+        shown_counts["reachable"] = [[relations[name]["reachable"].get(d) for d in DIRECTIONS] for name in names]
+    if causal:
+        shown_counts["causal_heads"] = [relations[name]["causal"]["heads"] for name in names]
+        shown_counts["head_first"] = [relations[name]["causal"]["head_first"] for name in names]
+    return shown_counts
+
+
+def upgrade(result: dict, version: str) -> dict:
+    """A probe result of schema version 1 or 2 read as version 3: its counts, and the replicate sums it kept in
+    ``bootstrap.arrays``, move into ``state``, as every analysis keeps them. The counts come from
+    ``relations`` and ``treebank``; what is malformed there is left out, for validation to name where the file
+    has it. A version-3 result is returned as it is.
+
+    >>> old = {"relations": {"det": {"total": 2, "heads": {"dep_to_head": [[1]], "head_to_dep": [[0]]},
+    ...        "baselines": {"-1": 2}, "reachable": {"dep_to_head": 2, "head_to_dep": 2}}},
+    ...        "treebank": {"sentences_scored": 1, "words_scored": 3}, "config": {"offsets": [-1]},
+    ...        "bootstrap": None}
+    >>> from probing.results.schema import decode_array
+    >>> decode_array(upgrade(old, "2")["state"]["heads"]).tolist()
+    [[[[1]], [[0]]]]
+    """
+    if version not in ("1", "2") or "state" in result:
+        return result
+    relations = result.get("relations")
+    offsets = [str(offset) for offset in (result.get("config") or {}).get("offsets", [])]
+    boot = result.get("bootstrap")
+    upgraded = dict(result)
+    state = {}
+    if isinstance(relations, dict):
+        names = list(relations)
+        causal = bool(relations) and all(isinstance(entry, dict) and "causal" in entry for entry in relations.values())
+        try:
+            counts = _counts_shown(result, names, offsets, causal)
+        except (KeyError, TypeError, AttributeError):
+            counts = {}
+        for name, value in counts.items():
+            try:
+                state[name] = encode_array(np.asarray(value, dtype=np.int64))
+            except (TypeError, ValueError, OverflowError):
+                pass  # ragged or not numbers: validation names the field in relations or treebank
+    if isinstance(boot, dict):
+        arrays = boot.get("arrays")
+        if isinstance(arrays, dict):
+            state.update(arrays)
+        upgraded["bootstrap"] = {key: value for key, value in boot.items() if key not in ("arrays", "encoding")}
+    upgraded["state"] = state
+    return upgraded
+
 

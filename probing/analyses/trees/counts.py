@@ -43,7 +43,8 @@ import torch
 
 from probing.analyses.trees.decode import mst_heads
 from probing.data.treebank import ROOT, Sentence
-from probing.engine.predictions import DIRECTIONS, predict_heads
+from probing.engine.predictions import predict_heads
+from probing.naming import DIRECTIONS
 from probing.scoring.bootstrap import ReplicateSums, replicated
 from probing.scoring.counts import BootstrapSpec
 from probing.stats.selection import select_head

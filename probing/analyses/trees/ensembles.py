@@ -66,7 +66,7 @@ import torch
 from probing.analyses.trees.counts import METRICS, SKIP_REASONS, causal_scores, edge_counts, gold_tensors, single_root
 from probing.analyses.trees.decode import mst_heads
 from probing.data.treebank import Sentence
-from probing.engine.predictions import DIRECTIONS
+from probing.naming import DIRECTIONS
 from probing.scoring.bootstrap import ReplicateSums, replicated
 from probing.scoring.counts import BootstrapSpec
 from probing.scoring.pairs import collect_pairs

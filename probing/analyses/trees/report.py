@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from probing.naming import ARROWS, head_name, heldout_title, percent, percent_with_interval
+from probing.naming import ARROWS, DIRECTIONS, head_name, heldout_title, percent, percent_with_interval
 from probing.report.board import Cell, Row, Table, leaderboard_position, rank_rows, result_label
 
 METRICS = ("uas", "uuas")
@@ -23,7 +23,6 @@ DECODINGS = ("max", "mst")
 PROBES = ("attn", "attn+vectors", "distances+vectors")
 PROBE_DECODINGS = ("argmax", "mst")
 BASELINES = ("right_branching", "left_branching")
-DIRECTIONS = ("dep_to_head", "head_to_dep")
 SHORT = {"dep_to_head": "d>h", "head_to_dep": "h>d"}
 
 
