@@ -9,7 +9,7 @@ line that names the file and the field.
 
 >>> from probing.results.schema import SCHEMA_VERSION
 >>> tool_block()["name"], SCHEMA_VERSION
-('probing', '2')
+('probing', '3')
 """
 
 from __future__ import annotations
