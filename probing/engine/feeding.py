@@ -154,7 +154,7 @@ def _packed(item) -> bytes:
 
     Handed over as they are, a chunk's tensors would each go through torch's shared-memory handover (a file
     descriptor and a mapping per tensor, hundreds per chunk), which cost the main process more than the worker
-    saved it (benchmarks/RESULTS.md, "The input side in worker processes"); as bytes in one pickle they
+    saved it (benchmarks/RESULTS.md, "After the workers' handover"); as bytes in one pickle they
     cost one copy.
 
     >>> pickle.loads(_packed({"ids": torch.tensor([1, 2])}))["ids"].tolist()
