@@ -410,6 +410,8 @@ DAMAGES = {
         lambda r: r["state"]["boot_heads"].__setitem__("data", "not base64!"), "state.boot_heads"),
     "a bootstrap array of the wrong size": (
         lambda r: r["state"]["boot_total"].__setitem__("data", r["state"]["boot_heads"]["data"]), "state.boot_total"),
+    "an array whose byte layout is unknown": (
+        lambda r: r["state"]["boot_total"].__setitem__("layout", "bit-planes"), "state.boot_total: cannot be decoded"),
     "state counts that differ from the relations": (
         lambda r: r["state"].__setitem__("total", encode_array(decode_array(r["state"]["total"]) + 1)),
         "state.total: differs from the counts the result shows"),

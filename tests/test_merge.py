@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
+import zlib
 
+import numpy as np
 import pytest
 
 from probing.cli import main
 from probing.errors import ProbingError
 from probing.results.merging import merge_results
+from probing.results.schema import decode_array, encode_array
 from probing.testing import sample_path, tiny_bert
 
 VOLATILE = ("timing", "created", "merged_from")
@@ -142,13 +146,32 @@ def test_device_may_differ_and_is_recorded(runs):
     assert [part["device"] for part in merged["merged_from"]] == ["cpu", "cpu", "cuda:0"]
 
 
+def in_numpy_layout(encoded: dict) -> dict:
+    """An encoded array as files before byte planes held it: zlib over the bytes as numpy lays them out."""
+    array = decode_array(encoded)
+    return {"shape": encoded["shape"], "dtype": encoded["dtype"],
+            "data": base64.b64encode(zlib.compress(array.astype("<i8").tobytes())).decode("ascii")}
+
+
+def test_arrays_decode_alike_from_either_layout():
+    counts = np.array([[0, 1, 255], [256, 70_000, -3]], dtype=np.int64)
+    planes = encode_array(counts)
+    assert planes["layout"] == "byte-planes"
+    assert np.array_equal(decode_array(planes), counts)
+    assert np.array_equal(decode_array(in_numpy_layout(planes)), counts)
+    # the planes are not the numpy bytes: a reader that ignored the layout would read other numbers
+    assert planes["data"] != in_numpy_layout(planes)["data"]
+
+
 def as_version_2(result: dict) -> dict:
-    """A probe result as schema version 2 wrote it: no state; the replicate sums in ``bootstrap.arrays``."""
+    """A probe result as schema version 2 wrote it: no state; the replicate sums in ``bootstrap.arrays``, in
+    numpy's byte layout."""
     old = copy.deepcopy(result)
     state = old.pop("state")
     old["schema_version"] = "2"
     old["bootstrap"] = {**old["bootstrap"], "encoding": "base64(zlib(int64 little-endian, C order))",
-                        "arrays": {name: array for name, array in state.items() if name.startswith("boot_")}}
+                        "arrays": {name: in_numpy_layout(array) for name, array in state.items()
+                                   if name.startswith("boot_")}}
     return old
 
 
