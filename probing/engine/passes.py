@@ -61,8 +61,8 @@ from tqdm.auto import tqdm
 from probing.data.inputs import InputSource, Unit
 from probing.engine.batching import Batch, BatchStats
 from probing.engine.feeding import ChunkPlan, add_stats, prepared_chunks
-from probing.engine.pooling import check_from_pooling, pool_word_attention
-from probing.engine.predictions import predict_heads
+from probing.engine.pooling import WordPooling, check_from_pooling
+from probing.engine.predictions import HeadPrediction
 from probing.errors import ProbingError
 from probing.model.loading import LoadedModel
 
@@ -176,21 +176,31 @@ class BatchView:
     """
 
     def __init__(self, batch: Batch, attention: torch.Tensor | None, loaded: LoadedModel, pool_from: str = "mean",
-                 reading: str = "weights"):
+                 reading: str = "weights", shared: dict | None = None):
         self.batch, self.attention, self.loaded, self.pool_from = batch, attention, loaded, pool_from
         self.reading = reading
+        self._shared = {} if shared is None else shared  # what the batch's layer views share: pooling, masks
 
     def layer(self, index: int) -> "BatchView":
         """The view of one layer: attention [batch, 1, head, query, key]."""
-        return BatchView(self.batch, self.attention[:, index : index + 1], self.loaded, self.pool_from, self.reading)
+        return self.of_layer(self.attention[:, index : index + 1])
+
+    def of_layer(self, attention: torch.Tensor) -> "BatchView":
+        """A view of the same batch holding one layer's ``attention`` [batch, 1, head, query, key]; its
+        pooling maps and prediction masks are made once for all the batch's layers."""
+        return BatchView(self.batch, attention, self.loaded, self.pool_from, self.reading, self._shared)
 
     @cached_property
     def word_attention(self) -> torch.Tensor:
-        return pool_word_attention(self.attention, self.batch.word_of_token, self.pool_from)
+        if "pooling" not in self._shared:
+            self._shared["pooling"] = WordPooling(self.batch.word_of_token, self.pool_from)
+        return self._shared["pooling"](self.attention)
 
     @cached_property
     def predictions(self) -> torch.Tensor:
-        return predict_heads(self.word_attention, self.batch.num_words)
+        if "prediction" not in self._shared:
+            self._shared["prediction"] = HeadPrediction(self.batch.num_words)
+        return self._shared["prediction"](self.word_attention)
 
 
 def check_shard(shard: tuple[int, int] | None) -> None:
@@ -512,7 +522,7 @@ def _count(run: Pass, batch: Batch, reading) -> None:
 
         def consume(layer: int, values: torch.Tensor) -> None:  # values [batch, head, query, key]
             begun = time.perf_counter()
-            layer_view = BatchView(batch, values.unsqueeze(1), run.loaded, run.options.pool_from, run.options.attention)
+            layer_view = view.of_layer(values.unsqueeze(1))
             for accumulator in by_layer:
                 accumulator.update_layer(layer_view, layer)
             if wants_predictions:
