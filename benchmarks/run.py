@@ -24,13 +24,16 @@ change in the machine's load hits both alike):
    (benchmarks/plain_loop.py), with a check that both give the same counts;
 3. peak memory of ``probing score`` on a treebank and on the same treebank four times over;
 4. tree decoding (every head, both directions, max and mst) against the forward pass it reads;
-5. norm-based attention: the whole run under ``--attention norms`` over the run under raw weights;
+5. norm-based attention: the whole run under ``--attention norms`` over the run under raw weights, paired;
 6. ablation: ``--metric lm`` conditions spread over every layer as ``--each-head``'s are, run as ``probing
    ablate`` runs them (stacked, the intact model's lower layers reused) against one whole forward pass per
    condition (SmolLM2, on a few sentences);
 7. the bootstrap's weighting: all-MiniLM-L6-v2's per-sentence counts (5 relations x (1 + 144 head-directions
    + 6 offsets)) of as many sentences as en_ewt dev, 1000 replicates, weighted a batch of 32 at a time against
-   a chunk of 512 at a time (probing's ``ReplicateSums``), with a check that both give the same sums.
+   a chunk of 512 at a time (probing's ``ReplicateSums``), with a check that both give the same sums;
+8. result arrays: every array of the committed leaderboard results (leaderboards/*/results), written in byte planes
+   as probing writes them against zlib over numpy's byte layout (as files before byte planes held them): bytes
+   and seconds, with a check that both decode to the same numbers.
 """
 
 from __future__ import annotations
@@ -162,6 +165,8 @@ def ratios(loaded, treebank: str, limit: int | None, repeats: int, *, attention_
     for repeat in range(repeats):
         timings.add("bare", bare_forward(loaded, batches))
         timings.add("whole", whole_run(config, loaded))
+        if attention_reading != "weights":  # the same run under raw weights, paired with this reading's
+            timings.add("whole_weights", whole_run(config.replace(attention="weights"), loaded))
         if variants:
             timings.add("to_attention", attention_forward(loaded, batches))
         if variants:
@@ -313,6 +318,43 @@ def bootstrap_weighting(sentences: int = 2001, batch: int = 32, replicates: int 
             "width": width, "timings": timings, "equal": bool(torch.equal(results["per batch"], results["per chunk"]))}
 
 
+def result_arrays(repeats: int) -> dict:
+    """(8) The committed results' arrays: byte planes (``encode_array``) against numpy's byte layout."""
+    import base64
+    import json
+    import zlib
+
+    from probing.results.schema import decode_array, encode_array
+
+    def arrays_of(value):
+        if isinstance(value, dict):
+            if isinstance(value.get("data"), str) and "shape" in value:
+                yield decode_array(value)
+            else:
+                for item in value.values():
+                    yield from arrays_of(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from arrays_of(item)
+
+    files = sorted((HERE.parent / "leaderboards").glob("*/results/*.json"))
+    arrays = [array for path in files for array in arrays_of(json.loads(path.read_text(encoding="utf-8")))]
+
+    def numpy_layout(array):
+        kind = ("<f4" if array.dtype == np.float32 else "<f8") if array.dtype.kind == "f" else "<i8"
+        return base64.b64encode(zlib.compress(array.astype(kind).tobytes(), 6)).decode("ascii")
+
+    timings, sizes = Timings(), {}
+    for _ in range(repeats):
+        for name, encode in (("byte planes", lambda a: encode_array(a)["data"]), ("numpy layout", numpy_layout)):
+            started = time.perf_counter()
+            sizes[name] = sum(len(encode(array)) for array in arrays)
+            timings.add(name, time.perf_counter() - started)
+    same = all(np.array_equal(decode_array(encode_array(array)), array) for array in arrays)
+    return {"files": len(files), "arrays": len(arrays), "raw": sum(array.nbytes for array in arrays), "sizes": sizes,
+            "timings": timings, "same": same}
+
+
 # ---------------------------------------------------------------------------- where things are
 
 
@@ -416,13 +458,12 @@ def render(measured: dict, context: dict, command: str) -> str:
                   f"decoding {entry['decode']:.2f} s, the forward pass it reads {entry['forward']:.2f} s "
                   f"({entry['ratio']:.2f} times), {verdict(entry['ratio'], TREES_TARGET)}.", ""]
     if measured.get("norms"):
-        entry, base = measured["norms"], measured["ratios"].get("all-MiniLM-L6-v2")
-        if base:
-            extra = entry["timings"].median("whole") / base["timings"].median("whole")
-            lines += ["## Norm-based attention", "",
-                      f"The whole run under `--attention norms` took {entry['timings'].median('whole'):.2f} s against "
-                      f"{base['timings'].median('whole'):.2f} s under raw weights ({extra:.3f} times), "
-                      f"{verdict(extra, NORMS_TARGET)}.", ""]
+        t = measured["norms"]["timings"]
+        extra = t.ratio("whole", "whole_weights")
+        lines += ["## Norm-based attention", "",
+                  f"The whole run under `--attention norms` took {t.median('whole'):.2f} s against "
+                  f"{t.median('whole_weights'):.2f} s under raw weights in the same repeats ({extra:.3f} times, the "
+                  f"median of the paired ratios), {verdict(extra, NORMS_TARGET)}.", ""]
     if measured.get("ablation"):
         entry = measured["ablation"]
         lines += ["## Ablation: conditions that share the intact model's lower layers", "",
@@ -445,6 +486,18 @@ def render(measured: dict, context: dict, command: str) -> str:
                   f"({t.median('per batch') / t.median('per chunk'):.1f} times as fast; medians of "
                   f"{len(t.runs['per chunk'])}). The sums are "
                   f"{'identical' if entry['equal'] else 'DIFFERENT'}.", ""]
+    if measured.get("arrays"):
+        entry = measured["arrays"]
+        t, planes, plain = entry["timings"], entry["sizes"]["byte planes"], entry["sizes"]["numpy layout"]
+        lines += ["## Result arrays", "",
+                  f"The {entry['arrays']} arrays of the {entry['files']} committed leaderboard results "
+                  f"({entry['raw'] / 1e6:.0f} MB of numbers), encoded as probing writes them (byte planes, zlib level "
+                  f"6, base64): {planes / 1e6:.1f} MB in {t.median('byte planes'):.2f} s; zlib level 6 over numpy's "
+                  f"byte layout, as files before byte planes held them: {plain / 1e6:.1f} MB in "
+                  f"{t.median('numpy layout'):.2f} s ({planes / plain:.2f} of the size, "
+                  f"{t.median('numpy layout') / t.median('byte planes'):.1f} times as fast; medians of "
+                  f"{len(t.runs['byte planes'])}). Both decode to the same numbers: "
+                  f"{'yes' if entry['same'] else 'NO'}.", ""]
     lines += ["## Not measured here", ""]
     missing = context["missing"] or ["nothing"]
     lines += [f"- {item}" for item in missing] + [""]
@@ -508,6 +561,8 @@ def main(argv: list[str] | None = None) -> int:
             measured["memory"] = peak_memory(models[short], Path(treebank))
             print("bootstrap weighting", file=sys.stderr)
             measured["weighting"] = bootstrap_weighting(repeats=repeats)
+            print("  (8) result arrays", file=sys.stderr)
+            measured["arrays"] = result_arrays(repeats)
     if args.full and models["smollm2"]:
         print("ablation", file=sys.stderr)
         measured["ablation"] = ablation_sharing(models["smollm2"], treebank, 16, 2)
