@@ -317,13 +317,14 @@ _LAYOUT = {"int64": "<i8", "float64": "<f8", "float32": "<f4"}
 """Each stored dtype's little-endian layout."""
 
 
-def encode_array(array: np.ndarray) -> dict:
-    """An int64, float64 or float32 array as JSON: its bytes in byte planes, then zlib at level 6.
+def encode_array(array: np.ndarray, layout: str = "byte-planes") -> dict:
+    """An int64, float64 or float32 array as JSON: its bytes in byte planes, then zlib at level 6 (``layout=
+    "bytes"``: as numpy lays them out, as files before byte planes held them; for comparisons and tests).
 
     Counts and replicate sums are small numbers in 8 bytes: in byte planes (every number's lowest byte,
     then every second byte, ...; HDF5 and Blosc call it the shuffle filter) the high planes are long runs of
-    zeros, so zlib finds them at once. On a decoder's 500 bootstrap replicates (16 MB of int64) that is 45%
-    smaller and 5x faster than zlib over the bytes as numpy lays them out (0.12 s against 0.54 s here).
+    zeros, so zlib finds them at once: over the committed results, two thirds of the size and 4 times as fast
+    as zlib over the bytes as numpy lays them out (benchmarks/RESULTS.md, "Result arrays").
     Integers are stored as int64, float32 arrays as float32 (trained float32 weights, exactly, in half the
     bytes), other floats as float64.
 
@@ -335,9 +336,14 @@ def encode_array(array: np.ndarray) -> dict:
     """
     array = np.asarray(array)  # (ascontiguousarray would turn a 0-d array into shape [1])
     dtype = ("float32" if array.dtype == np.float32 else "float64") if array.dtype.kind == "f" else "int64"
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r} (known: {', '.join(LAYOUTS)})")
     numbers = np.ascontiguousarray(array.astype(_LAYOUT[dtype])).reshape(-1)  # [number]
+    if layout == "bytes":
+        return {"shape": list(array.shape), "dtype": dtype,
+                "data": base64.b64encode(zlib.compress(numbers.tobytes(), 6)).decode("ascii")}
     planes = numbers.view(np.uint8).reshape(numbers.size, numbers.itemsize).T  # [byte, number]
-    return {"shape": list(array.shape), "dtype": dtype, "layout": "byte-planes",
+    return {"shape": list(array.shape), "dtype": dtype, "layout": layout,
             "data": base64.b64encode(zlib.compress(np.ascontiguousarray(planes).tobytes(), 6)).decode("ascii")}
 
 
