@@ -137,3 +137,74 @@ def test_weights_drawn_on_the_input_side_are_the_ones_drawn_in_place():
         in_place.add(indices, {"correct": counts})
         ahead.add(indices, {"correct": counts}, poisson_weights(indices, replicates=50, seed=7))
     assert torch.equal(ahead["correct"], in_place["correct"]) and int(in_place["correct"].sum()) > 0
+
+
+def _corrupted(tmp_path, *, head_at: int | None = None, carriage_return_at: int | None = None):
+    """The sample treebank with a token line's HEAD made a word (a parse error) and/or a carriage return put in a
+    token line (an error in the line itself, found by a lazy read too), each at the first token line at or after
+    the given 1-based line number."""
+    lines = sample_path().read_text(encoding="utf-8").split("\n")
+
+    def token_line(number: int) -> int:
+        return next(i for i in range(number - 1, len(lines)) if lines[i][:1].isdigit())
+
+    if head_at is not None:
+        index = token_line(head_at)
+        fields = lines[index].split("\t")
+        fields[6] = "x"
+        lines[index] = "\t".join(fields)
+    if carriage_return_at is not None:
+        index = token_line(carriage_return_at)
+        lines[index] = lines[index].replace("\t", "\r\t", 1)
+    path = tmp_path / "corrupted.conllu"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def _stops(plan: ChunkPlan, tokenizer, workers: int) -> tuple[list[int], str]:
+    positions = []
+    with pytest.raises(ProbingError) as raised:
+        for chunk in prepared_chunks(plan, tokenizer, workers=workers):
+            positions.append(chunk.position)
+    return positions, str(raised.value)
+
+
+def _line_of_sentence(index: int) -> int:
+    """The first line of the sample treebank's sentence ``index``."""
+    return next(unit.sentence.line for unit in InputSource.treebank(str(sample_path())).units() if unit.index == index)
+
+
+@pytest.mark.parametrize("case", ["parse error then a bad line in the same chunk",
+                                  "parse error in a worker's chunk, bad line in the next",
+                                  "parse error past the limit", "parse error in another shard",
+                                  "parse error in what a resumed run skips"])
+def test_a_lazy_read_in_the_workers_stops_where_this_process_stops(case, tmp_path):
+    """Workers parse only their own chunks; whatever the mix of errors, the pass stops after the same chunks
+    with the same one error as when this process reads the input alone. Chunks are 32 sentences."""
+    options = {"shard": None, "done": 0, "limit": None}
+    if case == "parse error then a bad line in the same chunk":  # chunk 1, worker 1's: sentences 32-63
+        path = _corrupted(tmp_path, head_at=_line_of_sentence(40), carriage_return_at=_line_of_sentence(50))
+    elif case == "parse error in a worker's chunk, bad line in the next":
+        path = _corrupted(tmp_path, head_at=_line_of_sentence(40), carriage_return_at=_line_of_sentence(70))
+    elif case == "parse error past the limit":
+        path, options["limit"] = _corrupted(tmp_path, head_at=_line_of_sentence(70)), 64
+    elif case == "parse error in another shard":  # sentence 41 is shard 1's; this pass reads shard 0
+        path, options["shard"] = _corrupted(tmp_path, head_at=_line_of_sentence(41)), (0, 2)
+    else:  # a resume past 40 sentences skips sentence 5
+        path, options["done"] = _corrupted(tmp_path, head_at=_line_of_sentence(5)), 40
+    tokenizer = load_model(tiny_model("bert")).tokenizer
+    stops = {}
+    for workers in (0, 1, 2):
+        source = InputSource.treebank(str(path), limit=options["limit"])
+        plan = ChunkPlan(source, BATCH_SIZE, 64, shard=options["shard"], done=options["done"])
+        stops[workers] = _stops(plan, tokenizer, workers)
+    assert stops[1] == stops[0] and stops[2] == stops[0]
+    assert stops[0][1].startswith(f"{path}:") and "HEAD is not an integer" in stops[0][1]  # the parse error first
+
+
+@pytest.mark.parametrize("pairs", [False, True])
+def test_a_lazy_read_parses_to_the_units_of_an_eager_one(pairs):
+    eager = list(InputSource.treebank(str(sample_path()), pairs=pairs).units())
+    lazy = [unit.parsed() for unit in InputSource.treebank(str(sample_path()), pairs=pairs).units(lazy=True)]
+    assert lazy == eager
+    assert len(eager) == 75 if not pairs else any(unit.second for unit in eager) and len(eager) < 75

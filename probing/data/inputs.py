@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO
 
 from probing.data.datasets import HALVES
-from probing.data.treebank import Sentence, _decoding_message, check_input_file, read_treebank
+from probing.data.treebank import PendingSentence, Sentence, _decoding_message, check_input_file, read_treebank
 from probing.errors import ProbingError
 
 
@@ -74,6 +74,22 @@ class Unit:
         if len(self.sentences) != 1:
             raise ValueError(f"unit {self.index} holds {len(self.sentences)} sentences, not one")
         return self.sentences[0]
+
+    def parsed(self) -> "Unit":
+        """The unit itself: it is read already (a :class:`PendingUnit` is not)."""
+        return self
+
+
+@dataclass(frozen=True)
+class PendingUnit:
+    """A treebank unit whose sentences are split out of the file but not parsed (``InputSource.units(lazy=True)``);
+    ``parsed()`` is the :class:`Unit` an eager read gives, or the first file:line error in its sentences."""
+
+    index: int
+    pending: tuple[PendingSentence, ...]
+
+    def parsed(self) -> Unit:
+        return _unit(self.index, tuple(sentence.parsed() for sentence in self.pending))
 
 
 @dataclass
@@ -147,20 +163,23 @@ class InputSource:
             self._sha256 = sha256_of(self.path)
         return self._sha256
 
-    def units(self) -> Iterator[Unit]:
+    def units(self, *, lazy: bool = False) -> Iterator[Unit | PendingUnit]:
         """Every unit of the file in order; ``units_total`` is set when the file has been read to its end.
 
-        Units beyond ``limit`` or outside ``half`` are read (and so validated) but not yielded.
+        Units beyond ``limit`` or outside ``half`` are read (and so validated) but not yielded. ``lazy``: a
+        treebank's units come as :class:`PendingUnit` (its sentences parsed by whoever needs them; those not
+        yielded are parsed here, so every line is still checked); other kinds of input are read as usual.
         """
         count = 0
         parity = None if self.half is None else HALVES.index(self.half)
-        for unit in self._all_units():
+        for unit in self._all_units(lazy and self.kind == "treebank"):
             count += 1
-            if self.limit is not None and unit.index >= self.limit:
-                continue
-            if parity is None:
+            if (self.limit is not None and unit.index >= self.limit) or (parity is not None
+                                                                         and unit.index % 2 != parity):
+                unit.parsed()  # checked, not yielded
+            elif parity is None:
                 yield unit
-            elif unit.index % 2 == parity:
+            else:
                 yield dataclasses.replace(unit, index=unit.index // 2)
         self._set_total(count)
 
@@ -200,9 +219,9 @@ class InputSource:
             read = len(range(HALVES.index(self.half), read, 2))
         return read if shard is None else len(range(shard[0], read, shard[1]))
 
-    def _all_units(self) -> Iterator[Unit]:
+    def _all_units(self, lazy: bool = False) -> Iterator[Unit | PendingUnit]:
         if self.kind == "treebank":
-            return units_from_sentences(read_treebank(self.path), pairs=self.pairs)
+            return units_from_sentences(read_treebank(self.path, lazy=lazy), pairs=self.pairs)
         if self.kind == "labelled":
             return units_from_csv(self.path)
         if self.kind == "documents":
@@ -250,24 +269,33 @@ class InputSource:
                 "rule": f"of {first}, the sentences with an {self.half} 0-based index, numbered again from 0"}
 
 
-def units_from_sentences(sentences: Iterable[Sentence], *, pairs: bool = False) -> Iterator[Unit]:
-    """Treebank sentences as word units; with ``pairs``, sentences 0+1, 2+3, ... of a document pair up."""
+def units_from_sentences(sentences: Iterable[Sentence | PendingSentence], *,
+                         pairs: bool = False) -> Iterator[Unit | PendingUnit]:
+    """Treebank sentences as word units; with ``pairs``, sentences 0+1, 2+3, ... of a document pair up.
+    Pending sentences (``read_treebank(..., lazy=True)``) make pending units."""
     if not pairs:
         for index, sentence in enumerate(sentences):
-            yield Unit(index, sentence.words, sentences=(sentence,))
+            yield _unit(index, (sentence,))
         return
     index, pending = 0, None
     for sentence in sentences:
         if pending is not None and sentence.starts_document:
-            yield Unit(index, pending.words, sentences=(pending,))
+            yield _unit(index, (pending,))
             index, pending = index + 1, None
         if pending is None:
             pending = sentence
             continue
-        yield Unit(index, pending.words, sentence.words, sentences=(pending, sentence))
+        yield _unit(index, (pending, sentence))
         index, pending = index + 1, None
     if pending is not None:
-        yield Unit(index, pending.words, sentences=(pending,))
+        yield _unit(index, (pending,))
+
+
+def _unit(index: int, sentences: tuple) -> Unit | PendingUnit:
+    """The unit of one sentence, or of a pair as segments A and B; pending if its sentences are."""
+    if isinstance(sentences[0], PendingSentence):
+        return PendingUnit(index, sentences)
+    return Unit(index, sentences[0].words, sentences[1].words if len(sentences) > 1 else None, sentences=sentences)
 
 
 def units_from_lines(stream: IO[str], *, pairs: bool = False) -> Iterator[Unit]:

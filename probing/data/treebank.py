@@ -40,6 +40,7 @@ probing.errors.ProbingError: x.conllu:1: HEAD 3 is out of range for a sentence o
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import stat
@@ -134,33 +135,41 @@ def read_sentences(
     *,
     source: str = "<treebank>",
     start_index: int = 0,
-) -> Iterator[Sentence]:
+    lazy: bool = False,
+) -> Iterator[Sentence | PendingSentence]:
     """Yield the sentences of an open CoNLL-U/CoNLL-X stream, validated.
 
     Memory is one sentence: the stream is read line by line. A binary stream
     (lines of bytes) is decoded here, so a decoding error names its line and
     column; a text stream was decoded by its owner, who reports such errors
     only by chunk, so they are blamed on the first line not yet read.
-    ``start_index`` is the ``index`` of the first sentence.
+    ``start_index`` is the ``index`` of the first sentence. ``lazy``: see
+    :func:`read_treebank`.
 
     >>> import io
     >>> next(read_sentences(io.BytesIO(b"1\\tcaf\\xc3\\tx\\tX\\t_\\t_\\t0\\troot\\t_\\t_\\n"), source="b.conllu"))
     Traceback (most recent call last):
     probing.errors.ProbingError: b.conllu:1: not UTF-8 text: invalid continuation byte 0xc3 at column 6 (byte 6 of the line)
     """
-    return _sentences(_lines(stream, source), source, start_index)
+    return _sentences(_lines(stream, source), source, start_index, lazy)
 
 
-def read_treebank(path: str | os.PathLike[str]) -> Iterator[Sentence]:
+def read_treebank(path: str | os.PathLike[str], *, lazy: bool = False) -> Iterator[Sentence | PendingSentence]:
     """Yield the sentences of a treebank file; errors name the file and line.
 
     The path is checked at once (missing, a folder, a FIFO or a device are
     errors before anything is read); the file is opened and read lazily. An
     empty file (no sentence at all) is an error, not an empty result.
+
+    ``lazy``: each sentence comes as a :class:`PendingSentence`, its lines
+    split out of the file but not yet parsed or checked (its ``parsed()`` does
+    both). The lines themselves are still checked (encoding, BOM, CR), and the
+    sentences are numbered and given their documents as here, so a worker
+    process can skip parsing the sentences another worker will parse.
     """
     path = Path(path)
     check_input_file(path)
-    return _read_file(path)
+    return _read_file(path, lazy)
 
 
 def check_input_file(path: str | Path, *, what: str = "treebank", not_found_hint: str = "") -> Path:
@@ -203,7 +212,7 @@ def _non_regular_kind(mode: int) -> str | None:
     return "an unknown kind of file"  # pragma: no cover - no other kind on common systems
 
 
-def _read_file(path: Path) -> Iterator[Sentence]:
+def _read_file(path: Path, lazy: bool = False) -> Iterator[Sentence | PendingSentence]:
     source = str(path)
     # O_NONBLOCK: if the path was swapped for a FIFO since the check, opening
     # it must not wait for a writer; fstat then refuses it (no race).
@@ -216,7 +225,7 @@ def _read_file(path: Path) -> Iterator[Sentence]:
         if kind is not None:
             raise ProbingError(f"the treebank path is {kind}, not a regular file", source=source)
         count = 0
-        for sentence in read_sentences(stream, source=source):
+        for sentence in read_sentences(stream, source=source, lazy=lazy):
             count += 1
             yield sentence
     if count == 0:
@@ -280,36 +289,84 @@ def _decoding_message(line: bytes, error: UnicodeDecodeError) -> str:
     )
 
 
-def _sentences(lines: Iterable[str], source: str, start_index: int) -> Iterator[Sentence]:
-    """Group lines into blocks and parse each; carry the document across blocks."""
+def _sentences(lines: Iterable[str], source: str, start_index: int,
+               lazy: bool = False) -> Iterator[Sentence | PendingSentence]:
+    """Group lines into blocks and parse each (``lazy``: leave each for later); carry the document across blocks."""
     index = start_index
     doc_id: str | None = None
     starts_document = False  # a "# newdoc" seen and not yet given to a sentence
+    for block, first_line in _blocks(lines):
+        if lazy:
+            comments = list(itertools.takewhile(_is_comment, block))
+            newdoc, newdoc_id = _newdoc(comments)
+            # comments come first in a block, so one that is not all comments has token lines: a sentence, or an
+            # error that parsing it will find
+            has_words = len(comments) < len(block)
+        else:
+            parsed = _Block(block, first_line, source)
+            newdoc, newdoc_id, has_words = parsed.newdoc, parsed.newdoc_id, parsed.has_words
+        if newdoc:
+            doc_id, starts_document = newdoc_id, True
+        if has_words:
+            if lazy:
+                yield PendingSentence(tuple(block), first_line, source, index, doc_id, starts_document)
+            else:
+                yield parsed.sentence(index, doc_id, starts_document)
+            index += 1
+            starts_document = False
+
+
+def _blocks(lines: Iterable[str]) -> Iterator[tuple[list[str], int]]:
+    """Each block of consecutive non-blank lines, with the number of its first line."""
     block: list[str] = []
     first_line = 1
-    number = 0
     for number, line in enumerate(lines, start=1):
         if line and not line.isspace():
             if not block:
                 first_line = number
             block.append(line)
-            continue
-        if not block:
-            continue
-        parsed = _Block(block, first_line, source)
-        block = []
-        if parsed.newdoc:
-            doc_id, starts_document = parsed.newdoc_id, True
-        if parsed.has_words:
-            yield parsed.sentence(index, doc_id, starts_document)
-            index += 1
-            starts_document = False
+        elif block:
+            yield block, first_line
+            block = []
     if block:
-        parsed = _Block(block, first_line, source)
-        if parsed.newdoc:
-            doc_id, starts_document = parsed.newdoc_id, True
-        if parsed.has_words:
-            yield parsed.sentence(index, doc_id, starts_document)
+        yield block, first_line
+
+
+def _is_comment(line: str) -> bool:
+    return line[0] == "#"
+
+
+def _newdoc(comments: Iterable[str]) -> tuple[bool, str | None]:
+    """Whether a ``# newdoc`` comment starts a document, and its id (None: unnamed)."""
+    newdoc, newdoc_id = False, None
+    for comment in comments:
+        if _NEWDOC.fullmatch(comment):
+            newdoc = True
+            named = _NEWDOC_ID.fullmatch(comment)
+            newdoc_id = (named.group(1) or None) if named else None  # "id =" with no name: unnamed
+    return newdoc, newdoc_id
+
+
+@dataclass(frozen=True)
+class PendingSentence:
+    """A sentence's block of lines, split out of the file and numbered but not yet parsed (``read_treebank(...,
+    lazy=True)``): ``parsed()`` is the Sentence the eager reader gives, or its file:line error.
+
+    >>> pending = PendingSentence(("1\\tHi\\thi\\tX\\t_\\t_\\t0\\troot\\t_\\t_",), 3, "t.conllu", 0, None, False)
+    >>> pending.parsed().words, pending.parsed().line
+    (('Hi',), 3)
+    """
+
+    lines: tuple[str, ...]
+    first_line: int
+    source: str
+    index: int
+    doc_id: str | None
+    starts_document: bool
+
+    def parsed(self) -> Sentence:
+        return _Block(list(self.lines), self.first_line, self.source).sentence(self.index, self.doc_id,
+                                                                               self.starts_document)
 
 
 class _Block:
@@ -383,11 +440,7 @@ class _Block:
 
     def _read_newdoc(self) -> None:
         """Whether a ``# newdoc`` comment starts a document here, and its id."""
-        for comment in self.comments:
-            if _NEWDOC.fullmatch(comment):
-                self.newdoc = True
-                named = _NEWDOC_ID.fullmatch(comment)
-                self.newdoc_id = (named.group(1) or None) if named else None  # "id =" with no name: unnamed
+        self.newdoc, self.newdoc_id = _newdoc(self.comments)
 
     def _check_tree(self, ranges: list[tuple[int, int]], root_line: int) -> None:
         """The checks that need the whole sentence: ranges and HEADs within it, one root, no cycle."""

@@ -11,10 +11,21 @@ processes, as torch's DataLoader does: every worker reads the same stream
 order. The chunks, and so the batches, are identical whatever the number of
 workers; so are the counts.
 
+A worker reads a treebank lazily: it splits every sentence's lines out of
+the file (checking the lines themselves: encoding, BOM, CR) and numbers the
+sentences, but parses and checks only those of its own chunks, and those in
+no chunk (past ``limit``, of other shards, counted before a resume). So
+``n`` workers share the parsing, the costliest part of reading, instead of
+each doing all of it.
+
 An error in a worker (a malformed line: ``file:line: what``) comes back as
 the exception itself, at the position where the input would have raised it
 in this process, and is raised here: the same one line, after exactly the
-batches this process would have made before it.
+batches this process would have made before it. (A parse error comes from
+the worker that owns its chunk; where a worker's reading stops first, at a
+line or at a sentence in no chunk, it reads the input once more eagerly to
+find the error this process would have stopped at, which may lie in a
+sentence it had left to another worker.)
 
 >>> from probing.data.inputs import InputSource, sample_treebank_path
 >>> from probing.testing import tiny_wordpiece_tokenizer
@@ -68,11 +79,24 @@ class ChunkPlan:
     preparers: tuple = ()
     """Accumulators whose ``prepare(batch)`` runs here, on the input side, into ``batch.prepared``."""
 
-    def chunks(self) -> Iterator[list[Unit]]:
-        selected = itertools.islice(selected_units(self.source.units(), self.shard), self.done, None)
-        return chunked(selected, self.batch_size * CHUNK_BATCHES)
+    def chunks(self, *, lazy: bool = False) -> Iterator[list[Unit]]:
+        """The pass's chunks in order. ``lazy``: of :class:`PendingUnit` where the input is a treebank (those of
+        other shards, and those a resumed run skips, are parsed here all the same, so every line is checked)."""
+        selected = selected_units(self.source.units(lazy=lazy), self.shard)
+        return chunked(_skipping(selected, self.done), self.batch_size * CHUNK_BATCHES)
+
+    def first_error(self) -> Exception:
+        """The error an eager read of the pass's chunks stops at (a worker's lazy read met one; this is the one
+        the main process reading alone would have raised). Costs one more read, on the way to an error only."""
+        try:
+            for _ in self.chunks():
+                pass
+        except Exception as error:
+            return error
+        raise RuntimeError("a lazy read of the input failed where an eager read does not")  # a bug if reached
 
     def prepare(self, chunk: list[Unit], tokenizer, position: int) -> PreparedChunk:
+        chunk = [unit.parsed() for unit in chunk]  # every sentence checked before any is tokenised, as when read
         stats = BatchStats()
         batches = list(batches_of_chunk(chunk, tokenizer, batch_size=self.batch_size, max_length=self.max_length,
                                         stats=stats, prepend=self.prepend))
@@ -126,14 +150,26 @@ class _WorkerChunks(torch.utils.data.IterableDataset):
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         mine, workers = (info.id, info.num_workers) if info is not None else (0, 1)
-        position = -1
-        try:
-            for position, chunk in enumerate(self.plan.chunks()):
-                if position % workers == mine:
-                    yield _packed(self.plan.prepare(chunk, self.tokenizer, position))
-        except Exception as error:  # raised in the main process, in its turn (the module docstring)
-            yield _packed(_WorkerFailure(error))
-            return
+        # Lazily read, each worker parses only the sentences of its own chunks (prepare parses them), not the
+        # whole input; a failure is raised in the main process, in this worker's turn (the module docstring).
+        chunks = enumerate(self.plan.chunks(lazy=True))
+        while True:
+            try:
+                position, chunk = next(chunks, (None, None))
+            except Exception:
+                # Reading stopped, at a line or at a sentence outside every chunk; a sentence read before it but
+                # not parsed here may hold an earlier error, which an eager read would have stopped at first.
+                yield _packed(_WorkerFailure(self.plan.first_error()))
+                return
+            if chunk is None:
+                break
+            if position % workers == mine:
+                try:
+                    prepared = self.plan.prepare(chunk, self.tokenizer, position)
+                except Exception as error:
+                    yield _packed(_WorkerFailure(error))
+                    return
+                yield _packed(prepared)
         yield _packed(_InputEnd(self.plan.source.units_total))
 
 
@@ -195,10 +231,21 @@ def _as_made(item):
 
 def selected_units(units: Iterable[Unit], shard: tuple[int, int] | None) -> Iterator[Unit]:
     """The units of this shard: membership depends on the unit's index alone, so shards are
-    disjoint and together cover the input, whatever the batch size."""
+    disjoint and together cover the input, whatever the batch size. (Other shards' units are parsed, if pending:
+    a pass checks every line.)"""
     for unit in units:
         if shard is None or unit.index % shard[1] == shard[0]:
             yield unit
+        else:
+            unit.parsed()
+
+
+def _skipping(units: Iterable[Unit], done: int) -> Iterator[Unit]:
+    """``units`` after the first ``done`` (a resumed run has counted them), those parsed all the same."""
+    units = iter(units)
+    for unit in itertools.islice(units, done):
+        unit.parsed()
+    yield from units
 
 
 def chunked(units: Iterable[Unit], size: int) -> Iterator[list[Unit]]:
