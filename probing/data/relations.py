@@ -48,8 +48,9 @@ class WordTable:
 
     ``row`` [word] is the word's sentence (its position in the batch), ``position`` [word] its index in that
     sentence, ``head`` [word] the flat index of its head (``ROOT`` for the root); the text columns
-    (``labels``, ``upos``, ``words``, ``feats``) are made when a rule first reads them. A predicate on a text
-    column is asked once per distinct value, never per word.
+    (``labels``, ``upos``, ``words``) are made when a rule first reads them. A predicate on a text column is
+    asked once per distinct value, never per word; a rule that needs a column for a few words only (FEATS of
+    determiners, the form after a possessor) reads them with :meth:`column_at`.
 
     >>> s = Sentence(words=("the", "cat", "sat"), heads=(1, 2, -1), labels=("det", "nsubj", "root"),
     ...              upos=("DET", "NOUN", "VERB"))
@@ -85,17 +86,21 @@ class WordTable:
     def words(self) -> np.ndarray:
         return self._text("words")
 
-    @cached_property
-    def feats(self) -> np.ndarray:
-        """Each word's FEATS column; ``_`` for the words of a sentence built without it."""
-        padded = (s.feats + ("_",) * (len(s) - len(s.feats)) for s in self.sentences)
-        return np.array(list(chain.from_iterable(padded)), dtype=str)
+    def column_at(self, column: str, words: np.ndarray) -> list[str]:
+        """The value in ``column`` of each of ``words`` (flat indices), read from the sentences: for a few words
+        of a batch, cheaper than the batch's whole column as an array. FEATS is ``_`` for the words of a
+        sentence built without it."""
+        values = []
+        for row, position in zip(self.row[words].tolist(), self.position[words].tolist()):
+            sentence_values = getattr(self.sentences[row], column)
+            values.append(sentence_values[position] if position < len(sentence_values) else "_")
+        return values
 
-    def has_feature(self, feature: str) -> np.ndarray:
-        """bool [word]: whether the word's FEATS (``Case=Nom|Poss=Yes``) hold ``feature`` as one of its parts."""
-        # np.char rather than np.strings: the latter is numpy 2's, and the declared floor is numpy 1.24
-        bounded = np.char.add(np.char.add("|", self.feats), "|")
-        return np.char.find(bounded, f"|{feature}|") >= 0
+    def has_feature(self, feature: str, words: np.ndarray) -> np.ndarray:
+        """bool [word of ``words``]: whether its FEATS (``Case=Nom|Poss=Yes``) hold ``feature`` as one of its
+        parts."""
+        return np.fromiter((feature in feats.split("|") for feats in self.column_at("feats", words)), dtype=bool,
+                           count=len(words))
 
     def where(self, column: str, predicate: Callable[[str], bool]) -> np.ndarray:
         """bool [word]: ``predicate`` of each word's value in ``column``, asked once per distinct value."""
@@ -287,9 +292,10 @@ def _possessives(table: WordTable) -> Arcs:
     >>> relation_pairs("poss", son), relation_pairs("det", son)
     ([(0, 1)], [(0, 1)])
     """
-    determiner = table.where("labels", lambda label: _base(label) == "det")
-    possessive = table.has_feature("Poss=Yes")
-    possessors = np.flatnonzero(table.where("labels", POSSESSOR_LABELS.__contains__) | (determiner & possessive))
+    determiners = np.flatnonzero(table.where("labels", lambda label: _base(label) == "det"))
+    possessive = np.zeros(table.size, dtype=bool)
+    possessive[determiners[table.has_feature("Poss=Yes", determiners)]] = True
+    possessors = np.flatnonzero(table.where("labels", POSSESSOR_LABELS.__contains__) | possessive)
     clitics = _possessive_clitics_after(table, possessors)
     return Arcs(np.where(clitics >= 0, clitics, possessors), table.head[possessors], possessors)
 
@@ -298,7 +304,9 @@ def _possessive_clitics_after(table: WordTable, possessors: np.ndarray) -> np.nd
     """int64 [possessor]: the flat index of the clitic directly after each possessor that attaches to it, else -1.
     A word after the sentence's last one belongs to the next sentence, whose heads never point back."""
     following = np.minimum(possessors + 1, max(table.size - 1, 0))  # clipped only to read; the head check decides
-    clitic_form = table.where("words", POSSESSIVE_CLITICS.__contains__)
+    # the forms of the following words only: a batch's distinct forms are most of its words
+    clitic_form = np.fromiter((word in POSSESSIVE_CLITICS for word in table.column_at("words", following)),
+                              dtype=bool, count=len(following))
     clitic_label = table.where("labels", lambda label: _base(label) in ("case", "possessive"))
     attached = (possessors + 1 < table.size) & (table.head[following] == possessors)
-    return np.where(attached & clitic_form[following] & clitic_label[following], following, -1)
+    return np.where(attached & clitic_form & clitic_label[following], following, -1)

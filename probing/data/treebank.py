@@ -309,7 +309,7 @@ def _sentences(lines: Iterable[str], source: str, start_index: int,
             doc_id, starts_document = newdoc_id, True
         if has_words:
             if lazy:
-                yield PendingSentence(tuple(block), first_line, source, index, doc_id, starts_document)
+                yield PendingSentence(block, first_line, source, index, doc_id, starts_document)
             else:
                 yield parsed.sentence(index, doc_id, starts_document)
             index += 1
@@ -352,12 +352,12 @@ class PendingSentence:
     """A sentence's block of lines, split out of the file and numbered but not yet parsed (``read_treebank(...,
     lazy=True)``): ``parsed()`` is the Sentence the eager reader gives, or its file:line error.
 
-    >>> pending = PendingSentence(("1\\tHi\\thi\\tX\\t_\\t_\\t0\\troot\\t_\\t_",), 3, "t.conllu", 0, None, False)
+    >>> pending = PendingSentence(["1\\tHi\\thi\\tX\\t_\\t_\\t0\\troot\\t_\\t_"], 3, "t.conllu", 0, None, False)
     >>> pending.parsed().words, pending.parsed().line
     (('Hi',), 3)
     """
 
-    lines: tuple[str, ...]
+    lines: list[str]
     first_line: int
     source: str
     index: int
@@ -365,7 +365,7 @@ class PendingSentence:
     starts_document: bool
 
     def parsed(self) -> Sentence:
-        return _Block(list(self.lines), self.first_line, self.source).sentence(self.index, self.doc_id,
+        return _Block(self.lines, self.first_line, self.source).sentence(self.index, self.doc_id,
                                                                                self.starts_document)
 
 

@@ -11,12 +11,12 @@ processes, as torch's DataLoader does: every worker reads the same stream
 order. The chunks, and so the batches, are identical whatever the number of
 workers; so are the counts.
 
-A worker reads a treebank lazily: it splits every sentence's lines out of
-the file (checking the lines themselves: encoding, BOM, CR) and numbers the
-sentences, but parses and checks only those of its own chunks, and those in
-no chunk (past ``limit``, of other shards, counted before a resume). So
-``n`` workers share the parsing, the costliest part of reading, instead of
-each doing all of it.
+Each of two or more workers reads a treebank lazily: it splits every
+sentence's lines out of the file (checking the lines themselves: encoding,
+BOM, CR) and numbers the sentences, but parses and checks only those of its
+own chunks, and those in no chunk (past ``limit``, of other shards, counted
+before a resume). So the workers share the parsing, the costliest part of
+reading, instead of each doing all of it.
 
 An error in a worker (a malformed line: ``file:line: what``) comes back as
 the exception itself, at the position where the input would have raised it
@@ -150,9 +150,10 @@ class _WorkerChunks(torch.utils.data.IterableDataset):
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         mine, workers = (info.id, info.num_workers) if info is not None else (0, 1)
-        # Lazily read, each worker parses only the sentences of its own chunks (prepare parses them), not the
-        # whole input; a failure is raised in the main process, in this worker's turn (the module docstring).
-        chunks = enumerate(self.plan.chunks(lazy=True))
+        # Read lazily, each of several workers parses only the sentences of its own chunks (prepare parses them),
+        # not the whole input; one worker parses them all, at less cost as it reads. A failure is raised in the
+        # main process, in this worker's turn (the module docstring).
+        chunks = enumerate(self.plan.chunks(lazy=workers > 1))
         while True:
             try:
                 position, chunk = next(chunks, (None, None))
