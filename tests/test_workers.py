@@ -208,3 +208,13 @@ def test_a_lazy_read_parses_to_the_units_of_an_eager_one(pairs):
     lazy = [unit.parsed() for unit in InputSource.treebank(str(sample_path()), pairs=pairs).units(lazy=True)]
     assert lazy == eager
     assert len(eager) == 75 if not pairs else any(unit.second for unit in eager) and len(eager) < 75
+
+
+def test_a_lazy_read_of_a_half_numbers_its_units_as_an_eager_one():
+    def odd_half():  # the odd sentences of the first 70, numbered again from 0
+        return InputSource(sample_path(), "treebank", limit=70, half="odd")
+
+    eager = list(odd_half().units())
+    lazy = [unit.parsed() for unit in odd_half().units(lazy=True)]
+    assert lazy == eager and len(eager) == 35
+    assert (eager[1].index, eager[1].sentence.index) == (1, 3)  # the file's own index stays on the sentence
