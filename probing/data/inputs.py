@@ -168,11 +168,13 @@ class InputSource:
 
         Units beyond ``limit`` or outside ``half`` are read (and so validated) but not yielded. ``lazy``: a
         treebank's units come as :class:`PendingUnit` (its sentences parsed by whoever needs them; those not
-        yielded are parsed here, so every line is still checked); other kinds of input are read as usual.
+        yielded are parsed here, so every line is still checked); other kinds of input are read as usual, and so
+        are segment pairs (an eager read parses the sentence after a pair's first before it yields the pair
+        alone at a document's end, so an error there stops it a unit earlier than a lazy read would).
         """
         count = 0
         parity = None if self.half is None else HALVES.index(self.half)
-        for unit in self._all_units(lazy and self.kind == "treebank"):
+        for unit in self._all_units(lazy and self.kind == "treebank" and not self.pairs):
             count += 1
             if (self.limit is not None and unit.index >= self.limit) or (parity is not None
                                                                          and unit.index % 2 != parity):
