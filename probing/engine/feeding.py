@@ -11,7 +11,7 @@ processes, as torch's DataLoader does: every worker reads the same stream
 order. The chunks, and so the batches, are identical whatever the number of
 workers; so are the counts.
 
-Each of two or more workers reads a treebank lazily: it splits every
+Each of two or more workers reads a treebank (not as segment pairs) lazily: it splits every
 sentence's lines out of the file (checking the lines themselves: encoding,
 BOM, CR) and numbers the sentences, but parses and checks only those of its
 own chunks, and those in no chunk (past ``limit``, of other shards, counted
