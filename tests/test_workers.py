@@ -224,3 +224,26 @@ def test_a_lazy_read_of_a_half_numbers_its_units_as_an_eager_one():
     lazy = [unit.parsed() for unit in odd_half().units(lazy=True)]
     assert lazy == eager and len(eager) == 35
     assert (eager[1].index, eager[1].sentence.index) == (1, 3)  # the file's own index stays on the sentence
+
+
+class _FreezeCount:
+    """A preparer that records, in each batch, how many objects the garbage collector of the process that
+    made the batch holds frozen."""
+
+    def prepare(self, batch) -> dict:
+        import gc
+
+        return {"frozen": gc.get_freeze_count()}
+
+
+def test_a_worker_freezes_what_it_inherited_from_the_main_process():
+    import gc
+
+    loaded = load_model(tiny_model("bert"))
+    plan = ChunkPlan(InputSource.treebank(str(sample_path())), BATCH_SIZE, 64, preparers=(_FreezeCount(),))
+    in_workers = [batch.prepared["frozen"] for chunk in prepared_chunks(plan, loaded.tokenizer, workers=2)
+                  for batch in chunk.batches]
+    here = [batch.prepared["frozen"] for chunk in prepared_chunks(plan, loaded.tokenizer, workers=0)
+            for batch in chunk.batches]
+    assert min(in_workers) > 10_000  # torch, transformers and the model, at the least
+    assert set(here) == {gc.get_freeze_count()} == {0}  # the main process freezes nothing
