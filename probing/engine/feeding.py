@@ -161,14 +161,16 @@ class _WorkerChunks(torch.utils.data.IterableDataset):
         # Read lazily, each of several workers parses only the sentences of its own chunks (prepare parses them),
         # not the whole input; one worker parses them all, at less cost as it reads. A failure is raised in the
         # main process, in this worker's turn (the module docstring).
-        chunks = enumerate(self.plan.chunks(lazy=workers > 1))
+        lazy = workers > 1
+        chunks = enumerate(self.plan.chunks(lazy=lazy))
         while True:
             try:
                 position, chunk = next(chunks, (None, None))
-            except Exception:
-                # Reading stopped, at a line or at a sentence outside every chunk; a sentence read before it but
-                # not parsed here may hold an earlier error, which an eager read would have stopped at first.
-                yield _packed(_WorkerFailure(self.plan.first_error()))
+            except Exception as error:
+                # Reading stopped, at a line or at a sentence outside every chunk; read lazily, a sentence read
+                # before it but left to another worker may hold an earlier error, which an eager read would have
+                # stopped at first. Read eagerly, this is that error.
+                yield _packed(_WorkerFailure(self.plan.first_error() if lazy else error))
                 return
             if chunk is None:
                 break
