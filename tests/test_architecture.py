@@ -5,7 +5,7 @@ The import graph is read from the source (``import`` statements anywhere in a mo
 included: an import deferred into a function still ties two modules together). Layers, lowest first; a module
 may import its own layer and the ones below it, never one above:
 
-0. foundations: ``errors``, ``registry``, ``naming``, ``atomic``, ``plugins``, ``version``
+0. foundations: ``errors``, ``registry``, ``naming``, ``atomic``, ``plugins``, ``version``, ``compiling``
 1. ``data``: treebanks, inputs, named treebanks, documents
 2. ``results``: schema, validated reading and writing, merging, result objects
 3. ``stats``: bootstrap intervals, selection, held-out rules, transfer
@@ -31,7 +31,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "probing"
 
 LAYERS = {
-    **dict.fromkeys(("errors", "registry", "naming", "atomic", "plugins", "version"), 0),
+    **dict.fromkeys(("errors", "registry", "naming", "atomic", "plugins", "version", "compiling"), 0),
     "data": 1, "results": 2, "stats": 3, "report": 4, "model": 5, "engine": 6, "scoring": 6, "analyses": 7,
     "commands": 8, **dict.fromkeys(("cli", "api", "testing", "__main__"), 9),
 }

@@ -107,3 +107,34 @@ def test_word_never_predicts_itself_when_others_get_attention():
     W = torch.eye(4) + 0.01 * torch.rand(4, 4)
     predictions = predict_heads(W[None, None, None], torch.tensor([4]))[0, :, 0, 0]
     assert all(int(p) != i for row in predictions for i, p in enumerate(row))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_predictions_equal_the_tensor_code(seed):
+    """The CPU's compiled pass makes exactly the tensor code's predictions, padding included: on a pooled
+    layout (a permuted view, as pooling returns it), with many ties (values on a coarse grid), zeros and
+    NaNs, a sentence of no words, one of a single word, float32 and float64."""
+    from probing.engine.predictions import HeadPrediction
+
+    generator = torch.Generator().manual_seed(seed)
+    batch, layers, heads, words = 5, 2, 3, 7
+    grid = torch.randint(0, 4, (batch, words, layers, heads, words), generator=generator).float() / 4
+    grid[torch.rand(grid.shape, generator=generator) < 0.03] = float("nan")
+    scores = grid.permute(0, 2, 3, 1, 4)  # [batch, layer, head, word, word], not contiguous
+    num_words = torch.tensor([7, 0, 1, 4, 6])
+    prediction = HeadPrediction(num_words)
+    for values in (scores, scores.double(), scores.contiguous()):
+        compiled, vectorised = prediction.compiled(values), prediction.vectorised(values)
+        assert compiled.dtype == vectorised.dtype == torch.long
+        assert torch.equal(compiled, vectorised)
+    assert torch.equal(prediction(scores), prediction.vectorised(scores))  # a CPU tensor takes the compiled pass
+
+
+def test_compiled_predictions_keep_the_first_of_equal_maxima_and_the_first_nan():
+    from probing.engine.predictions import HeadPrediction
+
+    nan = float("nan")
+    W = torch.tensor([[0.0, 0.5, 0.5, 0.2], [nan, 0.0, 0.3, nan], [0.4, 0.1, 0.0, 0.4], [0.1, 0.1, 0.1, 0.0]])
+    predictions = HeadPrediction(torch.tensor([4])).compiled(W[None, None, None])[0, :, 0, 0]
+    assert predictions[0].tolist() == [1, 0, 0, 0]  # row 1: its first NaN; row 2: 0.4 at 0 and 3 -> 0
+    assert predictions[1].tolist() == [1, 0, 0, 1]  # column 0: the NaN in row 1; column 3: NaN in row 1 first

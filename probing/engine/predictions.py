@@ -3,7 +3,15 @@
 docs/scoring.md section 3: zero the diagonal of the word attention ``W``, then
 ``dep_to_head`` predicts ``argmax_j W[i, j]`` (the word i attends to most) and
 ``head_to_dep`` predicts ``argmax_j W[j, i]`` (the word that attends to i most).
-``torch.argmax`` returns the first maximum, so ties go to the lowest index.
+``torch.argmax`` returns the first maximum, so ties go to the lowest index (and
+a NaN, where one appears, is the maximum, its first one chosen, as torch's
+``max`` has it).
+
+On CPU tensors both directions come from one compiled pass over each head's
+matrix (:func:`_first_maxima`, probing.compiling) instead of a masking pass and
+two reductions: the same comparisons of the same numbers, so the same
+predictions, at a third of the CPU time on en_ewt dev (benchmarks/RESULTS.md,
+"Predictions compiled"). Elsewhere (a GPU) the tensor code runs.
 
 >>> import torch
 >>> W = torch.tensor([[0.9, 0.1, 0.0], [0.5, 0.2, 0.3], [0.2, 0.7, 0.1]])
@@ -14,7 +22,10 @@ tensor([[1, 0, 1],
 
 from __future__ import annotations
 
+import numpy as np
 import torch
+
+from probing.compiling import COMPILED, compiled
 
 
 def predict_heads(word_attention: torch.Tensor, num_words: torch.Tensor) -> torch.Tensor:
@@ -60,9 +71,69 @@ class HeadPrediction:
 
     def __call__(self, word_attention: torch.Tensor) -> torch.Tensor:
         """word_attention [batch, layer, head, word, word] -> long [batch, direction, layer, head, word]."""
+        if word_attention.device.type == "cpu" and COMPILED and word_attention.dtype in (torch.float32, torch.float64):
+            return self.compiled(word_attention)
+        return self.vectorised(word_attention)
+
+    def compiled(self, word_attention: torch.Tensor) -> torch.Tensor:
+        """The CPU's way: :func:`_first_maxima` over every head's matrix (a view of any strides is read as it is).
+
+        >>> W = torch.rand(2, 3, 4, 5, 5)
+        >>> prediction = HeadPrediction(torch.tensor([5, 3]))
+        >>> torch.equal(prediction.compiled(W), prediction.vectorised(W))
+        True
+        """
+        scores = word_attention.detach().numpy()  # [batch, layer, head, word, word], no copy
+        batch, layers, heads, words = scores.shape[:4]
+        predictions = np.zeros((batch, 2, layers, heads, words), dtype=np.int64)
+        _first_maxima(scores, self.num_words.cpu().numpy().astype(np.int64), predictions)
+        return torch.from_numpy(predictions)
+
+    def vectorised(self, word_attention: torch.Tensor) -> torch.Tensor:
+        """The tensor code, on any device: the masks in one pass, then one reduction per direction."""
         replaced, fill = self.masks(word_attention.device, word_attention.shape[-1])
         scores = torch.where(replaced, fill, word_attention)  # one pass; the caller's tensor is untouched
         # max(dim).indices returns the first maximum, as argmax does, and is much faster on CPU
         dep_to_head = scores.max(dim=-1).indices  # over the words i attends to
         head_to_dep = scores.max(dim=-2).indices  # over the words that attend to i
         return torch.stack([dep_to_head, head_to_dep], dim=1)  # [batch, direction, layer, head, word]
+
+
+@compiled
+def _first_maxima(scores, num_words, predictions):  # pragma: no cover - compiled by numba
+    """predictions[b, 0, l, h, i]: first j maximising scores[b, l, h, i, j]; predictions[b, 1, l, h, j]: first i
+    maximising scores[b, l, h, i, j]; both over the sentence's real words, the diagonal read as 0.
+
+    What the masks of :class:`HeadPrediction` make of padding needs no reading: a padded word's row and column
+    are -inf throughout, so it predicts word 0 (the first of equal maxima) and, coming after every real word,
+    never wins a real word's maximum; ``predictions`` arrives zeroed. Each row is scanned once, for its own
+    maximum and for every column's running one; "greater, or a NaN over a number" keeps the first maximum and
+    makes the first NaN win, as torch's ``max`` does.
+    """
+    batch, layers, heads = scores.shape[0], scores.shape[1], scores.shape[2]
+    words = scores.shape[3]
+    row = np.empty(words, dtype=scores.dtype)
+    column_best = np.empty(words, dtype=scores.dtype)
+    column_index = np.empty(words, dtype=np.int64)
+    for b in range(batch):
+        n = num_words[b]
+        for layer in range(layers):
+            for head in range(heads):
+                matrix = scores[b, layer, head]
+                column_best[:n] = -np.inf
+                column_index[:n] = 0
+                for i in range(n):
+                    row[:n] = matrix[i, :n]
+                    row[i] = 0.0  # a word never predicts itself
+                    best, best_j = row[0], 0
+                    for j in range(1, n):
+                        value = row[j]
+                        if value > best or (value != value and best == best):
+                            best, best_j = value, j
+                    predictions[b, 0, layer, head, i] = best_j
+                    for j in range(n):  # branch-free, so that the compiler can vectorise it
+                        value = row[j]
+                        wins = (value > column_best[j]) | ((value != value) & (column_best[j] == column_best[j]))
+                        column_best[j] = value if wins else column_best[j]
+                        column_index[j] = i if wins else column_index[j]
+                predictions[b, 1, layer, head, :n] = column_index[:n]

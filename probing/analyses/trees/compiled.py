@@ -11,25 +11,15 @@ than the work they do (benchmarks/run.py --full, tree_decoding; the measurements
 the docstring of :mod:`probing.analyses.trees.decode`).
 
 ``numba`` compiles the kernel on first use and caches it beside this file
-(a few seconds once). Without numba the functions stay plain Python
-(correct, far too slow for real use): :data:`COMPILED` says which.
+(a few seconds once; probing.compiling). Without numba the functions stay
+plain Python (correct, far too slow for real use): ``COMPILED`` says which.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-try:
-    import numba
-
-    _compile = numba.njit(cache=True, nogil=True)
-    COMPILED = True
-except ImportError:  # pragma: no cover - numba is a dependency; the vectorised torch code is the fallback
-
-    def _compile(function):
-        return function
-
-    COMPILED = False
+from probing.compiling import COMPILED, compiled  # noqa: F401 (COMPILED: decode.py asks whether it is compiled)
 
 
 def mst_numpy(scores: np.ndarray, roots: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -39,7 +29,7 @@ def mst_numpy(scores: np.ndarray, roots: np.ndarray, count: np.ndarray) -> np.nd
     return heads
 
 
-@_compile
+@compiled
 def _first_max(row, k, skip, node_of_word, rep):  # pragma: no cover - compiled by numba
     """Index and value of the first maximum of row[:k], leaving out (with ``skip``) the words inside node ``rep``."""
     best, value = 0, -np.inf
@@ -52,7 +42,7 @@ def _first_max(row, k, skip, node_of_word, rep):  # pragma: no cover - compiled 
     return best, value
 
 
-@_compile
+@compiled
 def _decode_all(scores, roots, count, heads):  # pragma: no cover - compiled by numba
     matrices, n = scores.shape[0], scores.shape[1]
     rows = np.empty((n, n), dtype=scores.dtype)
@@ -77,7 +67,7 @@ def _decode_all(scores, roots, count, heads):  # pragma: no cover - compiled by 
         )
 
 
-@_compile
+@compiled
 def _decode_one(
     scores, root, k, heads, rows, best_score, best_head, node_of_word, active, parent, walk, rep_of,
     member, member_rep, member_head, adjusted, cycle_start,
