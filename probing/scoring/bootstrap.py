@@ -19,6 +19,8 @@ from math import prod
 import numpy as np
 import torch
 
+from probing.scoring.poisson_draws import poisson_draws
+
 CHUNK_SENTENCES = 512
 """Sentences whose counts :class:`ReplicateSums` holds before weighting them: one [replicate, 512] x [512, N]
 product instead of sixteen [replicate, 32] x [32, N] ones, and the result rounded, converted and added once
@@ -30,7 +32,9 @@ EXACT_IN_FLOAT32 = 2**24
 
 def poisson_weights(sentence_indices: Sequence[int], *, replicates: int, seed: int,
                     compact: bool = False) -> torch.Tensor:
-    """float64 [replicate, sentence] weights; column s depends on (seed, index s) only.
+    """float64 [replicate, sentence] weights; column s depends on (seed, index s) only: it is
+    ``np.random.default_rng([seed, index]).poisson(1.0, replicates)``, drawn by a compiled copy of numpy's
+    generator for a whole batch at once (probing.scoring.poisson_draws; the same numbers, a test checks).
 
     ``compact``: the same whole numbers as uint8 (Poisson(1) draws stay far below 256; int64 in the
     unthinkable case they do not), an eighth of the bytes, for weights made on the input side that travel
@@ -39,8 +43,10 @@ def poisson_weights(sentence_indices: Sequence[int], *, replicates: int, seed: i
     >>> poisson_weights([0], replicates=3, seed=0, compact=True).dtype
     torch.uint8
     """
-    columns = np.stack([np.random.default_rng([seed, int(index)]).poisson(1.0, replicates)
-                        for index in sentence_indices], axis=1)  # int64 [replicate, sentence]
+    columns = poisson_draws(sentence_indices, replicates=replicates, seed=seed)  # the same numbers, compiled
+    if columns is None:  # no numba, or an index beyond one 32-bit word: numpy's own generators
+        columns = np.stack([np.random.default_rng([seed, int(index)]).poisson(1.0, replicates)
+                            for index in sentence_indices], axis=1)  # int64 [replicate, sentence]
     if not compact:
         return torch.from_numpy(columns.astype(np.float64))
     return torch.from_numpy(columns.astype(np.uint8) if columns.size and columns.max() < 256 else columns)
