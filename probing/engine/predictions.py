@@ -106,34 +106,63 @@ def _first_maxima(scores, num_words, predictions):  # pragma: no cover - compile
 
     What the masks of :class:`HeadPrediction` make of padding needs no reading: a padded word's row and column
     are -inf throughout, so it predicts word 0 (the first of equal maxima) and, coming after every real word,
-    never wins a real word's maximum; ``predictions`` arrives zeroed. Each row is scanned once, for its own
-    maximum and for every column's running one; "greater, or a NaN over a number" keeps the first maximum and
-    makes the first NaN win, as torch's ``max`` does.
+    never wins a real word's maximum; ``predictions`` arrives zeroed. A matrix is scanned once, row by row, for
+    each row's maximum and every column's running one, with plain "greater" (the first maximum kept); one that
+    holds a NaN is scanned again with torch's rule (the first NaN is the maximum).
     """
-    batch, layers, heads = scores.shape[0], scores.shape[1], scores.shape[2]
-    words = scores.shape[3]
+    batch, layers, heads, words = scores.shape[0], scores.shape[1], scores.shape[2], scores.shape[3]
     row = np.empty(words, dtype=scores.dtype)
     column_best = np.empty(words, dtype=scores.dtype)
-    column_index = np.empty(words, dtype=np.int64)
+    column_index = np.empty(words, dtype=np.int64)  # contiguous, as the vectorised loop needs
     for b in range(batch):
         n = num_words[b]
         for layer in range(layers):
             for head in range(heads):
-                matrix = scores[b, layer, head]
-                column_best[:n] = -np.inf
-                column_index[:n] = 0
-                for i in range(n):
-                    row[:n] = matrix[i, :n]
-                    row[i] = 0.0  # a word never predicts itself
-                    best, best_j = row[0], 0
-                    for j in range(1, n):
-                        value = row[j]
-                        if value > best or (value != value and best == best):
-                            best, best_j = value, j
-                    predictions[b, 0, layer, head, i] = best_j
-                    for j in range(n):  # branch-free, so that the compiler can vectorise it
-                        value = row[j]
-                        wins = (value > column_best[j]) | ((value != value) & (column_best[j] == column_best[j]))
-                        column_best[j] = value if wins else column_best[j]
-                        column_index[j] = i if wins else column_index[j]
-                predictions[b, 1, layer, head, :n] = column_index[:n]
+                matrix, made = scores[b, layer, head], predictions[b, :, layer, head]
+                if _scan(matrix, n, row, column_best, column_index, made):
+                    _scan_with_nan(matrix, n, row, column_best, column_index, made)
+                made[1, :n] = column_index[:n]
+
+
+@compiled
+def _scan(matrix, n, row, column_best, column_index, made):  # pragma: no cover - compiled by numba
+    """One head's predictions: each row's into ``made[0]``, each column's into ``column_index``; True where the
+    matrix holds a NaN (then both are to be made again by :func:`_scan_with_nan`)."""
+    column_best[:n] = -np.inf
+    column_index[:n] = 0
+    unordered = False
+    for i in range(n):
+        row[:n] = matrix[i, :n]
+        row[i] = 0.0  # a word never predicts itself
+        best, best_j = row[0], 0
+        for j in range(1, n):
+            if row[j] > best:
+                best, best_j = row[j], j
+        made[0, i] = best_j
+        for j in range(n):  # branch-free, so that the compiler can vectorise it
+            value = row[j]
+            wins = value > column_best[j]
+            column_best[j] = value if wins else column_best[j]
+            column_index[j] = i if wins else column_index[j]
+            unordered |= value != value
+    return unordered
+
+
+@compiled
+def _scan_with_nan(matrix, n, row, column_best, column_index, made):  # pragma: no cover - compiled by numba
+    """:func:`_scan` with torch's rule for a NaN: "greater, or a NaN over a number", so the first NaN wins."""
+    column_best[:n] = -np.inf
+    column_index[:n] = 0
+    for i in range(n):
+        row[:n] = matrix[i, :n]
+        row[i] = 0.0
+        best, best_j = row[0], 0
+        for j in range(1, n):
+            if row[j] > best or (row[j] != row[j] and best == best):
+                best, best_j = row[j], j
+        made[0, i] = best_j
+        for j in range(n):
+            value = row[j]
+            if value > column_best[j] or (value != value and column_best[j] == column_best[j]):
+                column_best[j] = value
+                column_index[j] = i
