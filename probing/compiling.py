@@ -30,3 +30,16 @@ except ImportError:  # pragma: no cover - numba is a dependency; callers fall ba
         return function
 
     COMPILED = False
+
+
+def load_compiler() -> None:
+    """Load what numba's CPU target loads at the first compiled call of a process (its registries of numpy
+    functions, which import scipy's BLAS): about a third of a second. A process about to fork workers calls this
+    first, so that every worker inherits it instead of paying it again (probing.engine.feeding).
+
+    >>> load_compiler()
+    """
+    if COMPILED:
+        from numba.core.registry import cpu_target
+
+        cpu_target.target_context.refresh()

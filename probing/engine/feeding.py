@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import torch
 
+from probing.compiling import load_compiler
 from probing.data.inputs import InputSource, Unit
 from probing.engine.batching import CHUNK_BATCHES, Batch, BatchStats, batches_of_chunk
 
@@ -124,6 +125,7 @@ def _from_workers(plan: ChunkPlan, tokenizer, workers: int) -> Iterator[Prepared
     # A tokenizer that has used its own threads warns in every forked worker unless told not to use them; the
     # workers are the parallelism here.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    load_compiler()  # once here, not once in every worker: the workers' bootstrap weights are compiled draws
     loader = DataLoader(_WorkerChunks(plan, tokenizer), batch_size=None, num_workers=workers, collate_fn=_as_made,
                         prefetch_factor=WORKER_PREFETCH, worker_init_fn=_freeze_inherited)
     expected = 0
