@@ -33,7 +33,11 @@ change in the machine's load hits both alike):
    a chunk of 512 at a time (probing's ``ReplicateSums``), with a check that both give the same sums;
 8. result arrays: every array of the committed leaderboard results (leaderboards/*/results), written in byte planes
    as probing writes them against zlib over numpy's byte layout (as files before byte planes held them): bytes
-   and seconds, with a check that both decode to the same numbers.
+   and seconds, with a check that both decode to the same numbers;
+9. the compiled loops (probing.compiling) against the code they replace, with a check that both give the same
+   numbers: head predictions of all-MiniLM-L6-v2's pooled word attention on en_ewt dev (the tensor code's
+   masking pass and two reductions), and the bootstrap's Poisson weights of as many sentences (numpy, one
+   generator per sentence); wall and CPU seconds, since the tensor code runs on every core and the loops on one.
 """
 
 from __future__ import annotations
@@ -318,6 +322,49 @@ def bootstrap_weighting(sentences: int = 2001, batch: int = 32, replicates: int 
             "width": width, "timings": timings, "equal": bool(torch.equal(results["per batch"], results["per chunk"]))}
 
 
+def compiled_kernels(loaded, treebank: str, repeats: int) -> dict:
+    """(9) The compiled loops against the tensor and numpy code they replace: wall and CPU seconds, same numbers."""
+    from probing.engine.pooling import WordPooling
+    from probing.engine.predictions import HeadPrediction
+    from probing.scoring.poisson_draws import poisson_draws
+
+    layers = []  # (prediction, pooled word attention [batch, 1, head, word, word]) per batch and layer
+    batches = the_batches(loaded, InputSource.treebank(treebank))
+    for batch in batches:
+        pooling, prediction = WordPooling(batch.word_of_token), HeadPrediction(batch.num_words)
+        token_attention = attention(loaded, batch.input_ids, batch.attention_mask)  # [batch, layer, head, q, k]
+        layers += [(prediction, pooling(token_attention[:, layer : layer + 1])) for layer in range(loaded.num_layers)]
+    sentences = sum(len(batch) for batch in batches)
+
+    def timed(work) -> tuple[float, float, object]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        made = work()
+        return time.perf_counter() - wall, time.process_time() - cpu, made
+
+    def numpy_weights():
+        return np.stack([np.random.default_rng([0, index]).poisson(1.0, 1000) for index in range(sentences)], axis=1)
+
+    work = {
+        "predictions, tensor code": lambda: [prediction.vectorised(words) for prediction, words in layers],
+        "predictions, compiled": lambda: [prediction.compiled(words) for prediction, words in layers],
+        "weights, numpy": numpy_weights,
+        "weights, compiled": lambda: poisson_draws(range(sentences), replicates=1000, seed=0),
+    }
+    work["predictions, compiled"]()  # compiled (or read from numba's cache) before anything is timed
+    work["weights, compiled"]()
+    wall, cpu, made = Timings(), Timings(), {}
+    for _ in range(repeats):
+        for name, run in work.items():
+            seconds, processor, made[name] = timed(run)
+            wall.add(name, seconds)
+            cpu.add(name, processor)
+    same_predictions = all(torch.equal(a, b) for a, b in zip(made["predictions, tensor code"],
+                                                             made["predictions, compiled"]))
+    return {"matrices": sum(words.shape[0] * words.shape[2] for _, words in layers), "sentences": sentences,
+            "wall": wall, "cpu": cpu, "same_predictions": same_predictions,
+            "same_weights": bool(np.array_equal(made["weights, numpy"], made["weights, compiled"]))}
+
+
 def result_arrays(repeats: int) -> dict:
     """(8) The committed results' arrays: byte planes (``encode_array``) against numpy's byte layout."""
     import json
@@ -493,6 +540,23 @@ def render(measured: dict, context: dict, command: str) -> str:
                   f"{t.median('numpy layout') / t.median('byte planes'):.1f} times as fast; medians of "
                   f"{len(t.runs['byte planes'])}). Both decode to the same numbers: "
                   f"{'yes' if entry['same'] else 'NO'}.", ""]
+    if measured.get("kernels"):
+        entry = measured["kernels"]
+        wall, cpu = entry["wall"], entry["cpu"]
+
+        def pair(name: str) -> str:
+            return f"{wall.median(name):.3f} s ({cpu.median(name):.3f} s of CPU)"
+
+        lines += ["## Predictions and bootstrap weights compiled", "",
+                  f"Head predictions of all-MiniLM-L6-v2 on en_ewt dev ({entry['matrices']} head matrices of pooled "
+                  f"word attention, both directions): the tensor code {pair('predictions, tensor code')}, the "
+                  f"compiled pass {pair('predictions, compiled')}; the predictions are "
+                  f"{'identical' if entry['same_predictions'] else 'DIFFERENT'}. The bootstrap's Poisson weights of "
+                  f"{entry['sentences']} sentences, 1000 replicates: numpy, one generator per sentence, "
+                  f"{pair('weights, numpy')}; compiled, {pair('weights, compiled')}; the draws are "
+                  f"{'identical' if entry['same_weights'] else 'DIFFERENT'}. Medians of {len(wall.runs['weights, numpy'])}; "
+                  "the tensor code runs on every core, the compiled loops on one (the other stays free for the "
+                  "thread that reads the input).", ""]
     lines += ["## Not measured here", ""]
     missing = context["missing"] or ["nothing"]
     lines += [f"- {item}" for item in missing] + [""]
@@ -558,6 +622,8 @@ def main(argv: list[str] | None = None) -> int:
             measured["weighting"] = bootstrap_weighting(repeats=repeats)
             print("  (8) result arrays", file=sys.stderr)
             measured["arrays"] = result_arrays(repeats)
+            print("  (9) compiled predictions and weights", file=sys.stderr)
+            measured["kernels"] = compiled_kernels(loaded, treebank, repeats)
     if args.full and models["smollm2"]:
         print("ablation", file=sys.stderr)
         measured["ablation"] = ablation_sharing(models["smollm2"], treebank, 16, 2)

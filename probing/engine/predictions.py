@@ -10,8 +10,9 @@ a NaN, where one appears, is the maximum, its first one chosen, as torch's
 On CPU tensors both directions come from one compiled pass over each head's
 matrix (:func:`_first_maxima`, probing.compiling) instead of a masking pass and
 two reductions: the same comparisons of the same numbers, so the same
-predictions, at a third of the CPU time on en_ewt dev (benchmarks/RESULTS.md,
-"Predictions compiled"). Elsewhere (a GPU) the tensor code runs.
+predictions, in less time on one core than the tensor code takes on all of
+them (benchmarks/RESULTS.md, "Predictions and bootstrap weights compiled").
+Elsewhere (a GPU) the tensor code runs.
 
 >>> import torch
 >>> W = torch.tensor([[0.9, 0.1, 0.0], [0.5, 0.2, 0.3], [0.2, 0.7, 0.1]])

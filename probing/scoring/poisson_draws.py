@@ -4,10 +4,11 @@ Every bootstrap weight is ``np.random.default_rng([seed, index]).poisson(1.0,
 replicates)`` (probing.scoring.bootstrap): one generator per sentence, so a
 sentence's weights depend on nothing but its index. Made in numpy, one
 sentence costs a SeedSequence, a PCG64 and a thousand draws through numpy's
-per-value dispatch, about 33 microseconds: on a fast model the largest part
-of a run's input side. :func:`poisson_draws` makes the same numbers for a
-whole batch of sentences in one loop compiled by numba (probing.compiling),
-in the three steps numpy takes:
+per-value dispatch: with a fast model, the largest part of a run's input side
+that a plain loop does not have. :func:`poisson_draws` makes the same numbers
+for a whole batch of sentences in one loop compiled by numba
+(probing.compiling), in the three steps numpy takes, in less time
+(benchmarks/RESULTS.md, "Predictions and bootstrap weights compiled"):
 
 1. **SeedSequence** (NEP 19): the entropy ``[seed, index]`` as 32-bit words,
    hashed into a pool of four words, which gives four 64-bit words;
