@@ -138,3 +138,12 @@ def test_compiled_predictions_keep_the_first_of_equal_maxima_and_the_first_nan()
     predictions = HeadPrediction(torch.tensor([4])).compiled(W[None, None, None])[0, :, 0, 0]
     assert predictions[0].tolist() == [1, 0, 0, 0]  # row 1: its first NaN; row 2: 0.4 at 0 and 3 -> 0
     assert predictions[1].tolist() == [1, 0, 0, 1]  # column 0: the NaN in row 1; column 3: NaN in row 1 first
+
+
+def test_compiled_predictions_never_read_past_the_matrix():
+    """A word count larger than the matrix (no batch makes one) is read as the matrix's width, as the masks do."""
+    from probing.engine.predictions import HeadPrediction
+
+    W = torch.rand(1, 1, 2, 4, 4)
+    prediction = HeadPrediction(torch.tensor([9]))
+    assert torch.equal(prediction.compiled(W), prediction.vectorised(W))

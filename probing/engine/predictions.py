@@ -116,7 +116,7 @@ def _first_maxima(scores, num_words, predictions):  # pragma: no cover - compile
     column_best = np.empty(words, dtype=scores.dtype)
     column_index = np.empty(words, dtype=np.int64)  # contiguous, as the vectorised loop needs
     for b in range(batch):
-        n = num_words[b]
+        n = min(num_words[b], words)  # never past the matrix: numba does not check bounds
         for layer in range(layers):
             for head in range(heads):
                 matrix, made = scores[b, layer, head], predictions[b, :, layer, head]
