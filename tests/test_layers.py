@@ -103,6 +103,27 @@ def test_the_fused_path_runs_the_fused_kernel():
     assert loaded.base.config._attn_implementation == "eager"  # switched back after the batch
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_the_added_mask_gives_the_weights_that_filling_gives(dtype):
+    """The fused path adds a boolean mask as 0 / float32's minimum instead of filling masked scores with their
+    dtype's minimum: the same weights bit for bit, padded keys, a causal triangle and a row masked throughout
+    (uniform either way) included."""
+    from probing.model.fused import weights_from_queries_and_keys
+
+    generator = torch.Generator().manual_seed(0)
+    query, key = (torch.randn(3, 4, 7, 8, generator=generator).mul(4).to(dtype) for _ in range(2))
+    keep = torch.ones(3, 1, 7, 7, dtype=torch.bool).tril()  # [batch, 1, query, key]: causal
+    keep[1, :, :, 5:] = False  # padded keys
+    keep[2, :, 3] = False  # one query row masked throughout
+    module = type("Layer", (torch.nn.Module,), {"is_causal": True})()
+    scores = torch.matmul(query, key.transpose(2, 3)) * 8 ** -0.5
+    filled = torch.nn.functional.softmax(scores.masked_fill(~keep, torch.finfo(dtype).min), dim=-1,
+                                         dtype=torch.float32).to(dtype)
+    added = weights_from_queries_and_keys(module, query, key, keep, 8 ** -0.5)
+    assert added.dtype == dtype and torch.equal(added, filled)
+    assert torch.equal(added[2, :, 3].float(), torch.full((4, 7), 1 / 7).to(dtype).float())  # uniform
+
+
 class _WholeProbe(ProbeAccumulator):
     """The probe as it read attention before: every layer's token attention at once."""
 
