@@ -70,7 +70,7 @@ def weights_from_queries_and_keys(module, query, key, attention_mask, scaling: f
     if attention_mask is not None:
         attention_mask = attention_mask[..., :length]
         if attention_mask.dtype == torch.bool:
-            scores = scores.float() + additive_mask(attention_mask)
+            scores = scores.float().add_(additive_mask(attention_mask))  # float32 from here, as the softmax runs
         else:
             scores = scores + attention_mask
     return torch.nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
