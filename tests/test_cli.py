@@ -224,7 +224,7 @@ def model() -> str:
     return tiny_bert()
 
 
-@pytest.mark.parametrize("command, case", _error_cases())
+@pytest.mark.parametrize("command, case", list(_error_cases()))
 def test_every_command_reports_a_mistake_in_one_line(command, case, tmp_path, capsys, model):
     if command in POSITIONAL_INPUT:
         argv, fragments = POSITIONAL_INPUT[command](tmp_path), [_missing(tmp_path), "not found"]

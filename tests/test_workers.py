@@ -7,6 +7,7 @@ makes several and the order in which they come back matters.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from helpers import tiny_model
@@ -16,7 +17,7 @@ from probing.cli import main
 from probing.data.inputs import InputSource, PendingUnit, Unit
 from probing.engine.batching import CHUNK_BATCHES
 from probing.engine.feeding import ChunkPlan, prepared_chunks
-from probing.engine.passes import PassOptions
+from probing.engine.passes import Accumulator, PassOptions, run_pass
 from probing.errors import ProbingError
 from probing.model.loading import load_model
 from probing.testing import sample_path
@@ -247,3 +248,36 @@ def test_a_worker_freezes_what_it_inherited_from_the_main_process():
             for batch in chunk.batches]
     assert min(in_workers) > 10_000  # torch, transformers and the model, at the least
     assert set(here) == {gc.get_freeze_count()} == {0}  # the main process freezes nothing
+
+
+class _TokenizerThreads(Accumulator):
+    """Records, on the input side, what the fast tokenizer is told about its threads."""
+
+    analysis = "tokenizer-threads"
+
+    def __init__(self):
+        super().__init__()
+        self.seen: set = set()
+
+    def prepare(self, batch) -> dict:
+        import os
+
+        self.seen.add(os.environ.get("TOKENIZERS_PARALLELISM"))
+        return {}
+
+    def update(self, view) -> None:
+        pass
+
+
+@pytest.mark.parametrize("set_by_user", [None, "true"])
+def test_the_batching_thread_of_a_cpu_pass_tokenises_on_one_core(set_by_user, monkeypatch):
+    """Beside a model on the CPU the tokenizer keeps to the batching thread (its own threads would take the
+    model's cores); a value the user set is left as it is, and nothing is left behind."""
+    if set_by_user is None:
+        monkeypatch.delenv("TOKENIZERS_PARALLELISM", raising=False)
+    else:
+        monkeypatch.setenv("TOKENIZERS_PARALLELISM", set_by_user)
+    loaded, recorder = load_model(tiny_model("bert")), _TokenizerThreads()
+    run_pass(loaded, InputSource.treebank(str(sample_path()), limit=40), [recorder], PassOptions(batch_size=8))
+    assert recorder.seen == {set_by_user or "false"}
+    assert os.environ.get("TOKENIZERS_PARALLELISM") == set_by_user

@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -389,7 +390,8 @@ def run_pass(
     work = _prepared(run, done, tokenizer)
     if in_thread:
         work = prefetched(work, depth=PREFETCH_CHUNKS)
-    with reading.attached(loaded), _attention_held(loaded, accumulators), _progress(options, source, done) as bar:
+    with reading.attached(loaded), _attention_held(loaded, accumulators), _tokenising_on_one_core(loaded, in_thread), \
+            _progress(options, source, done) as bar:
         for item in work:
             if isinstance(item, Batch):
                 if hooks.owns(item.number):
@@ -415,6 +417,33 @@ def _attention_held(loaded: LoadedModel, accumulators: Sequence[Accumulator]):
     if accumulators and all(accumulator.needs_attention for accumulator in accumulators):
         return fused_throughout(loaded)
     return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _tokenising_on_one_core(loaded: LoadedModel, in_thread: bool) -> Iterator[None]:
+    """While a batching thread feeds a model on the CPU, the fast tokenizer encodes on that one thread.
+
+    Left to itself it spreads each batch over a thread per core (``TOKENIZERS_PARALLELISM``), onto the cores the
+    model's own threads are using, whose matrix products then wait for them. With a GPU the cores are free and the
+    tokenizer keeps its threads; a value the user set is kept either way.
+
+    >>> import os
+    >>> from probing.model.loading import load_model
+    >>> from probing.testing import tiny_bert
+    >>> os.environ.pop("TOKENIZERS_PARALLELISM", None) and None
+    >>> with _tokenising_on_one_core(load_model(tiny_bert()), in_thread=True):
+    ...     inside = os.environ["TOKENIZERS_PARALLELISM"]
+    >>> inside, os.environ.get("TOKENIZERS_PARALLELISM")
+    ('false', None)
+    """
+    if not in_thread or loaded.device != "cpu" or "TOKENIZERS_PARALLELISM" in os.environ:
+        yield
+        return
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    try:
+        yield
+    finally:
+        os.environ.pop("TOKENIZERS_PARALLELISM", None)
 
 
 BATCHING_COUNTS = ("units_in_part", "too_long", "unk_substituted_words", "tokenized_apart_words")
