@@ -574,7 +574,8 @@ def main(argv: list[str] | None = None) -> int:
                              "forward, sentences/s, peak memory, float32 and bfloat16, under 8 minutes on one GPU")
     parser.add_argument("--model", action="append", help="with --quick: a checkpoint folder to check (repeatable; "
                                                          "default: the four of $PROBING_MODELS)")
-    parser.add_argument("--limit", type=int, default=400, help="with --quick: sentences per run (default: 400)")
+    parser.add_argument("--limit", type=int, default=DEVICE_CHECK_LIMIT,
+                        help=f"with --quick: sentences per run (default: {DEVICE_CHECK_LIMIT})")
     args = parser.parse_args(argv)
     if args.quick:
         return device_check(args)
@@ -645,6 +646,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+DEVICE_CHECK_LIMIT = 400
+"""Sentences per run of the device check: on one GPU all four models in both dtypes finish in minutes."""
+
+
+def device_check_command(args, root: str | None) -> str:
+    """The ``--quick`` command as given, for the report; a model under ``$PROBING_MODELS`` is written as there
+    (the report names no folder of this machine).
+
+    >>> device_check_command(argparse.Namespace(device="cuda", model=None, limit=400), "/m")
+    'python benchmarks/run.py --device cuda --quick'
+    >>> device_check_command(argparse.Namespace(device="cpu", model=["/m/tiny"], limit=64), "/m")
+    'python benchmarks/run.py --device cpu --quick --model $PROBING_MODELS/tiny --limit 64'
+    """
+    command = f"python benchmarks/run.py --device {args.device} --quick"
+    for path in args.model or ():
+        inside = root is not None and Path(path).resolve().parent == Path(root).resolve()
+        command += f" --model {'$PROBING_MODELS/' + Path(path).name if inside else Path(path).name}"
+    if args.limit != DEVICE_CHECK_LIMIT:
+        command += f" --limit {args.limit}"
+    return command
+
+
 def device_check(args) -> int:
     """``--quick``: benchmarks/gpu_check.py over the given models (or the four of $PROBING_MODELS)."""
     import gpu_check
@@ -663,7 +686,7 @@ def device_check(args) -> int:
         print(f"device check: {name}", file=sys.stderr)
         rows += gpu_check.check_model(path, name, treebank, args.limit, args.device)
     info = machine()
-    context = (f"Made by `python benchmarks/run.py --device {args.device} --quick` on {_dt.date.today().isoformat()} in "
+    context = (f"Made by `{device_check_command(args, root)}` on {_dt.date.today().isoformat()} in "
                f"{time.perf_counter() - started:.0f} s; device {args.device}"
                + (f" ({torch.cuda.get_device_name(args.device)})" if args.device.startswith("cuda") else "")
                + f"; torch {info.get('torch', torch.__version__)}; treebank "

@@ -33,5 +33,20 @@ def test_the_device_check_runs_on_the_cpu(tmp_path, monkeypatch):
     assert len(float32) == 2 and all("| equal |" in row for row in float32)  # the same device: exactly the CPU's
     # transformers' attention functions, in bfloat16 too (checked to half precision's rounding: fused_tolerance)
     assert all("| fused |" in row for row in rows)
-    assert "--device cpu --quick" in text and "n/a" in text
+    # the command as given, so that the report says how to make it again
+    assert "--device cpu --quick --model" in text and "--limit 6`" in text and "n/a" in text
     sys.modules.pop("gpu_check", None)
+
+
+def test_the_report_names_the_command_as_given_and_no_folder_of_this_machine(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import argparse
+
+    import run
+
+    given = argparse.Namespace(device="cuda", model=[str(tmp_path / "models" / "tiny"), "/elsewhere/other"], limit=50)
+    command = run.device_check_command(given, str(tmp_path / "models"))
+    assert command == ("python benchmarks/run.py --device cuda --quick --model $PROBING_MODELS/tiny --model other "
+                       "--limit 50")
+    plain = argparse.Namespace(device="cuda", model=None, limit=run.DEVICE_CHECK_LIMIT)
+    assert run.device_check_command(plain, None) == "python benchmarks/run.py --device cuda --quick"
