@@ -19,16 +19,30 @@ tensor([[0.6250, 0.3750],
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
 from probing.registry import Registry
 
-# (attention [batch, layer, head, tok, tok], attention_to_words [batch, layer, head, tok, word],
-#  word_of_token [batch, tok], pieces [batch, tok, word] (piece_matrix)) -> [batch, layer, head, word, word]
-FromPooling = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+@dataclass(frozen=True)
+class FromPooling:
+    """One way to pool the rows of a word's pieces (attention *from* a word), given in one of two forms.
+
+    ``row_weights``: pieces [batch, tok, word] (piece_matrix) -> [batch, word, tok], each word's row as a fixed
+    mix of its pieces' rows (the mean, the first piece); made once per batch and applied to every layer by one
+    matrix product. ``pooled``: a rule that is no such mix (the max), (attention [batch, layer, head, tok, tok],
+    attention_to_words [batch, layer, head, tok, word], word_of_token [batch, tok]) -> [batch, layer, head,
+    word, word].
+    """
+
+    row_weights: Callable[[torch.Tensor], torch.Tensor] | None = None
+    pooled: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor] | None = None
+
+
 FROM_POOLINGS: Registry[FromPooling] = Registry("pooling", option="--pool-from")
-"""Ways to pool the rows of a word's pieces (attention *from* a word); a new one is one registered function."""
+"""Ways to pool the rows of a word's pieces (attention *from* a word); a new one is one registered entry."""
 
 
 def from_pooling_modes() -> list[str]:
@@ -66,9 +80,11 @@ class WordPooling:
     """One batch's pooling, its token-to-word map made once for all the layers it pools.
 
     A pass that reads attention one layer at a time pools each layer on its
-    own; the batch's one-hot map is the same for all of them (made again per
-    layer, it cost SmolLM2's 30 layers a quarter of a second per en_ewt dev).
-    The map is kept per device: under a device map, layers live on several.
+    own; the batch's one-hot map and its row weights (the mean's averaging
+    matrix) are the same for all of them (made again per layer, the map cost
+    SmolLM2's 30 layers a quarter of a second per en_ewt dev, and the averaging
+    a quarter of MiniLM's pooling time). Both are kept per device: under a
+    device map, layers live on several.
 
     >>> pooling = WordPooling(torch.tensor([[-1, 0, 0, 1]]))
     >>> layer = torch.full((1, 1, 2, 4, 4), 0.25)  # [batch, layer, head, query, key]
@@ -79,43 +95,47 @@ class WordPooling:
     def __init__(self, word_of_token: torch.Tensor, from_mode: str = "mean"):
         self.word_of_token = word_of_token  # long [batch, tok], on the CPU
         self.num_words = max(int(word_of_token.max().item()) + 1, 1)  # on the CPU: no device wait
-        self.pool_rows = FROM_POOLINGS[from_mode]
-        self._maps: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.rule = FROM_POOLINGS[from_mode]
+        self._maps: dict[torch.device, tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]] = {}
 
-    def maps(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(word_of_token, pieces)`` on ``device``: long [batch, tok] and float32 [batch, tok, word]."""
+    def maps(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """``(word_of_token, pieces, row_weights)`` on ``device``: long [batch, tok], float32 [batch, tok, word]
+        and the rule's float32 [batch, word, tok] (None for a rule that is no mix of rows)."""
         if device not in self._maps:
             word_of_token = self.word_of_token.to(device)
-            self._maps[device] = word_of_token, piece_matrix(word_of_token, self.num_words)
+            pieces = piece_matrix(word_of_token, self.num_words)
+            weights = self.rule.row_weights(pieces) if self.rule.row_weights is not None else None
+            self._maps[device] = word_of_token, pieces, weights
         return self._maps[device]
 
     def __call__(self, attention: torch.Tensor) -> torch.Tensor:
         """attention [batch, layer, head, query, key] -> float32 [batch, layer, head, word, word]."""
-        word_of_token, to_words = self.maps(attention.device)
+        word_of_token, to_words, row_weights = self.maps(attention.device)
         batch, layers, heads, queries, keys = attention.shape
         # One matrix product per sentence with layers, heads and query rows stacked into
         # one tall matrix: far faster than one small product per head.
         rows = attention.float().reshape(batch, layers * heads * queries, keys)
         attention_to_words = torch.bmm(rows, to_words).view(batch, layers, heads, queries, self.num_words)
-        return self.pool_rows(attention, attention_to_words, word_of_token, to_words)
+        if row_weights is not None:
+            return _combine_rows(row_weights, attention_to_words)
+        return self.rule.pooled(attention, attention_to_words, word_of_token)
 
 
-@FROM_POOLINGS.register("mean")
-def _mean_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor,
-                    pieces: torch.Tensor) -> torch.Tensor:
-    """The paper's rule: average the rows of a word's pieces."""
+def _mean_weights(pieces: torch.Tensor) -> torch.Tensor:
+    """The paper's rule: average the rows of a word's pieces. [batch, tok, word] -> [batch, word, tok]."""
     counts = pieces.sum(dim=1).clamp(min=1)  # [batch, word]
-    averaging = (pieces / counts[:, None, :]).transpose(1, 2)  # [batch, word, tok]
-    return _combine_rows(averaging, attention_to_words)
+    return (pieces / counts[:, None, :]).transpose(1, 2)
 
 
-@FROM_POOLINGS.register("first")
-def _first_piece(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor,
-                 pieces: torch.Tensor) -> torch.Tensor:
-    """The released reference code's default: the row of a word's first piece."""
+def _first_piece_weights(pieces: torch.Tensor) -> torch.Tensor:
+    """The released reference code's default: the row of a word's first piece. [batch, tok, word] -> [batch,
+    word, tok]."""
     is_first = (pieces.cumsum(dim=1) == 1) & (pieces > 0)  # the first token of each word
-    selecting = is_first.to(torch.float32).transpose(1, 2)  # [batch, word, tok]
-    return _combine_rows(selecting, attention_to_words)
+    return is_first.to(torch.float32).transpose(1, 2)
+
+
+FROM_POOLINGS.register("mean", FromPooling(row_weights=_mean_weights))
+FROM_POOLINGS.register("first", FromPooling(row_weights=_first_piece_weights))
 
 
 def _combine_rows(weights: torch.Tensor, attention_to_words: torch.Tensor) -> torch.Tensor:
@@ -133,9 +153,7 @@ def _combine_rows(weights: torch.Tensor, attention_to_words: torch.Tensor) -> to
     return pooled.view(batch, weights.shape[1], layers, heads, words).permute(0, 2, 3, 1, 4)
 
 
-@FROM_POOLINGS.register("max")
-def _max_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor,
-                   pieces: torch.Tensor) -> torch.Tensor:
+def _max_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, word_of_token: torch.Tensor) -> torch.Tensor:
     """Element-wise max of a word's piece rows, renormalised, as the reference code's ``max``.
 
     Each row is divided by its sum over all pseudo-words, special tokens
@@ -147,6 +165,9 @@ def _max_of_pieces(attention: torch.Tensor, attention_to_words: torch.Tensor, wo
     specials = _max_over_pieces(attention.float() * is_special_key, word_of_token)  # [batch, layer, head, word, tok]
     total = words.sum(-1, keepdim=True) + specials.sum(-1, keepdim=True)
     return words / total.clamp(min=torch.finfo(torch.float32).tiny)
+
+
+FROM_POOLINGS.register("max", FromPooling(pooled=_max_of_pieces))
 
 
 def _max_over_pieces(rows: torch.Tensor, word_of_token: torch.Tensor) -> torch.Tensor:
