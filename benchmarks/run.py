@@ -149,11 +149,19 @@ def attention_forward(loaded, batches) -> float:
     return time.perf_counter() - started
 
 
-def whole_run(config: ScoreConfig, loaded) -> float:
-    """What ``probing score`` does once the model is loaded: the run and its result object."""
+def whole_run(config: ScoreConfig, loaded, parts: Timings | None = None) -> float:
+    """What ``probing score`` does once the model is loaded: the run and its result object. ``parts``: where
+    to add how the run's time divided (the result's own ``timing`` block, and the time after the pass)."""
     started = time.perf_counter()
-    run_probe(config, loaded=loaded)
-    return time.perf_counter() - started
+    result = run_probe(config, loaded=loaded)
+    seconds = time.perf_counter() - started
+    if parts is not None:
+        timing = result["timing"]
+        parts.add("waiting", timing["seconds_waiting_for_input"])
+        parts.add("model", timing["seconds_model"])
+        parts.add("counting", timing["seconds_total"] - timing["seconds_model"] - timing["seconds_waiting_for_input"])
+        parts.add("result", seconds - timing["seconds_total"])
+    return seconds
 
 
 def ratios(loaded, treebank: str, limit: int | None, repeats: int, *, attention_reading: str = "weights",
@@ -163,12 +171,12 @@ def ratios(loaded, treebank: str, limit: int | None, repeats: int, *, attention_
     batches = the_batches(loaded, source)
     config = ScoreConfig(model=loaded.name_or_path, treebank=treebank, limit=limit, device=loaded.device,
                          attention=attention_reading)
-    timings = Timings()
+    timings, parts = Timings(), Timings()
     bare_forward(loaded, batches[:4])  # warm-up: first calls allocate and pick kernels
     whole_run(config.replace(limit=32), loaded)
     for repeat in range(repeats):
         timings.add("bare", bare_forward(loaded, batches))
-        timings.add("whole", whole_run(config, loaded))
+        timings.add("whole", whole_run(config, loaded, parts))
         if attention_reading != "weights":  # the same run under raw weights, paired with this reading's
             timings.add("whole_weights", whole_run(config.replace(attention="weights"), loaded))
         if variants:
@@ -177,7 +185,7 @@ def ratios(loaded, treebank: str, limit: int | None, repeats: int, *, attention_
             timings.add("no_bootstrap", whole_run(config.replace(bootstrap=0), loaded))
         print(f"  repeat {repeat + 1}/{repeats}: bare {timings.runs['bare'][-1]:.2f} s, whole "
               f"{timings.runs['whole'][-1]:.2f} s", file=sys.stderr)
-    return {"batches": len(batches), "units": sum(len(b) for b in batches), "timings": timings,
+    return {"batches": len(batches), "units": sum(len(b) for b in batches), "timings": timings, "parts": parts,
             "ratio": timings.ratio("whole", "bare"),
             "ratio_no_bootstrap": timings.ratio("no_bootstrap", "bare") if variants else None,
             "ratio_to_attention": timings.ratio("whole", "to_attention") if variants else None}
@@ -439,6 +447,28 @@ def _version(name: str) -> str:
 # ---------------------------------------------------------------------------- the report
 
 
+def breakdown(ratios: dict) -> list[str]:
+    """The section that divides each whole run's time: what it waited for, what the model took, the rest."""
+    lines = ["## Where the whole run's time goes", "",
+             "| model | forward to the last attention, alone | whole run | waiting for the input | the model, in the run "
+             "| pooling, predictions, counts | building the result |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, entry in ratios.items():
+        t, parts = entry["timings"], entry["parts"]
+        if "to_attention" not in t.runs:
+            continue
+        whole = t.median("whole")
+        shares = " | ".join(f"{parts.median(part):.2f} s ({parts.median(part) / whole:.0%})"
+                            for part in ("waiting", "model", "counting", "result"))
+        lines.append(f"| {name} | {t.median('to_attention'):.2f} s | {whole:.2f} s | {shares} |")
+    return lines + [
+        "", "Medians over the repeats above, from each whole run's own `timing` block: the time its model waited for "
+        "the next batch (`seconds_waiting_for_input`: the first chunk's reading, tokenising and batching, and any "
+        "later wait), the model's forward passes (`seconds_model`), the rest of the pass (pooling, predictions and "
+        "counting, between the layers and batches) and the time after the pass (the result's summaries and "
+        "arrays). The model in the run against the model alone is what the batching thread beside it costs the "
+        "model on the same cores.", ""]
+
+
 def verdict(value: float, target: float, *, at_most: bool = True) -> str:
     met = value <= target if at_most else value >= target
     return f"**{'met' if met else 'not met'}** (target {'at most' if at_most else 'at least'} {target:g})"
@@ -477,6 +507,7 @@ def render(measured: dict, context: dict, command: str) -> str:
                       "block and what follows are never needed, so they are not computed), pools, predicts, counts "
                       "with 1000 bootstrap replicates and builds the result. The last column divides the whole run "
                       "by that shortened forward pass alone: what everything but the model costs.", ""]
+        lines += breakdown(measured["ratios"])
     if measured.get("loop"):
         entry = measured["loop"]
         lines += ["## Pooling and scoring against the plain loop", "",

@@ -61,6 +61,8 @@ def test_merged_shards_equal_one_run(capsys, tmp_path, runs):
     assert sorted(part["shard"] for part in merged["merged_from"]) == ["0/3", "1/3", "2/3"]
     shard_seconds = [json.loads(p.read_text())["timing"]["seconds_total"] for p in parts]
     assert merged["timing"]["seconds_total"] == pytest.approx(sum(shard_seconds), abs=0.01)
+    waits = [json.loads(p.read_text())["timing"]["seconds_waiting_for_input"] for p in parts]
+    assert merged["timing"]["seconds_waiting_for_input"] == pytest.approx(sum(waits), abs=0.01)
 
 
 def test_each_shard_is_a_proper_part(runs):

@@ -281,3 +281,37 @@ def test_the_batching_thread_of_a_cpu_pass_tokenises_on_one_core(set_by_user, mo
     run_pass(loaded, InputSource.treebank(str(sample_path()), limit=40), [recorder], PassOptions(batch_size=8))
     assert recorder.seen == {set_by_user or "false"}
     assert os.environ.get("TOKENIZERS_PARALLELISM") == set_by_user
+
+
+class _SlowInput(Accumulator):
+    """An input side that takes ``pause`` seconds per batch (in its ``prepare``) and a model side that takes none."""
+
+    analysis = "slow-input"
+
+    def __init__(self, pause: float):
+        super().__init__()
+        self.pause, self.batches = pause, 0
+
+    def prepare(self, batch) -> dict:
+        import time
+
+        time.sleep(self.pause)
+        return {}
+
+    def update(self, view) -> None:
+        self.batches += 1
+
+
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_the_time_the_model_waits_for_its_input_is_counted(prefetch):
+    """What the input side does not hide behind the model shows in ``seconds_waiting_for_input``: here each
+    batch's input takes 50 ms and the accumulator none, so nearly all of the pass is waiting, with or without
+    the batching thread; a fast input side waits far less."""
+    loaded, slow = load_model(tiny_model("bert")), _SlowInput(0.05)
+    stats = run_pass(loaded, InputSource.treebank(str(sample_path()), limit=24), [slow],
+                     PassOptions(batch_size=8, prefetch=prefetch))
+    assert slow.batches == 3
+    assert 0.15 <= stats.seconds_waiting_for_input <= stats.seconds_total
+    quick = run_pass(loaded, InputSource.treebank(str(sample_path()), limit=24), [_SlowInput(0.0)],
+                     PassOptions(batch_size=8, prefetch=prefetch))
+    assert quick.seconds_waiting_for_input < 0.15

@@ -183,7 +183,7 @@ class Checkpointer(PassHooks):
 def _add_stats(stats: PassStats, previous: PassStats) -> None:
     """Add what earlier (killed) parts of a pass counted; ``units_total`` is the file's, not a sum."""
     for name in ("units_in_part", "units_used", "too_long", "unk_substituted_words", "tokenized_apart_words", "words", "batches",
-                 "seconds_model", "seconds_total"):
+                 "seconds_model", "seconds_waiting_for_input", "seconds_total"):
         setattr(stats, name, getattr(stats, name) + getattr(previous, name))
 
 

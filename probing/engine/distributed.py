@@ -57,7 +57,7 @@ class Ranks(PassHooks):
         gathered = self._gather(counters)
         for position, name in enumerate(PassStats.SUMMED):
             values = [part[position] for part in gathered]
-            setattr(run.stats, name, max(values) if name == "seconds_model" else sum(values))
+            setattr(run.stats, name, max(values) if name.startswith("seconds_") else sum(values))
 
     def merged_states(self, accumulators: Sequence[Accumulator]) -> list[dict]:
         """The state of each accumulator merged over all processes, in rank order (the same in every process)."""

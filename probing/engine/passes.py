@@ -270,10 +270,15 @@ class PassStats(BatchStats):
     units_used: int = 0
     max_length: int = 0
     seconds_model: float = 0.0
+    seconds_waiting_for_input: float = 0.0
+    """Wall time this process spent waiting for its next batch: the input side's reading, tokenising and batching
+    that ran ahead of the model too slowly to hide (the first batch's included; all of it without a batching
+    thread). Near zero means the input side kept the model fed."""
     seconds_total: float = 0.0
 
-    SUMMED = ("units_used", "words", "batches", "seconds_model")
-    """Counted only by the process that owns a batch (the others are the same in every process)."""
+    SUMMED = ("units_used", "words", "batches", "seconds_model", "seconds_waiting_for_input")
+    """Counted by each process for itself: the units of the batches it owns, and its own seconds (across
+    processes the seconds are the slowest process's, the rest a sum)."""
 
 
 @dataclass
@@ -392,7 +397,7 @@ def run_pass(
         work = prefetched(work, depth=PREFETCH_CHUNKS)
     with reading.attached(loaded), _attention_held(loaded, accumulators), _tokenising_on_one_core(loaded, in_thread), \
             _progress(options, source, done) as bar:
-        for item in work:
+        for item in _timed_waits(work, run.stats):
             if isinstance(item, Batch):
                 if hooks.owns(item.number):
                     _count(run, item, reading if needs_attention else None)
@@ -406,6 +411,25 @@ def run_pass(
     run.stats.seconds_total += time.perf_counter() - started
     hooks.finish(run)
     return run.stats
+
+
+def _timed_waits(items: Iterator, stats: PassStats) -> Iterator:
+    """``items``, adding the time spent waiting for each to ``stats.seconds_waiting_for_input``.
+
+    >>> stats = PassStats()
+    >>> list(_timed_waits(iter([1, 2]), stats)), stats.seconds_waiting_for_input >= 0
+    ([1, 2], True)
+    """
+    while True:
+        started = time.perf_counter()
+        item = next(items, _END)
+        stats.seconds_waiting_for_input += time.perf_counter() - started
+        if item is _END:
+            return
+        yield item
+
+
+_END = object()
 
 
 def _attention_held(loaded: LoadedModel, accumulators: Sequence[Accumulator]):

@@ -103,6 +103,7 @@ def timing_block(stats) -> dict:
     return {
         "seconds_total": seconds,
         "seconds_model": round(stats.seconds_model, 3),
+        "seconds_waiting_for_input": round(stats.seconds_waiting_for_input, 3),
         "units_per_second": round(stats.units_used / stats.seconds_total, 2) if stats.seconds_total else None,
     }
 

@@ -10,8 +10,9 @@ shard) and shards of one split that neither overlap nor leave a gap. Each
 mismatch is one line that names the parts and the field.
 
 Timing is the one block that is not a count of the data: the merged
-``seconds_total`` and ``seconds_model`` are sums over the parts (compute
-spent), and ``merged_from`` lists each part's file, shard, device and time.
+``seconds_total``, ``seconds_model`` and ``seconds_waiting_for_input`` (where
+every part has it) are sums over the parts (compute spent), and
+``merged_from`` lists each part's file, shard, device and time.
 
 >>> shard_label({"index": 1, "count": 4})
 '1/4'
@@ -124,8 +125,11 @@ def _is_count(value) -> bool:
 def _merged_timing(parts: list[dict]) -> dict:
     seconds_total = sum(part["timing"].get("seconds_total") or 0.0 for part in parts)
     seconds_model = sum(part["timing"].get("seconds_model") or 0.0 for part in parts)
-    return {"seconds_total": round(seconds_total, 3), "seconds_model": round(seconds_model, 3),
-            "summed_over_parts": len(parts)}
+    merged = {"seconds_total": round(seconds_total, 3), "seconds_model": round(seconds_model, 3),
+              "summed_over_parts": len(parts)}
+    if all("seconds_waiting_for_input" in part["timing"] for part in parts):  # a part from before it, no sum
+        merged["seconds_waiting_for_input"] = round(sum(part["timing"]["seconds_waiting_for_input"] for part in parts), 3)
+    return merged
 
 
 def _provenance(part: dict, name: str) -> dict:

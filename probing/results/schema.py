@@ -455,6 +455,9 @@ TIMING = Obj(
     {
         "seconds_total": Field(SECONDS, "wall-clock seconds of the run (summed over parts in a merge)"),
         "seconds_model": Field(SECONDS, "of which in the model's forward passes"),
+        "seconds_waiting_for_input": Field(SECONDS, "of which the model waited for its next batch: reading, "
+                                                    "tokenising and batching not hidden behind it (absent in older "
+                                                    "files)", required=False),
     }
 )
 
