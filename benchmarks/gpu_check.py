@@ -10,7 +10,8 @@ sentences (the sample treebank when en_ewt is not at hand):
   model, so their cells are reported, not judged);
 - the whole run (``run_probe``) over the forward pass as the run makes it, up
   to the last layer's attention;
-- sentences per second of the whole run;
+- sentences per second of the whole run, and how much of it the model waited for its input (the result's
+  ``seconds_waiting_for_input``: near zero when the input side keeps the device fed);
 - peak device memory (``torch.cuda.max_memory_allocated``; n/a on the CPU).
 
 ``--device cpu`` runs the same code on the CPU (the suite's smoke test, with
@@ -45,6 +46,7 @@ class Row:
     sentences: int
     whole_seconds: float
     forward_seconds: float
+    waiting_seconds: float
     peak_mib: float | None
     differing_cells: int
     cells: int
@@ -54,13 +56,13 @@ class Row:
         peak = "n/a" if self.peak_mib is None else f"{self.peak_mib:.0f} MiB"
         return (f"| {self.model} | {self.dtype} | {self.attention_path} | {self.sentences} | "
                 f"{self.whole_seconds:.2f} s | {self.whole_seconds / self.forward_seconds:.2f} | "
-                f"{self.sentences / self.whole_seconds:.1f} | {peak} | {self.differing_cells} of {self.cells} | "
-                f"{self.verdict} |")
+                f"{self.sentences / self.whole_seconds:.1f} | {self.waiting_seconds / self.whole_seconds:.0%} | {peak} | "
+                f"{self.differing_cells} of {self.cells} | {self.verdict} |")
 
 
 HEADER = ("| model | dtype | attention path | sentences | whole run | whole / forward to the last attention | "
-          "sentences/s | peak device memory | head cells unlike the CPU's float32 | counts |\n"
-          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "sentences/s | waiting for the input | peak device memory | head cells unlike the CPU's float32 | counts |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 
 
 def head_counts(result: dict) -> torch.Tensor:
@@ -106,7 +108,7 @@ def check_model(path: str, name: str, treebank: str, limit: int, device: str, ba
         else:
             verdict = "reported (other weights)"
         rows.append(Row(name, dtype, loaded.attention_path, result["treebank"]["sentences_scored"], whole, forward,
-                        peak, differing, counts.numel(), verdict))
+                        result["timing"]["seconds_waiting_for_input"], peak, differing, counts.numel(), verdict))
         del loaded
         if device.startswith("cuda"):
             torch.cuda.empty_cache()

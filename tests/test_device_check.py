@@ -33,6 +33,8 @@ def test_the_device_check_runs_on_the_cpu(tmp_path, monkeypatch):
     assert len(float32) == 2 and all("| equal |" in row for row in float32)  # the same device: exactly the CPU's
     # transformers' attention functions, in bfloat16 too (checked to half precision's rounding: fused_tolerance)
     assert all("| fused |" in row for row in rows)
+    waiting = [row.split(" | ")[7] for row in rows]  # the share of the run the model waited for its input
+    assert all(share.endswith("%") and 0 <= int(share[:-1]) <= 100 for share in waiting), waiting
     # the command as given, so that the report says how to make it again
     assert "--device cpu --quick --model" in text and "--limit 6`" in text and "n/a" in text
     sys.modules.pop("gpu_check", None)
