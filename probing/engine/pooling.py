@@ -35,6 +35,10 @@ class FromPooling:
     matrix product. ``pooled``: a rule that is no such mix (the max), (attention [batch, layer, head, tok, tok],
     attention_to_words [batch, layer, head, tok, word], word_of_token [batch, tok]) -> [batch, layer, head,
     word, word].
+
+    >>> pieces = piece_matrix(torch.tensor([[-1, 0, 0, 1]]), 2)  # [CLS] w0 w0 w1
+    >>> FROM_POOLINGS["mean"].row_weights(pieces)[0].tolist()
+    [[0.0, 0.5, 0.5, 0.0], [0.0, 0.0, 0.0, 1.0]]
     """
 
     row_weights: Callable[[torch.Tensor], torch.Tensor] | None = None
@@ -81,10 +85,10 @@ class WordPooling:
 
     A pass that reads attention one layer at a time pools each layer on its
     own; the batch's one-hot map and its row weights (the mean's averaging
-    matrix) are the same for all of them (made again per layer, the map cost
-    SmolLM2's 30 layers a quarter of a second per en_ewt dev, and the averaging
-    a quarter of MiniLM's pooling time). Both are kept per device: under a
-    device map, layers live on several.
+    matrix) are the same for all of them, so both are made once per batch
+    (made again per layer, the map alone cost SmolLM2's 30 layers a quarter of
+    a second per en_ewt dev). Both are kept per device: under a device map,
+    layers live on several.
 
     >>> pooling = WordPooling(torch.tensor([[-1, 0, 0, 1]]))
     >>> layer = torch.full((1, 1, 2, 4, 4), 0.25)  # [batch, layer, head, query, key]
