@@ -809,7 +809,13 @@ def _(env):
 
 @pytest.mark.parametrize("name", REFUSED)
 def test_refused(name, env, capsys):
-    case = REFUSED[name](env)
+    assert_refused(REFUSED[name](env), env, capsys)
+
+
+def assert_refused(case: Case, env: Env, capsys) -> None:
+    """The promise of a refused case: exit 2, one line naming what is wrong, every input unchanged, nothing
+    written. Other files of hostile cases import it (with the ``env`` fixture and its parts) to keep their
+    own registries."""
     before = {path: digest(path) for path in case.inputs}
     started = time.monotonic()
     code, out, err = run_cli(case.argv, capsys, in_subprocess=case.subprocess, memory_gib=case.memory_gib)
