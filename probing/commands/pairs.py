@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from probing.commands.common import add_bootstrap_options, add_output_options, positive_int, seed_value
+from probing.commands.common import add_bootstrap_options, add_output_options, positive_int, seed_value, shard
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from probing.analyses.pairs.scoring import CONTEXTS
     from probing.model.loading import DEVICE_MAPS, DTYPES
 
     parser.epilog = (
@@ -37,6 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                        "else the download cache)")
     parser.add_argument("--batch-size", type=positive_int, default=32, metavar="B",
                         help="sentences per forward pass (changes no score; default: 32)")
+    parser.add_argument("--context", default="bos", choices=list(CONTEXTS), metavar="TOKEN",
+                        help="what every sentence is scored after: bos (the tokenizer's BOS token, else its EOS), eos, "
+                             "or none (the first token is then not scored); an instruct model's BOS may be a chat-turn "
+                             "marker, so the token is recorded and shown (default: bos)")
+    parser.add_argument("--shard", type=shard, metavar="I/N",
+                        help="only the pairs whose place in their paradigm is I modulo N; add the parts up with "
+                             "probing merge (the same result as one run)")
     parser.add_argument("--seed", type=seed_value, default=0, metavar="N", help="seed of the bootstrap (default: 0)")
     add_bootstrap_options(parser)
     add_output_options(parser, figures=False)
@@ -56,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     paradigms = paradigms_of(args.phenomena, args.blimp) if args.phenomena else args.paradigms
     result = score_pairs(args.model, paradigms=paradigms, limit=args.limit, blimp=args.blimp,
                          batch_size=args.batch_size, bootstrap=args.bootstrap, seed=args.seed, device=args.device,
-                         revision=args.revision, dtype=args.dtype, device_map=args.device_map)
+                         revision=args.revision, dtype=args.dtype, device_map=args.device_map,
+                         context=args.context, shard=args.shard)
     print(pairs_table(result["pairs"]))
     if args.output:
         print(f"wrote {write_result(result, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)

@@ -33,7 +33,11 @@ def check_causal_lm(name_or_path: str, revision: str | None = None) -> None:
 
 def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: str | None = None,
                 batch_size: int = 32, bootstrap: int = 1000, seed: int = 0, device: str = "cpu",
-                revision: str | None = None, loaded=None, dtype: str = "float32", device_map: str | None = None) -> dict:
+                revision: str | None = None, loaded=None, dtype: str = "float32", device_map: str | None = None,
+                context: str = "bos", shard: tuple[int, int] | None = None) -> dict:
+    """Score the first ``limit`` pairs of each paradigm after ``context`` (probing.analyses.pairs.scoring.CONTEXTS);
+    with ``shard`` (index, count) only the pairs whose place in their paradigm is index modulo count, so that the
+    parts of a long run can be scored apart and added up by ``probing merge`` into the whole run's result."""
     from probing.analyses.pairs.accuracy import accuracies
     from probing.analyses.pairs.scoring import context_token, plain_tokenizer, sentence_log_probs
     from probing.data.minimal_pairs import check_paradigms, read_pairs
@@ -46,27 +50,53 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     if loaded is None:
         check_causal_lm(model, revision)  # a masked LM or a missing folder is refused before anything is read
     pairs, described = read_pairs(chosen, blimp, limit)  # every file checked before the weights load
+    read = len(pairs)
+    if shard is not None:
+        pairs = shard_of(pairs, shard)
     if loaded is None:
         loaded = load_model(model, revision=revision, device=device, head="causal_lm", dtype=dtype,
                             device_map=device_map)  # log-probabilities are taken in float32 whatever the weights
     tokenizer = plain_tokenizer(loaded)
     model_started = time.perf_counter()
     sentences = [text for pair in pairs for text in (pair.good, pair.bad)]
-    scores = sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device)
+    scores = sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device,
+                                context=context)
     seconds_model = time.perf_counter() - model_started
     payload = accuracies(pairs, scores[0::2], scores[1::2], bootstrap=bootstrap, seed=seed)
-    payload["context_token"] = tokenizer.convert_ids_to_tokens(context_token(tokenizer))
+    token = context_token(tokenizer, context)
+    payload["context_token"] = None if token is None else tokenizer.convert_ids_to_tokens(token)
     total = time.perf_counter() - started
     return {
         "schema_version": SCHEMA_VERSION,
         "analysis": "pairs",
         "tool": tool_block(),
         "model": model_block(loaded),
-        "input": {**described, "units_total": len(pairs), "units_used": len(pairs), "skipped": {}},
+        "input": {**described, "units_total": read, "units_used": len(pairs), "skipped": {}},
         "config": {"paradigms": list(chosen), "limit": limit, "batch_size": batch_size, "bootstrap": bootstrap,
-                   "seed": seed},
+                   "seed": seed, "context": context,
+                   "shard": None if shard is None else {"index": shard[0], "count": shard[1]}},
         "environment": environment_block(),
         "timing": {"seconds_total": round(total, 3), "seconds_model": round(seconds_model, 3)},
         "created": now_iso(),
         "pairs": payload,
     }
+
+
+def shard_of(pairs: list, shard: tuple[int, int]) -> list:
+    """The pairs of part ``shard`` = (index, count): in each paradigm, those whose place (from 0, in file order)
+    is index modulo count; every part holds every paradigm, so a part is a sample of the whole benchmark.
+
+    >>> from probing.data.minimal_pairs import MinimalPair
+    >>> pairs = [MinimalPair(uid, "syntax", f"{uid}{i}", "x") for uid in "ab" for i in range(3)]
+    >>> [pair.good for pair in shard_of(pairs, (1, 2))]
+    ['a1', 'b1']
+    """
+    index, count = shard
+    place: dict[str, int] = {}
+    kept = []
+    for pair in pairs:
+        position = place.get(pair.uid, 0)
+        place[pair.uid] = position + 1
+        if position % count == index:
+            kept.append(pair)
+    return kept

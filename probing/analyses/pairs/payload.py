@@ -44,7 +44,8 @@ PAIRS = Obj(
         "paradigms": Field(MapOf(PARADIGM, "UID"), "per paradigm"),
         "bootstrap": Field(Obj({"replicates": Field(COUNT, "0: no intervals"), "seed": Field(INT, ""),
                                 "level": Field(SHARE, "")}), "how the intervals were drawn"),
-        "context_token": Field(STR, "the one token before every sentence (BOS, else EOS)"),
+        "context_token": Field(Nullable(STR), "the one token every sentence was scored after (config.context: BOS, "
+                                              "else EOS, by default), or null when it was scored after nothing"),
     }
 )
 

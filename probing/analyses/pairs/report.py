@@ -48,7 +48,8 @@ def leaderboard_table(results: list[dict]):
     rows = []
     for data in results:
         block, limit = data["pairs"], data["config"].get("limit")
-        treebank = f"BLiMP, {block['overall']['paradigms']} paradigms" + (f", first {limit} pairs each" if limit else "")
+        treebank = (f"BLiMP, {block['overall']['paradigms']} paradigms"
+                    + (f", first {limit} pairs each" if limit else "") + f", after {context_label(data)}")
         row = Row(result_label(data), "model", "all pairs", treebank)
         row.cells["overall"] = Cell(accuracy=block["overall"]["accuracy"], interval=block["overall"]["interval"],
                                     pairs=block["overall"]["pairs"])
@@ -71,16 +72,108 @@ def leaderboard_table(results: list[dict]):
         "[W20] Warstadt et al. 2020, BLiMP (TACL), the repository's summary: the mean of the 67 paradigms over all "
         "1,000 pairs each. How its scripts began a sentence (a context token or none) may differ from our rule.",
         "Masked LMs have no minimal-pair score and no row here.",
+        "after T: the token every sentence was scored after (its BOS by default, EOS without one; \"nothing\": "
+        "the first token is not scored). An instruct model's BOS can be a chat-turn marker.",
+        *context_notes(results),
     ]
     return Table(columns, rows, notes, title="BLiMP minimal pairs: intact causal LMs", key="pairs", mean=False,
                  marks_best=False)
 
 
+CONTEXT_MOVE = 0.02
+"""A paradigm whose accuracy differs by at least this (2 points) between two contexts of one model is named in
+the board's notes."""
+
+
+def context_label(result: dict) -> str:
+    """The token a result's sentences were scored after, as the board shows it.
+
+    >>> context_label({"pairs": {"context_token": None}}), context_label({"pairs": {"context_token": "<s>"}})
+    ('nothing', '<s>')
+    """
+    token = result["pairs"].get("context_token")
+    return "nothing" if token is None else token
+
+
+def context_notes(results: list[dict]) -> list[str]:
+    """For each model scored after more than one context: the paradigms whose accuracy moves by CONTEXT_MOVE or
+    more between them, largest move first (the same pairs in every run, or the comparison says nothing).
+
+    >>> run = lambda token, a: {"model": {"name": "m", "fingerprint": "f"}, "config": {"limit": None},
+    ...     "pairs": {"context_token": token, "paradigms": {"p": {"accuracy": a, "pairs": 10}}}}
+    >>> context_notes([run("<s>", 0.9), run(None, 0.8)])
+    ['m, paradigms that move with the context (accuracy % after <s> / nothing): p 90.0 / 80.0']
+    """
+    by_model: dict[tuple, list[dict]] = {}
+    for data in results:
+        key = (data["model"].get("fingerprint"), data["config"].get("limit"))
+        by_model.setdefault(key, []).append(data)
+    notes = []
+    for runs in by_model.values():
+        if len(runs) < 2:
+            continue
+        shared = [uid for uid in runs[0]["pairs"]["paradigms"]
+                  if all(uid in run["pairs"]["paradigms"] for run in runs)]
+        moves = []
+        for uid in shared:
+            values = [run["pairs"]["paradigms"][uid]["accuracy"] for run in runs]
+            if max(values) - min(values) >= CONTEXT_MOVE - 1e-12:
+                moves.append((max(values) - min(values), uid, values))
+        if not moves:
+            continue
+        contexts = " / ".join(context_label(run) for run in runs)
+        listed = "; ".join(f"{uid} " + " / ".join(f"{100 * value:.1f}" for value in values)
+                           for _, uid, values in sorted(moves, key=lambda move: (-move[0], move[1])))
+        notes.append(f"{runs[0]['model']['name']}, paradigms that move with the context (accuracy % after "
+                     f"{contexts}): {listed}")
+    return notes
+
+
 class PairsAccumulator:
-    """A minimal-pairs result has no running counts to merge: one run scores every pair it reports."""
+    """The parts of a run split by ``--shard I/N`` added up: each paradigm's log-probabilities put back in file
+    order (part i holds the places i, i + N, ...), and the accuracies and intervals computed again from them, as
+    one run would have (the same pairs in the same order, so the same bootstrap draws).
+
+    >>> part = lambda i: {"config": {"shard": {"index": i, "count": 2}, "bootstrap": 0, "seed": 0},
+    ...     "pairs": {"context_token": "<s>", "paradigms": {"a": {"field": "syntax", "log_p_good": [float(i)],
+    ...                                                          "log_p_bad": [0.5]}}}}
+    >>> total = PairsAccumulator.from_result(part(0))
+    >>> total.merge(PairsAccumulator.from_result(part(1)))
+    >>> total.result()["pairs"]["paradigms"]["a"]["right"]
+    [False, True]
+    """
+
+    def __init__(self, shard: dict, bootstrap: int, seed: int, context_token, paradigms: dict):
+        self.count = shard["count"]
+        self.bootstrap, self.seed, self.context_token = bootstrap, seed, context_token
+        self.parts = {shard["index"]: paradigms}  # shard index -> uid -> that part's paradigm entry
 
     @classmethod
-    def from_result(cls, result: dict):
+    def from_result(cls, result: dict) -> "PairsAccumulator":
         from probing.errors import ProbingError
 
-        raise ProbingError("minimal-pairs results are not merged: score the paradigms in one run (probing pairs)")
+        config = result["config"]
+        if config.get("shard") is None:  # merge_results says which file; this guards direct use
+            raise ProbingError("a whole run, not a part of one: minimal-pairs results merge only as --shard parts")
+        return cls(config["shard"], config["bootstrap"], config["seed"], result["pairs"]["context_token"],
+                   result["pairs"]["paradigms"])
+
+    def merge(self, other: "PairsAccumulator") -> None:
+        self.parts.update(other.parts)
+
+    def result(self) -> dict:
+        from probing.analyses.pairs.accuracy import accuracies
+        from probing.data.minimal_pairs import MinimalPair
+
+        pairs, good, bad = [], [], []
+        for uid in self.parts[min(self.parts)]:
+            entries = [self.parts[index][uid] for index in sorted(self.parts)]
+            field = entries[0]["field"]
+            for place in range(sum(len(entry["log_p_good"]) for entry in entries)):
+                entry = entries[place % self.count]
+                pairs.append(MinimalPair(uid, field, "", ""))
+                good.append(entry["log_p_good"][place // self.count])
+                bad.append(entry["log_p_bad"][place // self.count])
+        payload = accuracies(pairs, good, bad, bootstrap=self.bootstrap, seed=self.seed)
+        payload["context_token"] = self.context_token
+        return {"pairs": payload}

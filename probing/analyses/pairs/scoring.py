@@ -17,12 +17,27 @@ import torch
 
 from probing.errors import ProbingError
 
+CONTEXTS = ("bos", "eos", "none")
+"""What a sentence is scored after: ``bos`` the tokenizer's BOS token, else its EOS (the rule, as
+lm-evaluation-harness begins an empty context); ``eos`` its EOS token; ``none`` nothing, so the sentence's first
+token is not scored (it has nothing to be predicted from). An instruction-tuned model's BOS can be a chat-turn
+marker (SmolLM2-Instruct's is ``<|im_start|>``), which is why the choice is an option and is recorded."""
 
-def context_token(tokenizer) -> int:
-    """The one token before every sentence: BOS, else EOS."""
-    token = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+
+def context_token(tokenizer, context: str = "bos") -> int | None:
+    """The one token before every sentence (``context``: see :data:`CONTEXTS`), or None for ``none``.
+
+    >>> from types import SimpleNamespace
+    >>> context_token(SimpleNamespace(bos_token_id=None, eos_token_id=2)), context_token(None, "none")
+    (2, None)
+    """
+    if context == "none":
+        return None
+    token = tokenizer.bos_token_id if context == "bos" else None
+    token = tokenizer.eos_token_id if token is None else token
     if token is None:
-        raise ProbingError("the tokenizer has neither a BOS nor an EOS token to start a sentence with", source="--model")
+        wanted = "an EOS token" if context == "eos" else "neither a BOS nor an EOS token"
+        raise ProbingError(f"the tokenizer has {wanted} to start a sentence with", source="--model")
     return int(token)
 
 
@@ -34,10 +49,11 @@ def plain_tokenizer(loaded):
     return AutoTokenizer.from_pretrained(loaded.name_or_path, revision=loaded.revision)
 
 
-def encode(tokenizer, sentences: Sequence[str]) -> list[list[int]]:
-    """Each sentence's ids: the context token, then the plain text's tokens."""
-    start = context_token(tokenizer)
-    return [[start, *tokenizer(text, add_special_tokens=False)["input_ids"]] for text in sentences]
+def encode(tokenizer, sentences: Sequence[str], context: str = "bos") -> list[list[int]]:
+    """Each sentence's ids: the context token (none for ``none``), then the plain text's tokens."""
+    start = context_token(tokenizer, context)
+    prefix = [] if start is None else [start]
+    return [[*prefix, *tokenizer(text, add_special_tokens=False)["input_ids"]] for text in sentences]
 
 
 def padded(encoded: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -68,9 +84,10 @@ def row_log_probs(logits: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -
 
 @torch.inference_mode()
 def sentence_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size: int = 32,
-                       device: str = "cpu") -> list[float]:
-    """log p(sentence) of every sentence, in order; ``batch_size`` sentences per forward pass."""
-    encoded = encode(tokenizer, sentences)
+                       device: str = "cpu", context: str = "bos") -> list[float]:
+    """log p(sentence) of every sentence, in order, each after ``context`` (:data:`CONTEXTS`); ``batch_size``
+    sentences per forward pass."""
+    encoded = encode(tokenizer, sentences, context)
     scores: list[float] = []
     for start in range(0, len(encoded), batch_size):
         ids, mask = padded(encoded[start : start + batch_size])

@@ -1,0 +1,109 @@
+"""probing pairs: what a sentence is scored after (--context), and a long run split into parts (--shard).
+
+The context rule is checked against a plain loop written from the rule alone; the parts of a split run,
+added up by probing merge, must give the very result one run gives (the same log-probabilities, decisions,
+accuracies and bootstrap intervals).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import tiny_model
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from probing.analyses.pairs.scoring import sentence_log_probs
+from probing.cli import main
+
+SENTENCES = json.loads((Path(__file__).parent / "data" / "hand_pairs.json").read_text(encoding="utf-8"))["sentences"]
+TOLERANCE = 1e-3  # nats, as in test_pairs.py
+
+
+def plain_log_prob(model, tokenizer, text: str, start: int | None) -> float:
+    """log p(text) after ``start`` (no token: the first token is not scored), one sentence, a plain loop."""
+    ids = ([] if start is None else [start]) + tokenizer(text, add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        log_probs = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
+    return sum(float(log_probs[position - 1, ids[position]]) for position in range(1, len(ids)))
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    path = tiny_model("llama")
+    return AutoModelForCausalLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+
+
+@pytest.mark.parametrize("context", ["bos", "eos", "none"])
+def test_each_context_scores_after_its_token(tiny, context):
+    model, tokenizer = tiny
+    start = {"bos": tokenizer.bos_token_id, "eos": tokenizer.eos_token_id, "none": None}[context]
+    assert context == "none" or start is not None
+    expected = [plain_log_prob(model, tokenizer, text, start) for text in SENTENCES]
+    found = sentence_log_probs(model, tokenizer, SENTENCES, batch_size=3, context=context)
+    assert max(abs(a - b) for a, b in zip(found, expected)) < TOLERANCE
+
+
+def test_the_contexts_differ(tiny):
+    """Not a vacuous option: the tiny model's scores after BOS, EOS and nothing are three different lists."""
+    model, tokenizer = tiny
+    runs = {context: sentence_log_probs(model, tokenizer, SENTENCES[:4], context=context)
+            for context in ("bos", "eos", "none")}
+    assert runs["bos"] != runs["eos"] != runs["none"] != runs["bos"]
+
+
+@pytest.fixture
+def blimp() -> str:
+    folder = os.environ.get("PROBING_BLIMP")
+    if not folder:
+        pytest.skip("real data: BLiMP is not available (set PROBING_BLIMP)")
+    return folder
+
+
+def test_the_parts_of_a_split_run_merge_into_the_whole_run(blimp, tmp_path, capsys):
+    model = tiny_model("llama")
+    common = ["pairs", "--quiet", "--model", model, "--blimp", blimp, "--paradigms", "wh_island",
+              "anaphor_gender_agreement", "--limit", "7", "--bootstrap", "50", "--seed", "3", "--context", "eos"]
+    assert main([*common, "--output", str(tmp_path / "whole.json")]) == 0
+    parts = []
+    for index in range(3):
+        parts.append(tmp_path / f"part{index}.json")
+        assert main([*common, "--shard", f"{index}/3", "--output", str(parts[-1])]) == 0
+    part = json.loads(parts[1].read_text())
+    assert [entry["pairs"] for entry in part["pairs"]["paradigms"].values()] == [2, 2]  # places 1 and 4 of 7
+    assert main(["merge", "--output", str(tmp_path / "merged.json"), *map(str, parts)]) == 0
+    capsys.readouterr()
+    whole, merged = (json.loads((tmp_path / name).read_text()) for name in ("whole.json", "merged.json"))
+    assert merged["pairs"] == whole["pairs"]
+    assert merged["pairs"]["context_token"] == AutoTokenizer.from_pretrained(model).eos_token
+    assert merged["config"] == whole["config"] and merged["input"]["units_used"] == whole["input"]["units_used"] == 14
+
+
+def test_an_incomplete_set_of_parts_is_refused(blimp, tmp_path, capsys):
+    common = ["pairs", "--quiet", "--model", tiny_model("llama"), "--blimp", blimp, "--paradigms", "wh_island",
+              "--limit", "4", "--bootstrap", "0"]
+    assert main([*common, "--shard", "0/2", "--output", str(tmp_path / "a.json")]) == 0
+    assert main(["merge", "--output", str(tmp_path / "m.json"), str(tmp_path / "a.json")]) == 2
+    assert "shard 1/2 missing" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_the_board_names_the_context_and_the_paradigms_that_move():
+    from probing.analyses.pairs.accuracy import accuracies
+    from probing.analyses.pairs.report import leaderboard_table
+    from probing.data.minimal_pairs import MinimalPair
+
+    pairs = [MinimalPair("a", "syntax", "", "")] * 2 + [MinimalPair("b", "syntax", "", "")] * 2
+
+    def run(token, good):
+        block = {**accuracies(pairs, good, [0.0] * 4, bootstrap=0), "context_token": token}
+        return {"analysis": "pairs", "model": {"name": "m", "name_or_path": "m", "architecture": "x",
+                                               "fingerprint": "f"}, "config": {"limit": None}, "pairs": block}
+
+    table = leaderboard_table([run("<s>", [1.0, 1.0, 1.0, -1.0]), run(None, [1.0, 1.0, -1.0, -1.0])])
+    assert [row.treebank.rsplit(", ", 1)[-1] for row in table.rows[:2]] == ["after <s>", "after nothing"]
+    moved = [note for note in table.notes if "move with the context" in note]
+    assert moved == ["m, paradigms that move with the context (accuracy % after <s> / nothing): b 50.0 / 0.0"]
