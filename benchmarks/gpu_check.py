@@ -1,4 +1,4 @@
-"""The one-command device check: ``python benchmarks/run.py --device cuda --quick``.
+"""The one-command device check: ``python benchmarks/run.py --device cuda --quick`` (or ``python -m benchmarks.run``).
 
 For each model (MiniLM, MPNet, SmolLM2, gemma-3-270m from ``$PROBING_MODELS``;
 nothing is downloaded) and each dtype (float32, bfloat16), on LIMIT en_ewt dev
@@ -20,14 +20,19 @@ tiny models given by ``--model``), so the check cannot rot.
 
 from __future__ import annotations
 
+import datetime as _dt
+import os
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
+from benchmarks.common import ewt_dev, machine, the_batches
 from probing.analyses.probe.api import run_probe
 from probing.analyses.probe.config import ScoreConfig
-from probing.data.inputs import InputSource
+from probing.data.inputs import InputSource, sample_treebank_path
 from probing.model.extraction import each_layer
 from probing.model.loading import load_model
 from probing.naming import DIRECTIONS
@@ -73,8 +78,6 @@ def head_counts(result: dict) -> torch.Tensor:
 
 def forward_to_last_attention(loaded, treebank: str, limit: int, batch_size: int) -> float:
     """The forward passes a run makes (each layer's attention handed on and dropped), nothing else."""
-    from run import the_batches  # benchmarks/run.py's batches: the engine's chunks, sort and padding
-
     batches = the_batches(loaded, InputSource.treebank(treebank, limit=limit), batch_size)
     _synchronise(loaded.device)
     started = time.perf_counter()
@@ -126,3 +129,57 @@ def report(rows: list[Row], context: str) -> str:
 def _synchronise(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize(device)
+
+
+DEVICE_CHECK_LIMIT = 400
+"""Sentences per run of the device check: on one GPU all four models in both dtypes finish in minutes."""
+
+
+def device_check_command(args, root: str | None) -> str:
+    """The ``--quick`` command as given, for the report; a model under ``$PROBING_MODELS`` is written as there
+    (the report names no folder of this machine).
+
+    >>> device_check_command(argparse.Namespace(device="cuda", model=None, limit=400), "/m")
+    'python benchmarks/run.py --device cuda --quick'
+    >>> device_check_command(argparse.Namespace(device="cpu", model=["/m/tiny"], limit=64), "/m")
+    'python benchmarks/run.py --device cpu --quick --model $PROBING_MODELS/tiny --limit 64'
+    """
+    command = f"python benchmarks/run.py --device {args.device} --quick"
+    for path in args.model or ():
+        inside = root is not None and Path(path).resolve().parent == Path(root).resolve()
+        command += f" --model {'$PROBING_MODELS/' + Path(path).name if inside else Path(path).name}"
+    if args.limit != DEVICE_CHECK_LIMIT:
+        command += f" --limit {args.limit}"
+    return command
+
+
+def device_check(args) -> int:
+    """``--quick``: benchmarks/gpu_check.py over the given models (or the four of $PROBING_MODELS)."""
+    treebank = ewt_dev() or str(sample_treebank_path())
+    root = os.environ.get("PROBING_MODELS")
+    if args.model:
+        models = [(Path(path).name, path) for path in args.model]
+    else:
+        models = [(name, str(Path(root) / name)) for name in CHECK_FOLDERS
+                  if root and (Path(root) / name / "config.json").is_file()]
+    missing = [name for name in CHECK_FOLDERS if not args.model and name not in dict(models)]
+    started = time.perf_counter()
+    rows = []
+    for name, path in models:
+        print(f"device check: {name}", file=sys.stderr)
+        rows += check_model(path, name, treebank, args.limit, args.device)
+    info = machine()
+    context = (f"Made by `{device_check_command(args, root)}` on {_dt.date.today().isoformat()} in "
+               f"{time.perf_counter() - started:.0f} s; device {args.device}"
+               + (f" ({torch.cuda.get_device_name(args.device)})" if args.device.startswith("cuda") else "")
+               + f"; torch {info.get('torch', torch.__version__)}; treebank "
+               + ("en_ewt dev" if ewt_dev() else "the sample treebank") + f", first {args.limit} sentences."
+               + (f" Not in $PROBING_MODELS, so not checked: {', '.join(missing)}." if missing else ""))
+    text = report(rows, context)
+    if args.output:
+        from probing.atomic import write_text_atomic
+
+        print(f"wrote {write_text_atomic(text, args.output)}", file=sys.stderr)
+    else:
+        print(text)
+    return 0 if all(not row.verdict.startswith("**") for row in rows) else 1

@@ -42,39 +42,49 @@ change in the machine's load hits both alike):
 
 from __future__ import annotations
 
+import sys
+
+if __name__ == "__main__" and not __package__:
+    # ``python benchmarks/run.py`` (the command the docs give): this folder is loaded as the package it is, by its
+    # own location, and this file runs as its module ``benchmarks.run``, as ``python -m benchmarks.run`` runs it
+    import importlib.util
+    import runpy
+    from pathlib import Path
+
+    _folder = Path(__file__).resolve().parent
+    _spec = importlib.util.spec_from_file_location("benchmarks", _folder / "__init__.py",
+                                                   submodule_search_locations=[str(_folder)])
+    sys.modules["benchmarks"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["benchmarks"])
+    runpy.run_module("benchmarks.run", run_name="__main__", alter_sys=True)
+
 import argparse
 import datetime as _dt
 import os
-import platform
 import shutil
-import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 import torch
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from benchmarks.common import FOLDERS, Timings, ewt_dev, machine, machine_line, model_folder, the_batches, verdict
+from benchmarks.gpu_check import DEVICE_CHECK_LIMIT, device_check
+from benchmarks.plain_loop import plain_counts
+from probing.analyses.probe.api import run_probe
+from probing.analyses.probe.config import ScoreConfig
+from probing.data.inputs import InputSource, sample_treebank_path
+from probing.data.relations import relation_pairs
+from probing.engine.pooling import pool_word_attention
+from probing.engine.predictions import predict_heads
+from probing.model.extraction import attention
+from probing.model.loading import load_model
+from probing.scoring.counts import ProbeCounts
+from probing.scoring.pairs import collect_pairs
 
-from plain_loop import plain_counts  # noqa: E402
-
-from probing.analyses.probe.api import run_probe  # noqa: E402
-from probing.analyses.probe.config import ScoreConfig  # noqa: E402
-from probing.data.inputs import InputSource, sample_treebank_path  # noqa: E402
-from probing.data.relations import relation_pairs  # noqa: E402
-from probing.engine.batching import BatchStats, batches_of_chunk  # noqa: E402
-from probing.engine.pooling import pool_word_attention  # noqa: E402
-from probing.engine.predictions import predict_heads  # noqa: E402
-from probing.model.extraction import attention  # noqa: E402
-from probing.model.loading import load_model  # noqa: E402
-from probing.scoring.counts import ProbeCounts  # noqa: E402
-from probing.scoring.pairs import collect_pairs  # noqa: E402
+REPOSITORY = Path(__file__).resolve().parent.parent
 
 TARGETS = {
     "all-MiniLM-L6-v2": 1.10,  # whole run at most 1.10 x the bare forward pass
@@ -86,45 +96,8 @@ MEMORY_TARGET = 1.05  # peak memory of the 4 x treebank within 5% of the 1 x one
 TREES_TARGET = 1.0  # tree decoding costs no more than the forward pass it reads
 NORMS_TARGET = 1.20  # norms add at most 20% to a probe run
 
-FOLDERS = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "smollm2": "SmolLM2-135M-Instruct"}
-
-
-@dataclass
-class Timings:
-    """Seconds per repeat, by measurement name."""
-
-    runs: dict[str, list[float]] = field(default_factory=dict)
-
-    def add(self, name: str, seconds: float) -> None:
-        self.runs.setdefault(name, []).append(seconds)
-
-    def median(self, name: str) -> float:
-        return statistics.median(self.runs[name])
-
-    def ratio(self, over: str, under: str) -> float:
-        """Median of the per-repeat ratios (paired: the same repeat's two runs)."""
-        return statistics.median(a / b for a, b in zip(self.runs[over], self.runs[under]))
-
-    def spread(self, name: str) -> str:
-        values = self.runs[name]
-        return f"{min(values):.2f}-{max(values):.2f} s"
-
 
 # ---------------------------------------------------------------------------- what is measured
-
-
-def the_batches(loaded, source: InputSource, batch_size: int = 32) -> list:
-    """The batches of a run: the same chunks, sort and padding the engine makes."""
-    from probing.engine.batching import CHUNK_BATCHES
-
-    units = list(source.units())
-    batches, stats = [], BatchStats()
-    size = batch_size * CHUNK_BATCHES
-    for start in range(0, len(units), size):
-        batches += list(batches_of_chunk(units[start : start + size], loaded.tokenizer, batch_size=batch_size,
-                                         max_length=loaded.max_length(), stats=stats,
-                                         prepend=loaded.prepend_token_id, first_number=len(batches)))
-    return batches
 
 
 def bare_forward(loaded, batches) -> float:
@@ -390,7 +363,7 @@ def result_arrays(repeats: int) -> dict:
             for item in value:
                 yield from arrays_of(item)
 
-    files = sorted((HERE.parent / "leaderboards").glob("*/results/*.json"))
+    files = sorted((REPOSITORY / "leaderboards").glob("*/results/*.json"))
     arrays = [array for path in files for array in arrays_of(json.loads(path.read_text(encoding="utf-8")))]
 
     timings, sizes = Timings(), {}
@@ -406,42 +379,6 @@ def result_arrays(repeats: int) -> dict:
 
 
 # ---------------------------------------------------------------------------- where things are
-
-
-def model_folder(short: str) -> str | None:
-    root = os.environ.get("PROBING_MODELS")
-    if root and (Path(root) / FOLDERS[short] / "config.json").is_file():
-        return str(Path(root) / FOLDERS[short])
-    return None
-
-
-def ewt_dev() -> str | None:
-    try:
-        from probing.data.datasets import resolve_treebank
-
-        return str(resolve_treebank("en_ewt:dev", download=False))
-    except Exception:  # not available offline: the quick mode falls back to the sample treebank
-        return None
-
-
-def machine() -> dict:
-    cpu = "unknown"
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
-    return {"cpu": cpu, "cores": os.cpu_count(), "threads": torch.get_num_threads(), "gpu": gpu,
-            "python": platform.python_version(), "torch": torch.__version__, "transformers": _version("transformers"),
-            "load": os.getloadavg()}
-
-
-def _version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "-"
 
 
 # ---------------------------------------------------------------------------- the report
@@ -469,20 +406,13 @@ def breakdown(ratios: dict) -> list[str]:
         "model on the same cores.", ""]
 
 
-def verdict(value: float, target: float, *, at_most: bool = True) -> str:
-    met = value <= target if at_most else value >= target
-    return f"**{'met' if met else 'not met'}** (target {'at most' if at_most else 'at least'} {target:g})"
-
-
 def render(measured: dict, context: dict, command: str) -> str:
     lines = [
         "# Benchmarks",
         "",
         f"Made by `{command}` on {context['date']}; every number below comes from that run.",
         "",
-        f"Machine: {context['machine']['cpu']}, {context['machine']['cores']} cores, torch threads "
-        f"{context['machine']['threads']}, GPU {context['machine']['gpu']}; Python {context['machine']['python']}, "
-        f"torch {context['machine']['torch']}, transformers {context['machine']['transformers']}. Load average "
+        f"Machine: {machine_line(context['machine'])}. Load average "
         f"(1, 5, 15 min) before: {', '.join(f'{v:.2f}' for v in context['load_before'])}; after: "
         f"{', '.join(f'{v:.2f}' for v in context['load_after'])}. Device: {context['device']}.",
         "",
@@ -675,62 +605,6 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(report)
     return 0
-
-
-DEVICE_CHECK_LIMIT = 400
-"""Sentences per run of the device check: on one GPU all four models in both dtypes finish in minutes."""
-
-
-def device_check_command(args, root: str | None) -> str:
-    """The ``--quick`` command as given, for the report; a model under ``$PROBING_MODELS`` is written as there
-    (the report names no folder of this machine).
-
-    >>> device_check_command(argparse.Namespace(device="cuda", model=None, limit=400), "/m")
-    'python benchmarks/run.py --device cuda --quick'
-    >>> device_check_command(argparse.Namespace(device="cpu", model=["/m/tiny"], limit=64), "/m")
-    'python benchmarks/run.py --device cpu --quick --model $PROBING_MODELS/tiny --limit 64'
-    """
-    command = f"python benchmarks/run.py --device {args.device} --quick"
-    for path in args.model or ():
-        inside = root is not None and Path(path).resolve().parent == Path(root).resolve()
-        command += f" --model {'$PROBING_MODELS/' + Path(path).name if inside else Path(path).name}"
-    if args.limit != DEVICE_CHECK_LIMIT:
-        command += f" --limit {args.limit}"
-    return command
-
-
-def device_check(args) -> int:
-    """``--quick``: benchmarks/gpu_check.py over the given models (or the four of $PROBING_MODELS)."""
-    import gpu_check
-
-    treebank = ewt_dev() or str(sample_treebank_path())
-    root = os.environ.get("PROBING_MODELS")
-    if args.model:
-        models = [(Path(path).name, path) for path in args.model]
-    else:
-        models = [(name, str(Path(root) / name)) for name in gpu_check.CHECK_FOLDERS
-                  if root and (Path(root) / name / "config.json").is_file()]
-    missing = [name for name in gpu_check.CHECK_FOLDERS if not args.model and name not in dict(models)]
-    started = time.perf_counter()
-    rows = []
-    for name, path in models:
-        print(f"device check: {name}", file=sys.stderr)
-        rows += gpu_check.check_model(path, name, treebank, args.limit, args.device)
-    info = machine()
-    context = (f"Made by `{device_check_command(args, root)}` on {_dt.date.today().isoformat()} in "
-               f"{time.perf_counter() - started:.0f} s; device {args.device}"
-               + (f" ({torch.cuda.get_device_name(args.device)})" if args.device.startswith("cuda") else "")
-               + f"; torch {info.get('torch', torch.__version__)}; treebank "
-               + ("en_ewt dev" if ewt_dev() else "the sample treebank") + f", first {args.limit} sentences."
-               + (f" Not in $PROBING_MODELS, so not checked: {', '.join(missing)}." if missing else ""))
-    text = gpu_check.report(rows, context)
-    if args.output:
-        from probing.atomic import write_text_atomic
-
-        print(f"wrote {write_text_atomic(text, args.output)}", file=sys.stderr)
-    else:
-        print(text)
-    return 0 if all(not row.verdict.startswith("**") for row in rows) else 1
 
 
 if __name__ == "__main__":

@@ -3,24 +3,34 @@
 On a GPU it is ``python benchmarks/run.py --device cuda --quick`` with the
 real checkpoints; here the same code runs with ``--device cpu`` on a tiny
 BERT and a tiny Llama (grouped key-value heads), a few sentences each.
+``benchmarks`` is a package of the repository (not of the installed
+distribution): imported from the repository's root, as ``python -m`` does.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
-from pathlib import Path
 
+import pytest
+from conftest import REPO
 from helpers import tiny_model
 
 from probing.testing import tiny_bert
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+@pytest.fixture
+def benchmarks(monkeypatch):
+    """The benchmarks package, imported from the repository's root (the folder ``python -m benchmarks.run`` runs in)."""
+    monkeypatch.syspath_prepend(str(REPO))
+    import benchmarks.gpu_check
+    import benchmarks.run
+
+    return benchmarks
 
 
-def test_the_device_check_runs_on_the_cpu(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import run
-
+def test_the_device_check_runs_on_the_cpu(tmp_path, benchmarks):
+    run = benchmarks.run
     output = tmp_path / "check.md"
     code = run.main(["--device", "cpu", "--quick", "--limit", "6", "--model", tiny_bert(),
                      "--model", tiny_model("llama"), "--output", str(output)])
@@ -37,18 +47,26 @@ def test_the_device_check_runs_on_the_cpu(tmp_path, monkeypatch):
     assert all(share.endswith("%") and 0 <= int(share[:-1]) <= 100 for share in waiting), waiting
     # the command as given, so that the report says how to make it again
     assert "--device cpu --quick --model" in text and "--limit 6`" in text and "n/a" in text
-    sys.modules.pop("gpu_check", None)
 
 
-def test_the_report_names_the_command_as_given_and_no_folder_of_this_machine(monkeypatch, tmp_path):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
+def test_the_report_names_the_command_as_given_and_no_folder_of_this_machine(tmp_path, benchmarks):
     import argparse
 
-    import run
-
+    check = benchmarks.gpu_check
     given = argparse.Namespace(device="cuda", model=[str(tmp_path / "models" / "tiny"), "/elsewhere/other"], limit=50)
-    command = run.device_check_command(given, str(tmp_path / "models"))
+    command = check.device_check_command(given, str(tmp_path / "models"))
     assert command == ("python benchmarks/run.py --device cuda --quick --model $PROBING_MODELS/tiny --model other "
                        "--limit 50")
-    plain = argparse.Namespace(device="cuda", model=None, limit=run.DEVICE_CHECK_LIMIT)
-    assert run.device_check_command(plain, None) == "python benchmarks/run.py --device cuda --quick"
+    plain = argparse.Namespace(device="cuda", model=None, limit=check.DEVICE_CHECK_LIMIT)
+    assert check.device_check_command(plain, None) == "python benchmarks/run.py --device cuda --quick"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", [["benchmarks/run.py"], ["-m", "benchmarks.run"]], ids=["script", "module"])
+def test_the_benchmark_runs_as_a_script_and_as_a_module(form, tmp_path):
+    # the script form is the command the docs give; it runs the package's module, as the module form does
+    output = tmp_path / "check.md"
+    done = subprocess.run([sys.executable, *form, "--device", "cpu", "--quick", "--model", tiny_bert(), "--limit", "2",
+                           "--output", str(output)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "| float32 |" in output.read_text(encoding="utf-8")
