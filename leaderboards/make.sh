@@ -7,6 +7,15 @@
 #   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, noop, atlas, atlas-trees,
 #                                             # blimp, versus
 #   MODELS=all-MiniLM-L6-v2 INITS=pretrained TREEBANKS=en_ewt ONLY=trees bash leaderboards/make.sh  # a subset
+#   PLAN=1 bash leaderboards/make.sh          # run nothing: list the pieces of the grid that are done and those left
+#   FORCE=1 bash leaderboards/make.sh         # run every piece again, even those already made by the same command
+#
+# Every run is a piece: its output, and the command that made it, recorded in leaderboards/pieces.tsv when it
+# is written. A piece whose output is there and was made by the very same command is done and is not run again,
+# so a grid too long for one sitting (the atlas, BLiMP's 67,000 pairs, the causal board) is run by calling this
+# script again: it goes on where it stopped. A piece that supports it saves a checkpoint now and then (in
+# $GRID_STATE, default ~/.cache/probing/grid, outside the repository) and resumes from it. The script ends with
+# what is done and what is left.
 #
 # Checkpoints are read from $PROBING_MODELS/<folder> (all-MiniLM-L6-v2, all-mpnet-base-v2,
 # SmolLM2-135M-Instruct) and treebanks from $PROBING_TREEBANKS or the cache (probing data fetch
@@ -22,8 +31,48 @@ cd "$repo"
 replicates="${REPLICATES:-500}"
 python="${PYTHON:-python3}"
 only="${ONLY:-}"
+if [ -n "${PLAN:-}" ]; then unset SKIP_SCORING; SKIP_TABLES=1; fi  # walk every piece, run nothing
 probing() { "$python" -m probing "$@"; }
 wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+
+manifest=leaderboards/pieces.tsv  # OUTPUT<TAB>its sha256<TAB>the command that made it (paths relative to the repository)
+grid_state="${GRID_STATE:-${PROBING_CACHE:-$HOME/.cache/probing}/grid}"
+touch "$manifest"
+pieces_done=0; pieces_run=0; pieces_left=()
+made_by() {  # made_by OUTPUT ARGS...: true when OUTPUT is there, as these ARGS made it (the manifest's sha256)
+  local output="$1"; shift
+  [ -z "${FORCE:-}" ] && [ -f "$output" ] &&
+    grep -qxF "$output	$(sha256sum < "$output" | cut -d' ' -f1)	$*" "$manifest"
+}
+piece() {  # piece OUTPUT [--resumable] ARGS...: run `probing ARGS --output OUTPUT` unless it is done (see above)
+  local output="$1"; shift
+  local resumable=""; if [ "$1" = --resumable ]; then resumable=1; shift; fi
+  if made_by "$output" "$@"; then pieces_done=$((pieces_done + 1)); return 0; fi
+  if [ -n "${PLAN:-}" ]; then pieces_left+=("$output"); return 0; fi
+  local extra=()
+  if [ -n "$resumable" ]; then
+    local checkpoint="$grid_state/${output//\//__}.checkpoint"
+    mkdir -p "$grid_state"
+    extra=(--checkpoint "$checkpoint"); [ -f "$checkpoint" ] && extra+=(--resume)
+  fi
+  echo "$* -> $output" >&2
+  local started=$SECONDS
+  probing "$@" "${extra[@]}" --output "$output" > /dev/null
+  record_piece "$output" "$@"
+  echo "  done in $((SECONDS - started)) s" >&2
+}
+record_piece() {  # record_piece OUTPUT ARGS...: OUTPUT was just made by `probing ARGS`
+  local output="$1"; shift
+  local line; line="$(printf '%s\t%s\t%s' "$output" "$(sha256sum < "$output" | cut -d' ' -f1)" "$*")"
+  { grep -vF "$output	" "$manifest" || true; echo "$line"; } | LC_ALL=C sort > "$manifest.tmp" && mv "$manifest.tmp" "$manifest"
+  pieces_run=$((pieces_run + 1))
+}
+merged() {  # merged OUTPUT PART...: probing merge of the parts once every part is done (else the output is left)
+  local output="$1"; shift
+  local part; for part in "$@"; do [ -f "$part" ] || { pieces_left+=("$output (waits for its parts)"); return 0; }; done
+  [ -n "${PLAN:-}" ] && { pieces_left+=("$output (its parts are done: merge)"); return 0; }
+  probing merge --output "$output" "$@" 2> /dev/null
+}
 
 treebanks=(${TREEBANKS:-en_ewt en_gum})
 models=(${MODELS:-all-MiniLM-L6-v2 all-mpnet-base-v2 SmolLM2-135M-Instruct})
@@ -57,9 +106,8 @@ score_all() {  # a command for every model, treebank and init: $1 = family, $2 =
         [ "$family" = trees ] && [ "$name" = SmolLM2-135M-Instruct ] && [ "$init" = pretrained ] && extra=(--bootstrap 400)
         output="leaderboards/$treebank/results/$name$suffix${family:+-$family}.json"
         [ "$family" = probe ] && output="leaderboards/$treebank/results/$name$suffix.json"
-        echo "$command $name ($init) on $treebank -> $output" >&2
-        probing "$command" --model ".cache/models/$name" --treebank "$treebank" --bootstrap "$replicates" \
-          --seed 0 "${flag[@]}" --quiet "$@" "${extra[@]}" --output "$output" > /dev/null
+        piece "$output" --resumable "$command" --model ".cache/models/$name" --treebank "$treebank" \
+          --bootstrap "$replicates" --seed 0 "${flag[@]}" --quiet "$@" "${extra[@]}"
       done
     done
   done
@@ -87,12 +135,16 @@ if [ -z "${SKIP_SCORING:-}" ]; then
           probe="leaderboards/$treebank/results/$name$suffix.json"
           [ -f "$probe" ] || { echo "no $probe: no-op test of $name ($init) on $treebank left out" >&2; continue; }
           output="leaderboards/$treebank/results/$name$suffix-noop.json"
+          noop=(explore --model ".cache/models/$name" "${flag[@]}" --treebank "$treebank:test" --result "$probe" \
+            --bootstrap "$noop_replicates" --seed 0 --quiet)
+          if made_by "$output" "${noop[@]}"; then pieces_done=$((pieces_done + 1)); continue; fi
+          if [ -n "${PLAN:-}" ]; then pieces_left+=("$output"); continue; fi
           saved="$(mktemp -d)"
           echo "explore (no-op test) $name ($init) on $treebank -> $output" >&2
-          probing explore --model ".cache/models/$name" "${flag[@]}" --treebank "$treebank:test" --result "$probe" \
-            --bootstrap "$noop_replicates" --seed 0 --quiet --save-results "$saved" --output "$saved/page.html" > /dev/null
+          probing "${noop[@]}" --save-results "$saved" --output "$saved/page.html" > /dev/null
           mv "$saved/noop.json" "$output"
           rm -rf "$saved"
+          record_piece "$output" "${noop[@]}"
         done
       done
     done
@@ -103,11 +155,11 @@ fi
 # fetched it) x the multilingual checkpoints and their random inits. A bare PUD name chooses each head and
 # offset on the file's even half and reports it on the odd half; --limit N takes the first N sentences of the
 # file before halving. ATLAS_LIMIT and ATLAS_TREES_LIMIT size the runs (empty: all 1,000 sentences); the
-# committed atlas was made with the defaults below, which fit two shared CPU cores (leaderboards/README.md).
+# committed atlas was made with these defaults (all 1,000 sentences of each treebank; leaderboards/README.md).
 pud=(${PUD:-ar_pud de_pud en_pud fi_pud fr_pud hi_pud ru_pud tr_pud zh_pud})
 atlas_models=(${ATLAS_MODELS:-multilingual-e5-small gemma-3-270m})
-atlas_limit="${ATLAS_LIMIT-100}"
-atlas_trees_limit="${ATLAS_TREES_LIMIT-60}"
+atlas_limit="${ATLAS_LIMIT-}"
+atlas_trees_limit="${ATLAS_TREES_LIMIT-}"
 atlas_trees_inits=(${ATLAS_TREES_INITS:-pretrained random-init})
 atlas=leaderboards/atlas
 available() {  # a treebank already local (PROBING_TREEBANKS or the cache); else say why on one line, return 1
@@ -137,59 +189,74 @@ if [ -z "${SKIP_SCORING:-}" ] && { wanted atlas || wanted atlas-trees; }; then
         flag=(); suffix=""
         if [ "$init" = random-init ]; then flag=(--random-init); suffix="-random-init"; fi
         if wanted atlas; then
-          output="$atlas/results/$name$suffix-$treebank.json"
-          echo "score $name ($init) on $treebank -> $output" >&2
-          probing score --model ".cache/models/$name" --treebank "$treebank" ${atlas_limit:+--limit "$atlas_limit"} \
-            --bootstrap "$replicates" --seed 0 "${flag[@]}" --quiet --output "$output" > /dev/null
+          piece "$atlas/results/$name$suffix-$treebank.json" --resumable score --model ".cache/models/$name" \
+            --treebank "$treebank" ${atlas_limit:+--limit "$atlas_limit"} --bootstrap "$replicates" --seed 0 \
+            "${flag[@]}" --quiet
         fi
         if wanted atlas-trees && [[ " ${atlas_trees_inits[*]} " == *" $init "* ]]; then
-          output="$atlas/results/$name$suffix-$treebank-trees.json"
-          echo "trees $name ($init) on $treebank -> $output" >&2
-          probing trees --model ".cache/models/$name" --treebank "$treebank" \
-            ${atlas_trees_limit:+--limit "$atlas_trees_limit"} --no-probes --bootstrap "$replicates" --seed 0 \
-            "${flag[@]}" --quiet --output "$output" > /dev/null
+          piece "$atlas/results/$name$suffix-$treebank-trees.json" --resumable trees --model ".cache/models/$name" \
+            --treebank "$treebank" ${atlas_trees_limit:+--limit "$atlas_trees_limit"} --no-probes \
+            --bootstrap "$replicates" --seed 0 "${flag[@]}" --quiet
         fi
       done
     done
   done
 fi
 
-# BLiMP's minimal pairs (docs/minimal-pairs.md) for the intact decoders: the first $BLIMP_LIMIT pairs of each of the
-# 67 paradigms (10 by default: on two shared CPU cores SmolLM2 scores about 4 sentences a second, gemma-3-270m
-# about 2, so the full 67,000 pairs are out of reach here; empty BLIMP_LIMIT scores them all). The pairs are read
-# from $PROBING_BLIMP, else downloaded and checked by sha256.
+# BLiMP's minimal pairs (docs/minimal-pairs.md) for the intact decoders: all 1,000 pairs of each of the 67
+# paradigms (BLIMP_LIMIT=N: the first N of each), each model after its BOS token and, for SmolLM2-Instruct, whose
+# BOS is its chat-turn marker <|im_start|>, also after its EOS and after nothing (BLIMP_CONTEXTS_<model> overrides).
+# The pairs are scored in BLIMP_PARTS parts (--shard I/N, each a sample of every paradigm), kept in
+# blimp/parts/ so that a grid cut short goes on where it stopped; once every part of a run is there, probing merge
+# adds them up into blimp/results/ (the very result of one run). The pairs are read from $PROBING_BLIMP, else
+# downloaded and checked by sha256.
 blimp_models=(${BLIMP_MODELS:-SmolLM2-135M-Instruct gemma-3-270m})
-blimp_limit="${BLIMP_LIMIT-10}"
+blimp_limit="${BLIMP_LIMIT-}"
+blimp_parts="${BLIMP_PARTS:-20}"
+blimp_contexts() {  # the contexts a model is scored after
+  case "$1" in
+    SmolLM2-135M-Instruct) echo "${BLIMP_CONTEXTS_SMOLLM2:-bos eos none}" ;;
+    *) echo "bos" ;;
+  esac
+}
 if [ -z "${SKIP_SCORING:-}" ] && wanted blimp; then
-  mkdir -p leaderboards/blimp/results
+  mkdir -p leaderboards/blimp/results leaderboards/blimp/parts
   for name in "${blimp_models[@]}"; do
     if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$name/config.json" ]; then
       ln -sfn "$PROBING_MODELS/$name" ".cache/models/$name"
     else
       echo "$name is not in \$PROBING_MODELS: left out of BLiMP" >&2; continue
     fi
-    output="leaderboards/blimp/results/$name-blimp.json"
-    echo "pairs $name on BLiMP${blimp_limit:+ (first $blimp_limit pairs of each paradigm)} -> $output" >&2
-    probing pairs --model ".cache/models/$name" ${blimp_limit:+--limit "$blimp_limit"} --bootstrap 1000 --seed 0 \
-      --output "$output" > /dev/null
+    for context in $(blimp_contexts "$name"); do
+      stem="$name"; [ "$context" = bos ] || stem="$name-after-$context"
+      parts=()
+      for ((index = 0; index < blimp_parts; index++)); do
+        part="leaderboards/blimp/parts/$stem/part-$index-of-$blimp_parts.json"
+        mkdir -p "$(dirname "$part")"
+        piece "$part" pairs --model ".cache/models/$name" ${blimp_limit:+--limit "$blimp_limit"} --context "$context" \
+          --shard "$index/$blimp_parts" --bootstrap 1000 --seed 0 --quiet
+        parts+=("$part")
+      done
+      merged "leaderboards/blimp/results/$stem-blimp.json" "${parts[@]}"
+    done
   done
 fi
 
 # Chosen against matched random heads (docs/dark-secrets.md): each relation's top K heads, chosen on all of
 # en_ewt dev (its DEV result is kept beside the others: it is the choice), disabled against VERSUS_RANDOM matched
-# random sets. The decoders with a trained LM head: on the LM loss and the probe over the first $VERSUS_LIMIT
-# sentences of en_ewt test and on the relations' own BLiMP phenomena (first $VERSUS_PAIRS pairs of each of their
-# paradigms); the encoders, which have no trained LM head: on the probe only. Every condition is one copy of a
-# batch in a stacked pass; on two shared CPU cores SmolLM2 runs about 3 condition-sentences a second, so the
-# committed sizes are small (leaderboards/README.md).
+# random sets (every distinct set once where the layer-matched space holds no more than that: k=1, or a layer of
+# gemma-3-270m's 4 heads). The decoders with a trained LM head: on the LM loss and the probe over the first
+# $VERSUS_LIMIT sentences of en_ewt test, and on the relations' own BLiMP phenomena (the first $VERSUS_PAIRS pairs of
+# each of their 14 paradigms); the encoders, which have no trained LM head: on the probe only. Each model, metric,
+# relation and k is one piece (results/MODEL-METRIC-REL-kK.json), so the grid goes on where it stopped.
 versus_models=(${VERSUS_MODELS:-SmolLM2-135M-Instruct gemma-3-270m})
 versus_encoders=(${VERSUS_ENCODERS-all-MiniLM-L6-v2})  # MPNet computes attention in its own code: no head can be disabled
 versus_relations=(${VERSUS_RELATIONS:-det nsubj})
 versus_phenomena=(${VERSUS_PHENOMENA:-determiner_noun_agreement subject_verb_agreement})  # BLiMP's, of those relations
-versus_k=(${VERSUS_K:-1 4 8})
-versus_random="${VERSUS_RANDOM:-20}"
-versus_limit="${VERSUS_LIMIT-30}"
-versus_pairs="${VERSUS_PAIRS-3}"
+versus_k=(${VERSUS_K:-1 4})
+versus_random="${VERSUS_RANDOM:-100}"
+versus_limit="${VERSUS_LIMIT-300}"
+versus_pairs="${VERSUS_PAIRS-50}"
 versus_metrics=(${VERSUS_METRICS:-lm probe minimal-pairs})
 versus=leaderboards/versus
 if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
@@ -203,25 +270,35 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
     metrics=("${versus_metrics[@]}")
     [[ " ${versus_encoders[*]} " == *" $name "* ]] && metrics=(probe)  # no trained LM head: the probe alone
     dev="$versus/results/$name-dev.json"
-    echo "score $name on en_ewt dev (the choice) -> $dev" >&2
-    probing score --model ".cache/models/$name" --treebank en_ewt:dev --relations "${versus_relations[@]}" all \
-      --bootstrap 0 --seed 0 --quiet --output "$dev" > /dev/null
+    piece "$dev" --resumable score --model ".cache/models/$name" --treebank en_ewt:dev \
+      --relations "${versus_relations[@]}" all --bootstrap 0 --seed 0 --quiet
     for metric in "${metrics[@]}"; do
-      input=(--treebank en_ewt:test ${versus_limit:+--limit "$versus_limit"})
-      case "$metric" in
-        probe) input+=(--relations "${versus_relations[@]}" all --scores-only) ;;  # its sums: 400 MB a model
-        minimal-pairs) input=(--phenomena "${versus_phenomena[@]}" ${versus_pairs:+--limit "$versus_pairs"}) ;;
-      esac
-      output="$versus/results/$name-$metric.json"
-      echo "ablate $name --metric $metric: ${versus_relations[*]} x k ${versus_k[*]} vs $versus_random random -> $output" >&2
-      probing ablate --model ".cache/models/$name" --metric "$metric" "${input[@]}" --chosen "${versus_relations[@]}" \
-        --k "${versus_k[@]}" --random "$versus_random" --select-on "$dev" --bootstrap 1000 --seed 0 --quiet \
-        --output "$output" > /dev/null
+      for relation in "${versus_relations[@]}"; do
+        input=(--treebank en_ewt:test ${versus_limit:+--limit "$versus_limit"}); resumable=(--resumable)
+        case "$metric" in
+          probe) input+=(--relations "$relation" all --scores-only) ;;  # its sums: 400 MB a model
+          minimal-pairs) input=(--phenomena "${versus_phenomena[@]}" ${versus_pairs:+--limit "$versus_pairs"})
+                         resumable=() ;;  # BLiMP's pairs are scored in one run
+        esac
+        for k in "${versus_k[@]}"; do
+          piece "$versus/results/$name-$metric-$relation-k$k.json" "${resumable[@]}" ablate \
+            --model ".cache/models/$name" --metric "$metric" "${input[@]}" --chosen "$relation" --k "$k" \
+            --random "$versus_random" --select-on "$dev" --bootstrap 1000 --seed 0 --quiet
+        done
+      done
     done
   done
 fi
 
-if [ -n "${SKIP_TABLES:-}" ]; then echo "results written; tables and plots left as they were (SKIP_TABLES)" >&2; exit 0; fi
+report_pieces() {  # what is done and what is left of the grid this call walked
+  echo "pieces: ${pieces_done} done before this call, ${pieces_run} run now, ${#pieces_left[@]} left" >&2
+  local left; for left in "${pieces_left[@]}"; do echo "  left: $left" >&2; done
+}
+if [ -n "${SKIP_TABLES:-}" ]; then
+  report_pieces
+  [ -n "${PLAN:-}" ] || echo "results written; tables and plots left as they were (SKIP_TABLES)" >&2
+  exit 0
+fi
 
 for treebank in "${treebanks[@]}"; do
   dir="leaderboards/$treebank"
@@ -272,7 +349,7 @@ if [ -d "$atlas/results" ]; then
 fi
 # Chosen against matched random heads: one table of every model's --chosen ablations (every metric), and per
 # model and metric the figure of the chosen sets' effects against the random sets' histograms.
-shopt -s nullglob; versus_results=("$versus"/results/*-{lm,probe,minimal-pairs}.json); shopt -u nullglob
+shopt -s nullglob; versus_results=("$versus"/results/*-{lm,probe,minimal-pairs}-*-k*.json); shopt -u nullglob
 if [ "${#versus_results[@]}" -gt 0 ]; then
   for format in md:md csv:csv json:json latex:tex html:html; do
     probing leaderboard "${versus_results[@]}" --format "${format%%:*}" --output "$versus/versus.${format#*:}"
@@ -291,3 +368,4 @@ if [ "${#blimp_results[@]}" -gt 0 ]; then
   done
 fi
 echo "leaderboards regenerated: $(ls leaderboards/*/leaderboard.md | tr '\n' ' ')" >&2
+report_pieces
