@@ -46,12 +46,29 @@ def weights_fingerprint(name_or_path: str, config, *, local: bool, random_init: 
     """What identifies the weights: ``sha256:`` of a folder's weight files, ``hub:`` commit, or the
     ``random-init:`` recipe (architecture config and seed)."""
     if random_init:
-        recipe = json.dumps(config.to_dict(), sort_keys=True, default=str).encode()
+        recipe = json.dumps(architecture_of(config), sort_keys=True, default=str).encode()
         return f"random-init:seed={seed}:config={hashlib.sha256(recipe).hexdigest()[:16]}"
     if not local:
         commit = getattr(config, "_commit_hash", None)
         return f"hub:{name_or_path}@{commit}" if commit else f"hub:{name_or_path}"
     return "sha256:" + folder_digest(Path(name_or_path).expanduser())
+
+
+NOT_ARCHITECTURE = ("transformers_version", "_name_or_path", "_commit_hash")
+"""Fields of a config's dict that say which library wrote it or where it was read from, not what network it
+describes: a random init's recipe leaves them out, or the same seed and architecture would name other weights
+after a transformers release or from another folder."""
+
+
+def architecture_of(config) -> dict:
+    """A config's dict without :data:`NOT_ARCHITECTURE`.
+
+    >>> from transformers import BertConfig
+    >>> recipe = architecture_of(BertConfig(num_hidden_layers=2))
+    >>> recipe["num_hidden_layers"], "transformers_version" in recipe
+    (2, False)
+    """
+    return {key: value for key, value in config.to_dict().items() if key not in NOT_ARCHITECTURE}
 
 
 def folder_digest(folder: Path) -> str:
