@@ -64,8 +64,8 @@ def main(argv=None) -> int:
     from probing.analyses.probe.callbacks import ProbingCallback
     from probing.analyses.probe.curves import curve, draw_curve
     from probing.atomic import save_figure_atomic
-    from probing.testing import wordpiece_tokenizer
     from probing.data.treebank import read_treebank
+    from probing.testing import wordpiece_tokenizer
 
     args = parse_args(argv)
     hf_logging.set_verbosity_error()
