@@ -7,7 +7,7 @@ names, defaults and checks: the model (``--model``, ``--revision``,
 ``--pairs``, ``--limit``), batching (``--batch-size``, ``--max-length``),
 the reading (``--attention``, ``--pool-from``), the run (``--shard``,
 ``--checkpoint``, ``--checkpoint-every``, ``--resume``), the output
-(``--output``, ``--follow-symlinks``, ``--figure-format``) and ``--quiet``.
+(``--output``, ``--follow-symlinks``, ``--figure-format``) and ``--progress``/``--no-progress``.
 Values are checked by argparse types, so a bad one is one line naming the
 option, before anything is read or loaded.
 
@@ -27,6 +27,10 @@ import sys
 from pathlib import Path
 
 DEFAULT_BATCH_SIZE = 32
+MAX_BATCH_SIZE = 4096
+"""The most units a batch may be asked to hold: the engine never makes a larger batch of units of 4 tokens or
+more (probing.engine.batching.MAX_ATTENTION_CELLS, 4096 x 4 x 4), and a causal LM's batch of 4096 sentences
+already holds gigabytes of next-token scores (pairs)."""
 DEFAULT_BOOTSTRAP = 1000
 MAX_BOOTSTRAP = 100_000
 MAX_SEED = 2**32 - 1
@@ -46,6 +50,32 @@ def non_negative_int(text: str) -> int:
     value = _int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def batch_size(text: str) -> int:
+    """``--batch-size``: a positive number of units, at most :data:`MAX_BATCH_SIZE`."""
+    value = positive_int(text)
+    if value > MAX_BATCH_SIZE:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BATCH_SIZE} units, got {value}")
+    return value
+
+
+def worker_count(text: str) -> int:
+    """``--workers``: 0 (read in this process) up to the cores this process may use (probing.engine.passes).
+
+    >>> worker_count("100000")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be 0 (read in this process) to ... got 100000
+    """
+    from probing.engine.passes import check_workers
+    from probing.errors import ProbingError
+
+    value = _int(text)
+    try:
+        check_workers(value)
+    except ProbingError as error:  # argparse names the option itself
+        raise argparse.ArgumentTypeError(error.message) from None
     return value
 
 
@@ -100,10 +130,18 @@ def shard(text: str) -> tuple[int, int]:
 
 
 def _int(text: str) -> int:
+    """An integer a result can hold (int64: probing.results.schema.MAX_INTEGER), so that a count such as
+    ``--limit 99999999999999999999`` is refused here, not after the pass when its result is written."""
+    from probing.results.schema import MAX_INTEGER
+
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if abs(value) > MAX_INTEGER:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_INTEGER} (the largest number a result holds), "
+                                         f"got {value}")
+    return value
 
 
 def device_map_of(args: argparse.Namespace, ranks) -> str | None:
@@ -162,15 +200,16 @@ def add_input_options(parser: argparse.ArgumentParser, *, text: bool = True, pai
 
 def add_batch_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("batching")
-    group.add_argument("--batch-size", type=positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
-                       help=f"units per batch; long units come in smaller batches (default: {DEFAULT_BATCH_SIZE})")
+    group.add_argument("--batch-size", type=batch_size, default=DEFAULT_BATCH_SIZE, metavar="N",
+                       help=f"units per batch, at most {MAX_BATCH_SIZE}; long units come in smaller batches "
+                            f"(default: {DEFAULT_BATCH_SIZE})")
     group.add_argument("--max-length", type=positive_int, metavar="N",
                        help="longest unit in tokens, special tokens included; longer units are skipped and counted, "
                             "never truncated (default: the model's limit)")
-    group.add_argument("--workers", type=non_negative_int, default=0, metavar="N",
+    group.add_argument("--workers", type=worker_count, default=0, metavar="N",
                        help="processes that read, tokenise and batch the input ahead of the model, for a GPU that "
-                            "one thread cannot keep busy; the counts are the same (default: 0, a thread of this "
-                            "process)")
+                            "one thread cannot keep busy, at most one per core this process may use; the counts are "
+                            "the same (default: 0, a thread of this process)")
 
 
 def add_reading_options(parser: argparse.ArgumentParser, *, pooling: bool = False) -> None:
@@ -186,12 +225,12 @@ def add_reading_options(parser: argparse.ArgumentParser, *, pooling: bool = Fals
                                 "(the reference code), or max (default: mean)")
 
 
-def add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
+def add_bootstrap_options(parser: argparse.ArgumentParser, *,
+                          replicates: str = "Poisson bootstrap replicates over units for intervals") -> None:
     """``--bootstrap``, with one default for every command that takes it (a result made with the defaults
-    of one command has the intervals of another's)."""
+    of one command has the intervals of another's); ``replicates`` says how the command resamples."""
     parser.add_argument("--bootstrap", type=bootstrap_count, default=DEFAULT_BOOTSTRAP, metavar="N",
-                        help="Poisson bootstrap replicates over units for intervals; 0 turns them off "
-                             f"(default: {DEFAULT_BOOTSTRAP})")
+                        help=f"{replicates}; 0 turns them off (default: {DEFAULT_BOOTSTRAP})")
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -210,7 +249,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
 def add_output_options(parser: argparse.ArgumentParser, *, what: str = "the result JSON", figures: bool = True,
                        required: bool = False, help: str | None = None, metavar: str = "FILE") -> None:
     """``--output`` (its help from ``what`` unless ``help`` says it all), ``--figure-format`` when the
-    command draws figures beside it, ``--follow-symlinks`` and ``--quiet``."""
+    command draws figures beside it, ``--follow-symlinks`` and ``--progress``/``--no-progress`` (``--quiet``)."""
     group = parser.add_argument_group("output")
     group.add_argument("--output", metavar=metavar, required=required,
                        help=help or f"write {what} here, atomically" + (" (its figures beside it)" if figures else ""))
@@ -219,7 +258,17 @@ def add_output_options(parser: argparse.ArgumentParser, *, what: str = "the resu
                            help="format of the figures written beside --output: png, svg or pdf (default: png)")
     group.add_argument("--follow-symlinks", action="store_true",
                        help="when an output is a symbolic link, replace the file it points to (default: refuse)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_progress_options(parser)
+
+
+def add_progress_options(parser: argparse.ArgumentParser) -> None:
+    """``--progress``/``--no-progress`` and ``--quiet`` (the older name of ``--no-progress``): one destination,
+    so the last one given wins (see probing.engine.progress)."""
+    parser.add_argument("--progress", dest="progress", action="store_const", const=True, default=None,
+                        help="show progress on stderr (the default): a bar on a terminal; off one (nohup, Slurm, "
+                             "CI) a line per stage and one every PROBING_PROGRESS_EVERY seconds (default: 30)")
+    parser.add_argument("--no-progress", "--quiet", dest="progress", action="store_const", const=False,
+                        help="no progress: no bar and no progress lines (--quiet is the same)")
 
 
 def add_engine_options(parser: argparse.ArgumentParser, *, pooling: bool = False, text: bool = True,
@@ -275,7 +324,31 @@ def model_inputs(args: argparse.Namespace) -> list[str]:
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:
-    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+    """Whether this run shows its progress: unless ``--no-progress`` (``--quiet``) was given; how it shows it, a
+    bar or lines, depends on whether stderr is a terminal (probing.engine.progress). A bad
+    ``$PROBING_PROGRESS_EVERY`` is refused here, before any model time.
+
+    >>> progress_wanted(argparse.Namespace(progress=False)), progress_wanted(argparse.Namespace(progress=None))
+    (False, True)
+    """
+    from probing.engine.progress import progress_every
+
+    wanted = getattr(args, "progress", None) is not False
+    if wanted:
+        progress_every()
+    return wanted
+
+
+def _named_output(output, result):
+    """(path, option, what it may replace) of an output given to EngineCommand: a path alone is another result
+    (``--save-results``), a figure when its suffix says so."""
+    from probing.atomic import FIGURE_FORMATS, figure_of
+
+    path, option, *replaces = output if isinstance(output, tuple) else (output, "--output")
+    if replaces:
+        return path, option, replaces[0]
+    figure = Path(path).suffix.lower().lstrip(".") in FIGURE_FORMATS
+    return path, option, figure_of(path) if figure else result
 
 
 class EngineCommand:
@@ -284,8 +357,9 @@ class EngineCommand:
     """
 
     def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple = (),
-                 source=None, inputs: tuple[str, ...] = (), figures: tuple[str, ...] = ()):
-        from probing.atomic import check_output_path
+                 source=None, inputs: tuple[str, ...] = (), figures: tuple[str, ...] = (),
+                 analysis=None):
+        from probing.atomic import Earlier, check_output_path, result_of
         from probing.data.inputs import open_input
         from probing.engine import checkpointing
         from probing.engine.distributed import from_environment
@@ -297,11 +371,14 @@ class EngineCommand:
         # from its outputs.
         self.inputs = [self.source.path, *(path for path in inputs if path), *model_inputs(args)]
         self.outputs = []
-        # an output is a path (of --output) or (path, the option that named it)
-        named = [output if isinstance(output, tuple) else (output, "--output") for output in outputs]
-        for path, option in ([(args.output, "--output")] if args.output else []) + named:
+        # --output holds the result of ``analysis`` (None: a plug-in's, of any analysis; an Earlier: what a page
+        # or table is): an existing file there must be an earlier such output, never a treebank or a model's file
+        result = analysis if isinstance(analysis, Earlier) else result_of(analysis) if analysis else result_of()
+        # an output is a path (of --output), (path, the option that named it) or (path, option, what it replaces)
+        named = [_named_output(output, result) for output in outputs]
+        for path, option, replaces in ([(args.output, "--output", result)] if args.output else []) + named:
             self.outputs.append(check_output_path(path, option=option, inputs=self.inputs,
-                                                  follow_symlinks=args.follow_symlinks))
+                                                  follow_symlinks=args.follow_symlinks, replaces=replaces))
         # Figures beside --output are outputs too: checked now, before any model time, not after the pass.
         self.figures = {name: self.figure_path(name) for name in figures} if args.output else {}
         if args.checkpoint:
@@ -317,12 +394,13 @@ class EngineCommand:
     def figure_path(self, name: str) -> Path:
         """Where figure ``name`` goes (see :func:`figure_path`), checked like ``--output`` (a followed
         symbolic link gives its target)."""
-        from probing.atomic import check_output_path
+        from probing.atomic import check_output_path, figure_of
 
         if name in getattr(self, "figures", {}):
             return self.figures[name]
-        return check_output_path(figure_path(self.args, name), option="figure beside --output", inputs=self.inputs,
-                                 follow_symlinks=self.args.follow_symlinks)
+        path = figure_path(self.args, name)
+        return check_output_path(path, option="figure beside --output", inputs=self.inputs,
+                                 follow_symlinks=self.args.follow_symlinks, replaces=figure_of(path))
 
     def __enter__(self) -> "EngineCommand":
         return self

@@ -57,13 +57,13 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 
 import torch
-from tqdm.auto import tqdm
 
 from probing.data.inputs import InputSource, Unit
 from probing.engine.batching import Batch, BatchStats
 from probing.engine.feeding import ChunkPlan, add_stats, prepared_chunks
 from probing.engine.pooling import WordPooling, check_from_pooling
 from probing.engine.predictions import HeadPrediction
+from probing.engine.progress import progress_bar
 from probing.errors import ProbingError
 from probing.model.loading import LoadedModel
 
@@ -212,11 +212,40 @@ def check_shard(shard: tuple[int, int] | None) -> None:
     Traceback (most recent call last):
     probing.errors.ProbingError: --shard: must be I/N with 0 <= I < N, got 4/4
     """
+    from probing.results.schema import MAX_INTEGER
+
     if shard is None:
         return
     index, count = shard
     if not (count >= 1 and 0 <= index < count):
         raise ProbingError(f"must be I/N with 0 <= I < N, got {index}/{count}", source="--shard")
+    if count > MAX_INTEGER:  # a result records N
+        raise ProbingError(f"must have N at most {MAX_INTEGER} (the largest number a result holds), got {count}",
+                           source="--shard")
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on: its affinity where the system keeps one (a Slurm job's or a
+    container's share of the machine), else the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS and Windows keep no affinity
+        return os.cpu_count() or 1
+
+
+def check_workers(workers: int) -> None:
+    """The one rule of ``--workers N``: 0 (the input is read in this process) up to one process per usable core.
+    Each worker is a whole process busy reading and tokenising: more of them than cores only wait for each
+    other, and a count such as 100000 would ask the system for that many processes before any work.
+
+    >>> check_workers(-1)
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --workers: must be 0 (read in this process) to ... got -1
+    """
+    cores = usable_cores()
+    if not 0 <= workers <= cores:
+        raise ProbingError(f"must be 0 (read in this process) to {cores} (a process per core this process may use), "
+                           f"got {workers}", source="--workers")
 
 
 @dataclass(frozen=True)
@@ -239,9 +268,7 @@ class PassOptions:
         if self.batch_size < 1:
             raise ProbingError(f"must be a positive integer, got {self.batch_size}", source="--batch-size")
         check_from_pooling(self.pool_from)
-        if self.workers < 0:
-            raise ProbingError(f"must be 0 (read in this process) or a number of processes, got {self.workers}",
-                               source="--workers")
+        check_workers(self.workers)
         if self.pool_from == "max" and self.attention == "norms":
             raise ProbingError("max pooling renormalises each word's row, which norm-based attention must not be "
                                "(its rows do not sum to 1 by design); use --pool-from mean or first", source="--pool-from")
@@ -602,10 +629,10 @@ def _count(run: Pass, batch: Batch, reading) -> None:
 
 
 def _progress(options: PassOptions, source: InputSource, done: int):
-    """The progress bar; with a total (and so the time left) once the input has been read through
-    (InputSource.validate, or an earlier pass)."""
-    return tqdm(total=source.planned_units(options.shard), initial=done, unit=" units", disable=not options.progress,
-                desc=options.description, leave=False)
+    """The pass's progress (probing.engine.progress: a bar on a terminal, lines off one); with a total (and so
+    the time left) once the input has been read through (InputSource.validate, or an earlier pass)."""
+    return progress_bar(total=source.planned_units(options.shard), initial=done, description=options.description,
+                        enabled=options.progress)
 
 
 def _plain(value):

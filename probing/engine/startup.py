@@ -14,7 +14,9 @@ progress bar its total.
 
 While it waits, a terminal shows ``loading MODEL ...`` on stderr; the line
 is cleared once the model is ready (or the run fails), like the progress bar
-after it.
+after it. Off a terminal, where a line cannot be erased, the log says
+``loaded MODEL in 00:02`` once it has (probing.engine.progress), so that an
+input's or the model's error stays the only line.
 
 >>> from probing.data.inputs import InputSource, sample_treebank_path
 >>> source = InputSource.treebank(str(sample_treebank_path()))
@@ -27,10 +29,12 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from probing.data.inputs import InputSource
+from probing.engine.progress import format_interval, on_terminal, progress_every, stage
 
 Loaded = TypeVar("Loaded")
 
@@ -43,7 +47,9 @@ def load_while_validating(load: Callable[[], Loaded], sources: Sequence[InputSou
     """``load()`` in a background thread while every source is validated here; its result.
 
     An input's error is raised as soon as it is found; the loader's once every input has been read.
-    ``announce`` shows ``loading NAME ...`` on stderr while waiting (for a terminal: see :func:`waiting`).
+    ``announce`` shows ``loading NAME ...`` on stderr while waiting on a terminal, erased once loaded (see
+    :func:`waiting`); off one (probing.engine.progress) the log says ``loaded NAME in 00:02`` once it has, and
+    every ``$PROBING_PROGRESS_EVERY`` seconds of a long load that it is still loading.
     """
     outcome: dict[str, object] = {}
 
@@ -54,14 +60,23 @@ def load_while_validating(load: Callable[[], Loaded], sources: Sequence[InputSou
         except BaseException as error:  # raised in the caller, below
             outcome["error"] = error
 
-    with waiting(f"loading {name} ...", enabled=announce):
+    with waiting(f"loading {name} ...", enabled=announce and on_terminal()):
         loader = threading.Thread(target=run_load, name="probing-load", daemon=True)
+        started = time.monotonic()
         loader.start()
         for source in sources:
             source.validate()
-        loader.join()
+        # Off a terminal a line cannot be erased: the log says the model has loaded (and, every
+        # PROBING_PROGRESS_EVERY seconds of a long load, that it is still loading), so that a bad input or a
+        # model that does not load stays the only line on stderr.
+        log = announce and not on_terminal()
+        while loader.is_alive():
+            loader.join(timeout=max(progress_every(), 1.0) if log else None)
+            if loader.is_alive():
+                stage(f"loading {name} ... ({format_interval(time.monotonic() - started)} so far)", enabled=log)
     if "error" in outcome:
         raise outcome["error"]
+    stage(f"loaded {name} in {format_interval(time.monotonic() - started)}", enabled=log)
     return outcome["loaded"]
 
 
