@@ -34,13 +34,30 @@ def head_name(layer: int, head: int, direction: str | None = None) -> str:
     return name if direction is None else f"{name} {ARROWS[direction]}"
 
 
-def heldout_title(level: float) -> str:
-    """The first line of every held-out table: the numbers to cite, and how they were made.
+def heldout_title(level: float, chosen_on: str = "dev", reported_on: str = "test") -> str:
+    """The first line of every held-out table: the numbers to cite, and how they were made (the two sides as
+    :func:`selection_sides` names them).
 
     >>> heldout_title(0.95)
     'held out: chosen on dev, reported on test, 95% intervals'
+    >>> heldout_title(0.95, "the even half", "the odd half")
+    'held out: chosen on the even half, reported on the odd half, 95% intervals'
     """
-    return f"held out: chosen on dev, reported on test, {100 * level:.0f}% intervals"
+    return f"held out: chosen on {chosen_on}, reported on {reported_on}, {100 * level:.0f}% intervals"
+
+
+def selection_sides(chosen_on: dict, reported_on: dict) -> tuple[str, str]:
+    """What a held-out title calls the sentences a head was chosen on and those it is reported on, from their
+    result blocks: ``dev`` and ``test``, or the halves of a treebank with one split (PUD) by name.
+
+    >>> selection_sides({"half": {"half": "even"}}, {"half": {"half": "odd"}})
+    ('the even half', 'the odd half')
+    >>> selection_sides({"path": "en_ewt:dev"}, {"path": "en_ewt:test"})
+    ('dev', 'test')
+    """
+    halves = [(block.get("half") or {}).get("half") for block in (chosen_on, reported_on)]
+    chosen, reported = (f"the {half} half" if half else split for half, split in zip(halves, ("dev", "test")))
+    return chosen, reported
 
 
 def offset_name(offset: int) -> str:
@@ -96,6 +113,17 @@ def scaled(value: float | None, scale: str = "percent") -> str:
     if scale == "nats":
         return "-" if value is None else f"{value:+.3f}"
     return percent(value, signed=scale == "points")
+
+
+def p_value_text(p: float | None) -> str:
+    """A p-value as every table and terminal writes it: two significant digits, so that the smallest a
+    permutation test can give, 1 / (1 + draws), reads as itself (``0.0099`` for 100 draws), never as 0;
+    ``-`` for none.
+
+    >>> p_value_text(1 / 101), p_value_text(1 / 21), p_value_text(1.0), p_value_text(None)
+    ('0.0099', '0.048', '1', '-')
+    """
+    return "-" if p is None else f"{p:.2g}"
 
 
 def scaled_interval(interval, scale: str = "percent") -> str:

@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from probing.analyses.probe.api import load_for, run_probe
 from probing.data.inputs import open_input
-from probing.errors import ProbingError
-from probing.stats.heldout import attach_heldout, is_result_file, plan, read_dev_result
+from probing.stats.heldout import (
+    attach_heldout,
+    check_dev_model,
+    check_dev_test,
+    check_other_sentences,
+    is_result_file,
+    plan,
+    read_dev_result,
+)
 
 
 def score_heldout(config, select_on: str, *, progress: bool = False) -> dict:
@@ -22,34 +29,54 @@ def score_heldout(config, select_on: str, *, progress: bool = False) -> dict:
     """
     config = config.validated()
     dev, dev_path = None, None
+    test_source = open_input(config.treebank, limit=config.limit)
     if is_result_file(select_on):
         dev, dev_path = read_dev_result(select_on), select_on
-        _check_config_against(dev, config, source=f"--select-on {select_on}")
+        check_dev_test(dev, _planned(config, test_source), source=f"--select-on {select_on}",
+                       may_differ=("relations",), relations=config.relations, planned=True)
     # Both treebanks are read through while the model loads: a bad line in either costs no model time.
     dev_source = None if dev is not None else open_input(select_on, limit=config.limit)
-    test_source = open_input(config.treebank, limit=config.limit)
+    if dev_source is not None:
+        check_other_sentences(dev_source, test_source, source=f"--select-on {select_on}")
     loaded = load_for(config, validate=[source for source in (dev_source, test_source) if source], progress=progress)
+    if dev is not None:
+        check_dev_model(dev, loaded, source=f"--select-on {select_on}")
     if dev is None:
         dev_config = config.replace(treebank=select_on, bootstrap=0, shard=None)
         dev = run_probe(dev_config, progress=progress, loaded=loaded, description="selecting on DEV", source=dev_source)
-    test = run_probe(config, progress=progress, loaded=loaded, source=test_source)
+    test = run_probe(config, progress=progress, loaded=loaded, source=test_source, description="reporting on TEST")
+    if dev_path is None:  # DEV was scored here: its pass is part of this run's time
+        test["timing"] = both_passes_timing(dev["timing"], test["timing"])
     result = attach_heldout(test, dev, dev_result_path=dev_path)
     result["heldout"]["select_on"]["spec"] = select_on
     return result
 
 
-def _check_config_against(dev: dict, config, source: str) -> None:
-    """Early checks of a DEV result against the TEST options, before any model is loaded."""
-    missing = [name for name in config.relations if name not in dev["relations"]]
-    if missing:
-        raise ProbingError(f"DEV result lacks relations {missing}; score DEV with them too", source=source)
-    if list(dev["config"]["offsets"]) != list(config.offsets):
-        raise ProbingError(f"DEV offsets {dev['config']['offsets']} differ from {list(config.offsets)}", source=source)
-    if bool(dev["model"].get("random_init")) != bool(config.random_init):
-        raise ProbingError("DEV and TEST differ in --random-init", source=source)
-    if dev["config"].get("attention", "weights") != config.attention:
-        raise ProbingError(f"DEV was read with --attention {dev['config'].get('attention')}, this run with "
-                           f"{config.attention}", source=source)
+def both_passes_timing(dev: dict, test: dict) -> dict:
+    """The ``timing`` block of a held-out run that scored DEV itself: both passes, DEV's and TEST's, as
+    ``seconds_total`` is the wall-clock seconds of the whole run (loading the model is in neither, as in an
+    in-sample run); ``seconds_selecting_on_dev`` says how much of it was DEV's.
+
+    >>> both_passes_timing({"seconds_total": 3.0, "seconds_model": 2.0, "units_per_second": 10.0},
+    ...                    {"seconds_total": 1.0, "seconds_model": 0.5, "units_per_second": 20.0})
+    {'seconds_total': 4.0, 'seconds_model': 2.5, 'units_per_second': 12.5, 'seconds_selecting_on_dev': 3.0}
+    """
+    timing = dict(test)
+    for key in ("seconds_total", "seconds_model", "seconds_waiting_for_input"):
+        if key in test and key in dev:
+            timing[key] = round(test[key] + dev[key], 3)
+    units = sum((block.get("units_per_second") or 0.0) * block["seconds_total"] for block in (dev, test))
+    timing["units_per_second"] = round(units / timing["seconds_total"], 2) if timing["seconds_total"] else None
+    timing["seconds_selecting_on_dev"] = dev["seconds_total"]
+    return timing
+
+
+def _planned(config, test_source) -> dict:
+    """What is known of the TEST result before the model loads: its input and the options that decide a choice."""
+    return {"input": test_source.describe(),
+            "model": {"random_init": bool(config.random_init)},
+            "config": {"offsets": list(config.offsets), "random_init": bool(config.random_init),
+                       "attention": config.attention, "pooling": {"to": "sum", "from": config.pool_from}}}
 
 
 def score_with_selection(config, select_on: str | None, *, progress: bool = False) -> dict:

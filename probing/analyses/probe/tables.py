@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from probing.naming import head_name, heldout_title, offset_name, percent, percent_with_interval
+from probing.naming import head_name, heldout_title, offset_name, percent, percent_with_interval, selection_sides
 
 SCORE_LEGEND = {
     "relation": "dobj, det, pobj, poss or any UD label; all: every word but the root (docs/scoring.md)",
@@ -105,9 +105,32 @@ def run_header(result: dict) -> str:
     return (
         f"{name} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
         f"{', random init' if model.get('random_init') else ''}) on {shown}: "
-        f"{treebank['sentences_scored']}/{treebank['sentences_total']} sentences, {treebank['words_scored']} words"
-        + (f" (skipped: {skipped})" if skipped else "")
+        f"{treebank['sentences_scored']}/{sentences_read(treebank, result.get('input', {}).get('limit'))}, "
+        f"{treebank['words_scored']} words" + (f" (skipped: {skipped})" if skipped else "")
     )
+
+
+def sentences_read(treebank: dict, limit: int | None = None) -> str:
+    """The sentences a run read, the denominator of its header: after ``--limit`` and a half, with the file's
+    count when they are fewer (a half of ``--limit 100`` read 50 sentences, not the file's 1000).
+
+    >>> sentences_read({"sentences_total": 1000, "half": {"half": "odd", "limit": 100}})
+    '50 sentences (the odd half of the first 100 of 1000 in the file)'
+    >>> sentences_read({"sentences_total": 1000}, 20), sentences_read({"sentences_total": 75}, 100)
+    ('20 sentences (the first 20 of 1000 in the file)', '75 sentences')
+    """
+    from probing.data.inputs import HALVES
+
+    total = treebank["sentences_total"]
+    half = treebank.get("half")
+    limit = half["limit"] if half else limit
+    first = total if limit is None else min(limit, total)
+    read = len(range(HALVES.index(half["half"]), first, 2)) if half else first
+    if read == total:
+        return f"{total} sentences"
+    which = f"the {half['half']} half of " if half else ""
+    of_first = f"the first {first} of {total}" if first < total else f"{total}"
+    return f"{read} sentences ({which}{of_first} in the file)"
 
 
 def p_value(p: float | None, replicates: int) -> str:
@@ -220,7 +243,7 @@ def heldout_table(result: dict, tablefmt: str = "simple") -> str:
     table = tabulate(rows, headers=headers, tablefmt=tablefmt, colalign=align, disable_numparse=True)
     dev_treebank = heldout["select_on"]["treebank"]
     return (
-        f"{heldout_title(heldout['level'])}\n"
+        f"{heldout_title(heldout['level'], *selection_sides(dev_treebank, result['treebank']))}\n"
         f"chosen on {dev_treebank['path']} ({dev_treebank['sentences_scored']} sentences), "
         f"reported on {heldout['report_on']['path']}; intervals: {heldout['replicates']} bootstrap replicates "
         f"over sentences; layers and heads from 1\n{table}"

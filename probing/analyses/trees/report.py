@@ -15,7 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
-from probing.naming import ARROWS, DIRECTIONS, head_name, heldout_title, percent, percent_with_interval
+from probing.naming import (
+    ARROWS,
+    DIRECTIONS,
+    head_name,
+    heldout_title,
+    percent,
+    percent_with_interval,
+    selection_sides,
+)
 from probing.report.board import Cell, Row, Table, leaderboard_position, rank_rows, result_label
 
 METRICS = ("uas", "uuas")
@@ -79,7 +87,7 @@ def heldout_tables(result: dict) -> str:
     made_on = selection["made_on"]
     chosen = (f"chosen on {Path(made_on['path']).name} ({made_on['sentences']} sentences, {made_on['words']} scored "
               f"words); {int(100 * heldout['level'])}% intervals from {heldout['replicates']} bootstrap replicates")
-    parts = [header(result), heldout_title(heldout["level"]), chosen, ""]
+    parts = [header(result), heldout_title(heldout["level"], *selection_sides(made_on, result["input"])), chosen, ""]
     rows = []
     for key in ("best_heads", "causal_best_heads"):  # the classic directions, then a decoder's causal reading
         for decoding in DECODINGS:
