@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from probing.commands.common import add_bootstrap_options, add_output_options, positive_int, seed_value, shard
+from probing.commands.common import (
+    MAX_BATCH_SIZE,
+    add_bootstrap_options,
+    add_output_options,
+    batch_size,
+    positive_int,
+    seed_value,
+    shard,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,8 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=positive_int, metavar="N", help="only the first N pairs of each paradigm")
     parser.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP, "
                                                        "else the download cache)")
-    parser.add_argument("--batch-size", type=positive_int, default=32, metavar="B",
-                        help="sentences per forward pass (changes no score; default: 32)")
+    parser.add_argument("--batch-size", type=batch_size, default=32, metavar="B",
+                        help=f"sentences per forward pass, at most {MAX_BATCH_SIZE} (changes no score; default: 32)")
     parser.add_argument("--context", default="bos", choices=list(CONTEXTS), metavar="TOKEN",
                         help="what every sentence is scored after: bos (the tokenizer's BOS token, else its EOS), eos, "
                              "or none (the first token is then not scored); an instruct model's BOS may be a chat-turn "
@@ -46,19 +54,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only the pairs whose place in their paradigm is I modulo N; add the parts up with "
                              "probing merge (the same result as one run)")
     parser.add_argument("--seed", type=seed_value, default=0, metavar="N", help="seed of the bootstrap (default: 0)")
-    add_bootstrap_options(parser)
+    add_bootstrap_options(parser, replicates="bootstrap replicates for intervals, pairs resampled with "
+                                              "replacement within each paradigm")
     add_output_options(parser, figures=False)
 
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.pairs.api import check_causal_lm, score_pairs
-    from probing.analyses.pairs.report import pairs_table
-    from probing.atomic import check_output_path
-    from probing.data.minimal_pairs import paradigms_of
+    from probing.analyses.pairs.report import pairs_header, pairs_table
+    from probing.atomic import check_output_path, result_of
+    from probing.commands.common import model_inputs
+    from probing.data.minimal_pairs import blimp_folder, paradigms_of
     from probing.results.io import write_result
 
-    if args.output:
-        check_output_path(args.output, follow_symlinks=args.follow_symlinks)
+    if args.output:  # BLiMP's files and the model's are inputs: no output goes among them
+        check_output_path(args.output, inputs=[blimp_folder(args.blimp), *model_inputs(args)],
+                          follow_symlinks=args.follow_symlinks, replaces=result_of("pairs"))
     if args.phenomena:  # choosing by phenomenon reads every paradigm's file: a bad --model is refused first
         check_causal_lm(args.model, args.revision)
     paradigms = paradigms_of(args.phenomena, args.blimp) if args.phenomena else args.paradigms
@@ -66,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
                          batch_size=args.batch_size, bootstrap=args.bootstrap, seed=args.seed, device=args.device,
                          revision=args.revision, dtype=args.dtype, device_map=args.device_map,
                          context=args.context, shard=args.shard)
+    print(pairs_header(result))
     print(pairs_table(result["pairs"]))
     if args.output:
         print(f"wrote {write_result(result, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)

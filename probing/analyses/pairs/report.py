@@ -18,6 +18,32 @@ PUBLISHED = {"GPT-2": 0.830, "LSTM": 0.698, "5-gram": 0.612}
 1,000 pairs of every paradigm."""
 
 
+def pairs_header(result: dict) -> str:
+    """The line above a run's table: the model, the pairs (how many paradigms, ``--limit``, a shard), the token
+    every sentence was scored after, and the intervals.
+
+    >>> print(pairs_header({"model": {"name": "gpt2", "architecture": "GPT2LMHeadModel", "num_layers": 12,
+    ...     "num_heads": 12}, "config": {"limit": 10, "context": "bos", "shard": None, "bootstrap": 1000},
+    ...     "pairs": {"overall": {"paradigms": 2, "pairs": 20}, "context_token": "<|endoftext|>"}}))
+    gpt2 (GPT2LMHeadModel, 12x12) on BLiMP: 20 pairs of 2 paradigms (the first 10 of each, --limit 10); \
+    each sentence scored after '<|endoftext|>' (--context bos); 95% intervals from 1000 bootstrap replicates
+    """
+    model, config, pairs = result["model"], result["config"], result["pairs"]
+    overall = pairs["overall"]
+    name = model.get("name") or model["name_or_path"]
+    which = f" (the first {config['limit']} of each, --limit {config['limit']})" if config.get("limit") else ""
+    shard = config.get("shard")
+    which += f", shard {shard['index']}/{shard['count']}" if shard else ""
+    token = pairs.get("context_token")
+    context = f"after {token!r}" if token is not None else "with no token before it (its first token unscored)"
+    replicates = config.get("bootstrap") or 0
+    intervals = f"95% intervals from {replicates} bootstrap replicates" if replicates else "no intervals (--bootstrap 0)"
+    return (f"{name} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
+            f"{', random init' if model.get('random_init') else ''}) on BLiMP: {overall['pairs']} pairs of "
+            f"{overall['paradigms']} paradigms{which}; each sentence scored {context} (--context "
+            f"{config.get('context', 'bos')}); {intervals}")
+
+
 def pairs_table(result: dict) -> str:
     """One row per paradigm, then per field, then the overall mean of the paradigm accuracies."""
     rows = [[uid, entry["field"], entry["pairs"], percent_with_interval(entry["accuracy"], entry["interval"])]
