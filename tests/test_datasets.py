@@ -243,6 +243,7 @@ def test_local_copy_with_wrong_checksum_is_an_error(server, env, ewt_dev_bytes, 
 
 @pytest.mark.real_data
 def test_local_copy_without_the_file_falls_back_to_download(server, env, ewt_dev_bytes, monkeypatch):
+    (env / "empty").mkdir()  # a folder without the file (a folder that does not exist is refused)
     monkeypatch.setenv("PROBING_TREEBANKS", str(env / "empty"))
     server.put(EWT, EWT_DEV, ewt_dev_bytes)
 

@@ -17,7 +17,7 @@ from probing.cli import main
 from probing.data.inputs import InputSource, PendingUnit, Unit
 from probing.engine.batching import CHUNK_BATCHES
 from probing.engine.feeding import ChunkPlan, prepared_chunks
-from probing.engine.passes import Accumulator, PassOptions, run_pass
+from probing.engine.passes import Accumulator, PassOptions, run_pass, usable_cores
 from probing.errors import ProbingError
 from probing.model.loading import load_model
 from probing.testing import sample_path
@@ -102,8 +102,16 @@ def test_an_error_from_a_worker_keeps_its_place_and_its_location(tmp_path):
 
 
 def test_a_negative_number_of_workers_is_refused():
-    with pytest.raises(ProbingError, match="a number of processes") as refused:
+    with pytest.raises(ProbingError, match="read in this process") as refused:
         PassOptions(workers=-1)
+    assert refused.value.source == "--workers"
+
+
+def test_more_workers_than_usable_cores_are_refused_and_as_many_are_accepted():
+    cores = usable_cores()
+    assert PassOptions(workers=cores).workers == cores
+    with pytest.raises(ProbingError, match=f"to {cores} \\(a process per core") as refused:
+        PassOptions(workers=cores + 1)
     assert refused.value.source == "--workers"
     assert BATCH_SIZE * CHUNK_BATCHES == 32
 

@@ -6,7 +6,7 @@ import argparse
 import csv
 import sys
 
-from probing.commands.common import EngineCommand, add_engine_options
+from probing.commands.common import EngineCommand, add_engine_options, non_negative_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,12 +17,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "and figures; the JSON counts from 0."
     )
     add_engine_options(parser)
-    parser.add_argument("--maps", type=int, default=0, metavar="N",
-                        help="also draw the first N units' maps, one figure per layer (default: 0)")
+    parser.add_argument("--maps", type=map_count, default=0, metavar="N",
+                        help=f"also draw the first N units' maps, one figure per layer, at most {MAX_MAPS} "
+                             "(default: 0)")
     parser.add_argument("--hand-labels", metavar="CSV",
                         help="CSV of hand labels (model,layer,head,label; counted from 1) to report agreement with")
     parser.add_argument("--label-model", metavar="NAME",
                         help="the model's name in --hand-labels (default: the model folder's name)")
+
+
+MAX_MAPS = 32
+"""The most units whose maps a layer's figure draws, side by side: already a figure some 70 inches wide, and
+every kept unit holds all its heads' maps until the end of the pass."""
+
+
+def map_count(text: str) -> int:
+    """``--maps``: 0 to :data:`MAX_MAPS` units.
+
+    >>> map_count("1000000000")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be 0 to 32 units, got 1000000000
+    """
+    value = non_negative_int(text)
+    if value > MAX_MAPS:
+        raise argparse.ArgumentTypeError(f"must be 0 to {MAX_MAPS} units, got {value}")
+    return value
 
 
 def read_hand_labels(path: str, model: str) -> list[dict]:
@@ -61,11 +80,8 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.patterns.accumulator import PatternAccumulator
     from probing.analyses.patterns.report import add_agreement, check_labels_fit, type_table, write_figures
     from probing.engine.readings import READINGS
-    from probing.errors import ProbingError
     from probing.model.loading import display_name
 
-    if args.maps < 0:
-        raise ProbingError(f"must be 0 or more, got {args.maps}", source="--maps")
     label_model = args.label_model or (display_name(args.model) if args.model else "all-MiniLM-L6-v2")
     labels = read_hand_labels(args.hand_labels, label_model) if args.hand_labels else None
     with EngineCommand(args, inputs=(args.hand_labels,), figures=("patterns",)) as command:

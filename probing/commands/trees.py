@@ -17,6 +17,18 @@ from probing.commands.common import (
     positive_int,
 )
 
+MAX_PROBE_EPOCHS = 1000
+"""The most passes over DEV the probes may be trained for: a hundred times the default, hours on a dev treebank
+already; a larger count would run for days before the result could say anything."""
+
+
+def probe_epochs(text: str) -> int:
+    """``--probe-epochs``: a positive number of passes, at most :data:`MAX_PROBE_EPOCHS`."""
+    value = positive_int(text)
+    if value > MAX_PROBE_EPOCHS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_PROBE_EPOCHS} passes over DEV, got {value}")
+    return value
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from probing.analyses.trees.ensembles import CANDIDATES, ENSEMBLE_SIZE
@@ -47,9 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f"(default: {CANDIDATES})")
     group.add_argument("--no-probes", action="store_true",
                        help="train no attention probe (only single heads and ensembles)")
-    group.add_argument("--probe-epochs", type=positive_int, default=PROBE_EPOCHS, metavar="N",
+    group.add_argument("--probe-epochs", type=probe_epochs, default=PROBE_EPOCHS, metavar="N",
                        help=f"passes over DEV when training the probes (Adam, {BATCH_SENTENCES} sentences a step, "
-                            f"seeded by --seed; default: {PROBE_EPOCHS})")
+                            f"seeded by --seed; at most {MAX_PROBE_EPOCHS}; default: {PROBE_EPOCHS})")
     group.add_argument("--drop-probe-weights", action="store_true",
                        help="keep each trained probe's weights in the result as their sha256 only: the file stays "
                             "small (the weights grow with the model's width and heads) but cannot be given to a "

@@ -45,25 +45,36 @@ def recorded(name: str, cache: Path) -> dict | None:
     return None
 
 
-def lookup(name: str, cache: Path, *, offline: bool = False, pinned: str = "") -> dict:
+def lookup(name: str, cache: Path, *, offline: bool = False, pinned: str = "", known=()) -> dict:
     """``{code, repo, commit, files: {split: filename}}`` for a UD code or repository name.
 
-    Recorded entries need no network; otherwise the organisation is asked, and the answer recorded.
+    Recorded entries need no network; otherwise the organisation is asked, and the answer recorded. A name
+    no one knows is refused naming the nearest of ``known`` (the names resolvable here) and those recorded:
+    a typo such as ``en_ewtt`` is most often what sent it here. The name comes first in the message, the API
+    address that did not answer last.
+
+    >>> lookup("en_ewtt", Path("/no/such/cache"), offline=True, pinned="en_ewt", known=["en_ewt"])
+    Traceback (most recent call last):
+    probing.errors.ProbingError: unknown treebank 'en_ewtt' (did you mean en_ewt?): not pinned and not looked up yet ...
     """
+    from probing.data.relations import did_you_mean
+
     entry = recorded(name, cache)
     if entry is not None:
         return entry
+    near = did_you_mean(name, [*known, *_read(cache)])
+    unknown = f"unknown treebank {name!r}{near}"
     hint = (f"pinned here: {pinned}; or set PROBING_TREEBANKS to a folder holding "
             f"{name}/<code>-ud-<split>.conllu")
     if offline:
-        raise ProbingError(f"unknown treebank {name!r}: not pinned and not looked up yet ({hint})")
+        raise ProbingError(f"{unknown}: not pinned and not looked up yet ({hint})")
     try:
         entry = _from_repository(name) if name.startswith("UD_") else _from_code(name)
     except _Unreachable as error:
-        raise ProbingError(f"cannot look up treebank {name!r} in the {ORGANISATION} repositories "
-                           f"({error}; {hint})", source=str(error.url)) from None
+        raise ProbingError(f"cannot look up treebank {name!r}{near}: it is not pinned here, and the {ORGANISATION} "
+                           f"repositories could not be asked for it ({error} from {error.url}); {hint}") from None
     if entry is None:
-        raise ProbingError(f"unknown treebank {name!r}: no {ORGANISATION} repository holds it ({hint})")
+        raise ProbingError(f"{unknown}: no {ORGANISATION} repository holds it ({hint})")
     catalogue = _read(cache)
     catalogue[entry["code"]] = entry
     write_json_atomic(catalogue, cache / CATALOGUE)

@@ -74,6 +74,9 @@ HALVES = ("even", "odd")
 WHOLE = "test"
 """What names a one-split treebank's whole file besides its bare name."""
 
+ENVIRONMENT = "PROBING_TREEBANKS"
+"""The variable naming a folder of local treebank copies (``<code or repository>/<file>``)."""
+
 _TIMEOUT_S = 60
 _CHUNK = 1 << 20
 # A UD code (language code, underscore, treebank: de_gsd, en_ewt) or a repository name (UD_German-GSD,
@@ -327,19 +330,45 @@ def whereabouts() -> list[Whereabouts]:
 
 def local_treebanks() -> list[Treebank]:
     """The treebanks found under ``$PROBING_TREEBANKS`` (``<code or repository>/<code>-ud-<split>.conllu``)."""
-    root = os.environ.get("PROBING_TREEBANKS")
-    if not root or not Path(root).expanduser().is_dir():
+    root = treebanks_root()
+    if root is None:
         return []
     found = {}
-    for folder in sorted(Path(root).expanduser().iterdir()):
+    for folder in sorted(root.iterdir()):
         treebank = _local_treebank(folder.name) if folder.is_dir() else None
         if treebank is not None:
             found.setdefault(treebank.name, treebank)
     return list(found.values())
 
 
+def treebanks_root(value: str | None = None) -> Path | None:
+    """The folder ``value`` (default: ``$PROBING_TREEBANKS``) names, or None when it is empty. Anything but a
+    folder (a file, a path that does not exist) is refused in one line: ignored, a typo in the variable would
+    send every treebank name to the network, and the error would be about a download nobody asked for.
+
+    >>> treebanks_root("/no/such/folder")
+    Traceback (most recent call last):
+    probing.errors.ProbingError: PROBING_TREEBANKS=/no/such/folder: no such folder (it should name a folder ...)
+    """
+    value = os.environ.get(ENVIRONMENT) if value is None else value
+    if not value:
+        return None
+    root = Path(value).expanduser()
+    if not root.is_dir():
+        what = "is a file, not a folder" if root.is_file() else "is not a folder" if root.exists() else "no such folder"
+        raise ProbingError(f"{what} (it should name a folder holding <code>/<code>-ud-<split>.conllu, such as "
+                           "en_ewt/en_ewt-ud-dev.conllu)", source=f"{ENVIRONMENT}={value}")
+    return root
+
+
 def _known_names() -> str:
     return ", ".join(sorted(KNOWN_TREEBANKS))
+
+
+def _known_or_local() -> list[str]:
+    """Every treebank name this machine can resolve without asking the UD organisation: the pinned ones, their
+    repositories, and those under ``$PROBING_TREEBANKS`` (the candidates of a "did you mean")."""
+    return sorted({*KNOWN_TREEBANKS, *_BY_REPOSITORY, *(tb.name for tb in local_treebanks())})
 
 
 def _lookup(name: str, *, download: bool = True) -> Treebank:
@@ -351,17 +380,19 @@ def _lookup(name: str, *, download: bool = True) -> Treebank:
     local = _local_treebank(name)
     if local is not None:
         return local
-    entry = catalogue.lookup(name, cache_dir(), offline=not download, pinned=_known_names())
+    entry = catalogue.lookup(name, cache_dir(), offline=not download, pinned=_known_names(), known=_known_or_local())
     files = tuple(TreebankFile(split, filename, None) for split, filename in sorted(entry["files"].items()))
     return Treebank(entry["code"], entry["repo"], entry["commit"], files)
 
 
 def _local_treebank(name: str) -> Treebank | None:
     """A treebank not pinned here but present under ``$PROBING_TREEBANKS/<name>/`` (code or repository name)."""
-    root = os.environ.get("PROBING_TREEBANKS")
-    if not root or name in KNOWN_TREEBANKS or name in _BY_REPOSITORY:
+    if name in KNOWN_TREEBANKS or name in _BY_REPOSITORY:
         return None
-    folder = Path(root).expanduser() / name
+    root = treebanks_root()
+    if root is None:
+        return None
+    folder = root / name
     if not folder.is_dir():
         return None
     files: dict[str, TreebankFile] = {}
@@ -404,21 +435,45 @@ def _resolve(tb: Treebank, split: str, *, download: bool) -> Path:
     if not download or tb.commit is None:
         raise ProbingError(
             f"{tb.name}:{split} is not in the cache ({cache_dir()}); run `probing data fetch "
-            f"{tb.name}` or set PROBING_TREEBANKS to a folder holding {tb.name}/{tb_file.filename}"
+            f"{tb.name}` or {_where_to_put(tb, tb_file)}"
         )
     return _download(tb, tb_file)
 
 
+def _local_copy_places(tb: Treebank, tb_file: TreebankFile) -> list[Path]:
+    """Where under ``$PROBING_TREEBANKS`` a treebank's file is looked for: ``<code>/<file>``, then
+    ``<repository>/<file>`` (none when the variable is not set)."""
+    root = treebanks_root()
+    if root is None:
+        return []
+    return [root / folder / tb_file.filename for folder in dict.fromkeys(name for name in (tb.name, tb.repo) if name)]
+
+
 def _local_copy_path(tb: Treebank, tb_file: TreebankFile) -> Path | None:
-    """The file under ``$PROBING_TREEBANKS/<code or repository>/``, if there is one (not checked)."""
-    root = os.environ.get("PROBING_TREEBANKS")
-    if not root:
-        return None
-    for folder in dict.fromkeys(name for name in (tb.name, tb.repo) if name):
-        path = Path(root).expanduser() / folder / tb_file.filename
+    """The file under ``$PROBING_TREEBANKS/<code or repository>/``, if there is one (not checked).
+
+    A variable set one folder too deep (to the treebank's own folder, which holds the file itself) is
+    refused naming the folder it should name, rather than read past to the cache and the network."""
+    places = _local_copy_places(tb, tb_file)
+    for path in places:
         if path.is_file():
             return path
+    root = places[0].parent.parent if places else None
+    if root is not None and (root / tb_file.filename).is_file():
+        above = f"; set {ENVIRONMENT}={root.parent}" if root.name in (tb.name, tb.repo) else ""
+        raise ProbingError(f"holds {tb_file.filename} itself: the variable names a folder one level too deep, "
+                           f"it should name the folder that holds {tb.name}/{tb_file.filename}{above}",
+                           source=f"{ENVIRONMENT}={root}")
     return None
+
+
+def _where_to_put(tb: Treebank, tb_file: TreebankFile) -> str:
+    """How to do without the network: where ``$PROBING_TREEBANKS`` was looked in (when set), or what to set it
+    to."""
+    places = _local_copy_places(tb, tb_file)
+    if places:
+        return f"put the file under {ENVIRONMENT} (looked for {' and '.join(str(path) for path in places)})"
+    return f"set {ENVIRONMENT} to a folder holding {tb.name}/{tb_file.filename}"
 
 
 def _local_copy(tb: Treebank, tb_file: TreebankFile) -> Path | None:
@@ -469,11 +524,10 @@ def _download(tb: Treebank, tb_file: TreebankFile) -> Path:
         raise ProbingError(
             f"cannot create the cache folder ({exc}); set PROBING_CACHE", source=str(final.parent)
         ) from None
-    print(f"probing: downloading {url}", file=sys.stderr)
     # probing.atomic: an interrupted or bad download never leaves a file under the final name.
     with atomic_path(final, suffix=".part") as temporary:
         with open(temporary, "wb") as out:
-            actual = _copy_url(url, out, tb_file)
+            actual = _copy_url(url, out, tb, tb_file)
         if tb_file.sha256 is not None and actual != tb_file.sha256:
             raise ProbingError(_mismatch(tb_file, actual, f"downloaded from {url}; nothing was cached"),
                                source=f"{tb.name}/{tb_file.filename}")
@@ -483,29 +537,30 @@ def _download(tb: Treebank, tb_file: TreebankFile) -> Path:
     return final
 
 
-def _copy_url(url: str, out, tb_file: TreebankFile) -> str:
-    """Stream ``url`` into ``out``; return the sha256 of what was written."""
+def _copy_url(url: str, out, tb: Treebank, tb_file: TreebankFile) -> str:
+    """Stream ``url`` into ``out``; return the sha256 of what was written. "downloading" is said once the
+    server has answered: offline, the one line is the error."""
     digest = hashlib.sha256()
     # A fresh opener per call reads the proxy settings of this moment, not of the first call.
     opener = urllib.request.build_opener()
     try:
         with opener.open(url, timeout=_TIMEOUT_S) as response:
+            print(f"probing: downloading {url}", file=sys.stderr)
             for chunk in iter(lambda: response.read(_CHUNK), b""):
                 digest.update(chunk)
                 out.write(chunk)
     except urllib.error.HTTPError as exc:
-        raise ProbingError(_net_hint(f"HTTP {exc.code} {exc.reason}", tb_file), source=url) from None
+        raise ProbingError(_net_hint(f"HTTP {exc.code} {exc.reason}", tb, tb_file), source=url) from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise ProbingError(_net_hint(f"download failed ({reason})", tb_file), source=url) from None
+        raise ProbingError(_net_hint(f"download failed ({reason})", tb, tb_file), source=url) from None
     return digest.hexdigest()
 
 
-def _net_hint(what: str, tb_file: TreebankFile) -> str:
+def _net_hint(what: str, tb: Treebank, tb_file: TreebankFile) -> str:
     if tb_file.offline:
         return f"{what}; without network, {tb_file.offline}"
-    return (f"{what}; without network, set PROBING_TREEBANKS to a folder laid out as "
-            f"<name>/{tb_file.filename}")
+    return f"{what}; without network, {_where_to_put(tb, tb_file)}"
 
 
 def _mismatch(tb_file: TreebankFile, actual: str, note: str) -> str:
