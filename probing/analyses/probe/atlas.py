@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 
 from probing.naming import head_name, offset_name, percent_with_interval
+from probing.report.escaping import markdown_cell, markdown_text
 
 ARROWS = {"dep_to_head": "", "head_to_dep": " h>d"}
 
@@ -45,22 +46,32 @@ def offset_text(offset: dict | None, *, interval: bool = False) -> str:
     return f"{percent(offset, interval=interval)} ({offset_name(offset['offset'])})"
 
 
+def table_row(cells) -> str:
+    """One line of a Markdown table, every cell through :func:`probing.report.escaping.markdown_cell`: the
+    language names come from the results' treebank paths and may hold ``|``, line breaks or markup.
+
+    >>> table_row(["x|<b>", "**1.0**"])
+    '| x\\\\|&lt;b> | **1.0** |'
+    """
+    return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
+
+
 def matrix_markdown(atlas: dict, relation: str) -> str:
     """One relation's transfer matrix as a Markdown table: a row per source language, a column per target."""
     entry = atlas["relations"][relation]
     languages = atlas["languages"]
-    lines = ["| head chosen in | " + " | ".join(languages) + " |", "|---" * (len(languages) + 1) + "|"]
+    lines = [table_row(["head chosen in", *languages]), "|---" * (len(languages) + 1) + "|"]
     for source in languages:
         cells = []
         for target in languages:
             text = percent(entry["matrix"][source][target], interval=False)
             cells.append(f"**{text}**" if source == target and text != "none" else text)
-        lines.append(f"| {source}: {head_text(entry['chosen'][source])} | " + " | ".join(cells) + " |")
-    lines.append("| own held-out head | " + " | ".join(
+        lines.append(table_row([f"{source}: {head_text(entry['chosen'][source])}", *cells]))
+    lines.append(table_row(["own held-out head", *(
         f"{percent(entry['own'][t]['head'], interval=False)} {head_text(entry['own'][t]['head'])}".replace("none none", "none")
-        for t in languages) + " |")
-    lines.append("| best offset | " + " | ".join(offset_text(entry["own"][t]["offset"]) for t in languages) + " |")
-    lines.append("| pairs (report half) | " + " | ".join(str(entry["pairs"][t]) for t in languages) + " |")
+        for t in languages)]))
+    lines.append(table_row(["best offset", *(offset_text(entry["own"][t]["offset"]) for t in languages)]))
+    lines.append(table_row(["pairs (report half)", *(entry["pairs"][t] for t in languages)]))
     return "\n".join(lines)
 
 
@@ -77,19 +88,33 @@ def transfer_loss(atlas: dict, relation: str) -> float | None:
     return sum(losses) / len(losses) if losses else None
 
 
+NO_DATA = "no data"
+"""The summary's "same head" cell of a relation that no language has pairs of on both halves."""
+
+
 def shared_head(atlas: dict, relation: str) -> tuple[str, int, int]:
-    """The head (and direction) chosen in most languages, how many chose it, and how many chose any."""
-    chosen = [head_text(head) for head in atlas["relations"][relation]["chosen"].values() if head is not None]
+    """The head (and direction) chosen in most languages, how many chose it, and how many chose any: of the
+    languages with pairs of the relation on both halves (a head chosen on a choice half and scored on no pair of
+    its report half is no evidence); :data:`NO_DATA` and 0 of 0 when none has."""
+    entry = atlas["relations"][relation]
+    chosen = [head_text(head) for language, head in entry["chosen"].items()
+              if head is not None and entry["pairs"][language]]
     if not chosen:
-        return "none", 0, 0
+        return NO_DATA, 0, 0
     head, count = sorted(Counter(chosen).items(), key=lambda item: (-item[1], item[0]))[0]
     return head, count, len(chosen)
+
+
+def shared_head_text(atlas: dict, relation: str) -> str:
+    """The summary's "same head" cell: ``1-2 in 2 of 3``, or :data:`NO_DATA`."""
+    head, count, chosen = shared_head(atlas, relation)
+    return NO_DATA if not chosen else f"{head} in {count} of {chosen}"
 
 
 def summary_markdown(atlas: dict) -> str:
     """Languages x relations: the held-out head's accuracy [interval] and name, then the best offset."""
     relations = list(atlas["relations"])
-    lines = ["| language | " + " | ".join(relations) + " |", "|---" * (len(relations) + 1) + "|"]
+    lines = [table_row(["language", *relations]), "|---" * (len(relations) + 1) + "|"]
     for language in atlas["languages"]:
         cells = []
         for name in relations:
@@ -98,26 +123,25 @@ def summary_markdown(atlas: dict) -> str:
                 cells.append("none")
                 continue
             cells.append(f"{percent(own['head'])} {head_text(own['head'])}; offset {offset_text(own['offset'])}")
-        lines.append(f"| {language} | " + " | ".join(cells) + " |")
-    shared = [shared_head(atlas, name) for name in relations]
-    lines.append("| same head | " + " | ".join(f"{head} in {count} of {chosen}" for head, count, chosen in shared) + " |")
+        lines.append(table_row([language, *cells]))
+    lines.append(table_row(["same head", *(shared_head_text(atlas, name) for name in relations)]))
     losses = [transfer_loss(atlas, name) for name in relations]
-    lines.append("| transfer loss, points | " + " | ".join("none" if loss is None else f"{loss:.1f}" for loss in losses)
-                 + " |")
+    lines.append(table_row(["transfer loss, points", *("none" if loss is None else f"{loss:.1f}" for loss in losses)]))
     return "\n".join(lines)
 
 
 def atlas_markdown(atlas: dict, title: str) -> str:
     """The whole Markdown page of one model: summary, then one transfer matrix per relation, then the rules."""
-    blocks = [f"# {title}", "", "Held-out per language: each head and offset chosen on the even half of the "
+    blocks = [f"# {markdown_text(title)}", "", "Held-out per language: each head and offset chosen on the even half of the "
               "treebank's sentences and reported on the odd half, accuracy % [95% bootstrap interval]; layer-head "
               "from 1; h>d: the head attends to its dependent (else the dependent attends to its head).", "",
               summary_markdown(atlas), "",
-              "same head: the head chosen in most languages and in how many of those with pairs; transfer loss: "
+              "same head: the head chosen in most languages and in how many of those with pairs (no data: none has "
+              "any); transfer loss: "
               "the mean, over ordered pairs of languages, of a language's own held-out accuracy minus that of "
               "the head chosen in the other language; none: no pair of that relation in the treebank.", ""]
     for name in atlas["relations"]:
-        blocks += [f"## {name}: heads across languages", "", matrix_markdown(atlas, name), ""]
+        blocks += ["## " + markdown_text(f"{name}: heads across languages"), "", matrix_markdown(atlas, name), ""]
     blocks += ["Rows: the language a head was chosen in (on its even half); columns: the language it is scored "
                "in (on its odd half); bold: the diagonal, the ordinary held-out figure. Intervals of every cell "
                "are in the JSON beside this file.", ""]
@@ -127,17 +151,16 @@ def atlas_markdown(atlas: dict, title: str) -> str:
 def atlas_figure(atlas: dict, path, title: str):
     """Languages (rows) x relations (columns): each cell coloured by the held-out accuracy, labelled with it,
     the head, and the best offset's accuracy; a cell whose head does not beat its offset is hatched."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.patches import Rectangle
 
     from probing.atomic import save_figure_atomic
+    from probing.report.drawing import new_figure
 
     languages, relations = atlas["languages"], list(atlas["relations"])
     values = np.full((len(languages), len(relations)), np.nan)
-    figure, axes = plt.subplots(figsize=(1.9 * len(relations) + 1.6, 0.62 * len(languages) + 1.4))
+    figure = new_figure(1.9 * len(relations) + 1.6, 0.62 * len(languages) + 1.4)
+    axes = figure.subplots()
     for row, language in enumerate(languages):
         for column, name in enumerate(relations):
             own = atlas["relations"][name]["own"][language]
@@ -153,7 +176,7 @@ def atlas_figure(atlas: dict, path, title: str):
             value, offset = values[row, column], own["offset"]
             beaten = offset is not None and own["head"]["accuracy"] <= offset["accuracy"]
             if beaten:
-                axes.add_patch(plt.Rectangle((column - 0.5, row - 0.5), 1, 1, fill=False, hatch="///",
+                axes.add_patch(Rectangle((column - 0.5, row - 0.5), 1, 1, fill=False, hatch="///",
                                              edgecolor="white", linewidth=0))
             label = f"{value:.1f} {head_text(own['head'])}\noffset {offset_text(offset)}"
             axes.text(column, row, label, ha="center", va="center", fontsize=7.5,
@@ -167,7 +190,4 @@ def atlas_figure(atlas: dict, path, title: str):
     figure.text(0.01, 0.01, "head chosen on the even half, layer-head from 1; offset: the best offset on the same "
                 "halves; hatched: the head does not beat it", fontsize=7)
     figure.tight_layout(rect=(0, 0.03, 1, 1))
-    try:
-        return save_figure_atomic(figure, path)
-    finally:
-        plt.close(figure)
+    return save_figure_atomic(figure, path)
