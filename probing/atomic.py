@@ -13,6 +13,14 @@ replaced and the link kept), a folder, a name ending in ``/``, a folder that
 cannot be written, or a disk without room. Temporary files left by a killed
 write of the same output are removed.
 
+An output replaces an existing file only when that file is an earlier output
+of the same kind (its :class:`Earlier`): a result file replaces a result of
+the same analysis (``probing score --output data/sample.conllu`` is refused:
+a result is JSON, a treebank is not), a figure a figure of its format, a table
+or page the same command's table or page. A model's files, a treebank, a
+BLiMP file, any file that is not the output's kind is refused, whatever the
+command; an empty file holds nothing to lose and is replaced.
+
 >>> import tempfile, pathlib
 >>> target = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
 >>> write_text_atomic("hello\\n", target).read_text()
@@ -20,6 +28,9 @@ write of the same output are removed.
 >>> check_output_path(target, inputs=[target])
 Traceback (most recent call last):
 probing.errors.ProbingError: --output ...t.txt: is also an input of this run (...t.txt); writing it would destroy the input
+>>> check_output_path(target, replaces=result_of("probe"))
+Traceback (most recent call last):
+probing.errors.ProbingError: --output ...t.txt: exists and is not a probe result; ...
 """
 
 from __future__ import annotations
@@ -27,11 +38,13 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from probing.errors import ProbingError
@@ -41,24 +54,146 @@ MIN_FREE_BYTES = 16 << 20
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 
+HEAD_BYTES = 1 << 16
+"""How much of an existing file is read to tell whether an output may replace it."""
+
+FULL_READ_BYTES = 64 << 20
+"""A JSON file up to this size is parsed whole when its first bytes do not say what it is."""
+
+
+# ---------------------------------------------------------------------------- what an output may replace
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """What an existing file at an output path must be for the output to replace it: an earlier output of
+    the same kind. ``what`` names it in the refusal; ``recognise(head, path)`` answers from the file's first
+    :data:`HEAD_BYTES` bytes (and may read the whole file when they do not settle it).
+
+    >>> Earlier("a PNG figure", lambda head, path: head.startswith(b"\\x89PNG")).what
+    'a PNG figure'
+    """
+
+    what: str
+    recognise: Callable[[bytes, Path], bool]
+
+
+_ANALYSIS_FIRST = re.compile(rb'\A\s*\{\s*(?:"schema_version"\s*:\s*"[^"\\]*"\s*,\s*)?"analysis"\s*:\s*"([^"\\]*)"')
+
+
+def result_analysis(path: str | Path, head: bytes | None = None) -> str | None:
+    """The ``analysis`` of a result file (a version-1 file, which has none, is a probe result); None when the file
+    is not a JSON object of a result. Results are written with it among their first keys, so a large file is
+    not parsed; another JSON file is parsed whole only up to :data:`FULL_READ_BYTES`.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.json"
+    >>> _ = path.write_text('{"schema_version": "3", "analysis": "surface"}')
+    >>> result_analysis(path), result_analysis(path.with_name("absent.json"))
+    ('surface', None)
+    """
+    path = Path(path)
+    try:
+        if head is None:
+            with open(path, "rb") as stream:
+                head = stream.read(HEAD_BYTES)
+        found = _ANALYSIS_FIRST.match(head)
+        if found:
+            return found.group(1).decode("utf-8", "replace")
+        if not head.lstrip().startswith(b"{") or path.stat().st_size > FULL_READ_BYTES:
+            return None
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8, not JSON (a .jsonl of many objects too)
+        return None
+    if not isinstance(data, dict):
+        return None
+    analysis = data.get("analysis")
+    if analysis is None and data.get("schema_version") == "1" and "relations" in data:
+        return "probe"
+    return analysis if isinstance(analysis, str) else None
+
+
+def result_of(*analyses: str) -> Earlier:
+    """A result file of one of ``analyses`` (none given: of any analysis), as every command writes its result.
+
+    >>> result_of("probe").what, result_of().what
+    ('a probe result', 'a result file')
+    """
+    what = f"a {' or '.join(analyses)} result" if analyses else "a result file"
+    return Earlier(what, lambda head, path: (result_analysis(path, head) in analyses) if analyses
+                   else result_analysis(path, head) is not None)
+
+
+def json_with(*keys: str, what: str) -> Earlier:
+    """A JSON object with every one of ``keys`` at its top (a leaderboard's or an atlas's JSON)."""
+
+    def recognise(head: bytes, path: Path) -> bool:
+        if not head.lstrip().startswith(b"{") or path.stat().st_size > FULL_READ_BYTES:
+            return False
+        try:
+            data = json.loads(path.read_bytes())
+        except (ValueError, RecursionError):
+            return False
+        return isinstance(data, dict) and all(key in data for key in keys)
+
+    return Earlier(what, recognise)
+
+
+def text_matching(pattern: str, what: str) -> Earlier:
+    """A UTF-8 text file whose first bytes match ``pattern`` (a regular expression, from the start): how a
+    table or page of one command begins.
+
+    >>> text_matching(r"rank,model,", "a leaderboard CSV").recognise(b"rank,model,kind\\n", Path("x.csv"))
+    True
+    """
+    compiled = re.compile(pattern)
+
+    def recognise(head: bytes, path: Path) -> bool:
+        text = head.decode("utf-8", "ignore")  # the head may end inside a character
+        return "\0" not in text and compiled.match(text) is not None
+
+    return Earlier(what, recognise)
+
+
+_FIGURE_MAGIC = {
+    "png": re.compile(rb"\A\x89PNG\r\n\x1a\n"),
+    "pdf": re.compile(rb"\A%PDF-"),
+    # an XML declaration, comments and a DOCTYPE may come before <svg (matplotlib writes all three)
+    "svg": re.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*(?:<!DOCTYPE svg[^>]*>\s*)?"
+                      rb"(?:<!--.*?-->\s*)*<svg", re.DOTALL),
+}
+
+
+def figure_of(path: str | Path) -> Earlier:
+    """A figure in the format of ``path``'s suffix (png, svg, pdf), as every command draws its figures.
+
+    >>> figure_of("a.png").recognise(b"\\x89PNG\\r\\n\\x1a\\n...", Path("a.png"))
+    True
+    """
+    fmt = Path(path).suffix.lower().lstrip(".")
+    magic = _FIGURE_MAGIC.get(fmt)
+    return Earlier(f"a {fmt.upper() or 'figure'} figure", lambda head, path: magic is not None and bool(magic.match(head)))
+
 
 def check_output_path(
     path: str | Path, *, option: str | None = "--output", inputs: Iterable[str | Path] = (),
-    follow_symlinks: bool = False,
+    follow_symlinks: bool = False, replaces: Earlier | None = None,
 ) -> Path:
     """Refuse an output path that cannot or must not be written, before any work is done; return it
-    (a followed symlink's target)."""
+    (a followed symlink's target). ``replaces``: what an existing file there must be (an earlier output of the
+    same kind); every output a user names passes one, only the tool's own files (its cache) pass None."""
     text = str(path)
     where = f"{option} {text}" if option else text
     if text.endswith(("/", os.sep)):
         raise ProbingError("ends with '/'; give a file name, not a folder", source=where)
     try:
-        return _checked_output(Path(text).expanduser(), where, inputs, follow_symlinks)
+        return _checked_output(Path(text).expanduser(), where, inputs, follow_symlinks, replaces)
     except OSError as error:  # a name the system refuses (ENAMETOOLONG, ELOOP) before any check could run
         raise ProbingError(f"cannot be used as a path: {error.strerror or error}", source=where) from None
 
 
-def _checked_output(path: Path, where: str, inputs: Iterable[str | Path], follow_symlinks: bool) -> Path:
+def _checked_output(path: Path, where: str, inputs: Iterable[str | Path], follow_symlinks: bool,
+                    replaces: Earlier | None) -> Path:
     if path.is_symlink():
         if not follow_symlinks:
             raise ProbingError("is a symbolic link; pass --follow-symlinks to replace the file it points to",
@@ -82,6 +217,12 @@ def _checked_output(path: Path, where: str, inputs: Iterable[str | Path], follow
         elif path.exists() and os.path.samefile(path, given):
             raise ProbingError(f"is also an input of this run ({given}); writing it would destroy the input",
                                source=where)
+    if replaces is not None and path.is_file() and path.stat().st_size:
+        with open(path, "rb") as stream:
+            head = stream.read(HEAD_BYTES)
+        if not replaces.recognise(head, path):
+            raise ProbingError(f"exists and is not {replaces.what}; an output replaces only an earlier output of "
+                               "its kind: give another name, or delete the file first", source=where)
     folder = _existing_ancestor(path.parent, where)
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ProbingError(f"cannot write in {folder} (permission denied)", source=where)
@@ -102,13 +243,15 @@ def _existing_ancestor(folder: Path, where: str) -> Path:
 
 
 @contextmanager
-def atomic_path(path: str | Path, *, suffix: str = ".tmp", follow_symlinks: bool = False) -> Iterator[Path]:
+def atomic_path(path: str | Path, *, suffix: str = ".tmp", follow_symlinks: bool = False,
+                replaces: Earlier | None = None) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; when the block succeeds it replaces ``path``.
 
     On any error the temporary file is removed and ``path`` is left untouched;
-    a failure to write (full disk, read-only folder) is a one-line ProbingError.
+    a failure to write (full disk, read-only folder) is a one-line ProbingError. ``replaces`` is checked
+    again here, at the write, so that no command that forgot it early can destroy a file.
     """
-    path = check_output_path(path, option=None, follow_symlinks=follow_symlinks)
+    path = check_output_path(path, option=None, follow_symlinks=follow_symlinks, replaces=replaces)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_temporaries(path)
@@ -157,9 +300,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def write_text_atomic(text: str, path: str | Path, *, follow_symlinks: bool = False) -> Path:
+def write_text_atomic(text: str, path: str | Path, *, follow_symlinks: bool = False,
+                      replaces: Earlier | None = None) -> Path:
     """Write text (UTF-8, flushed to disk) atomically; returns the path written."""
-    with atomic_path(path, follow_symlinks=follow_symlinks) as temporary:
+    with atomic_path(path, follow_symlinks=follow_symlinks, replaces=replaces) as temporary:
         with open(temporary, "w", encoding="utf-8", newline="") as stream:
             stream.write(text)
             stream.flush()
@@ -167,9 +311,10 @@ def write_text_atomic(text: str, path: str | Path, *, follow_symlinks: bool = Fa
     return Path(path)
 
 
-def write_json_atomic(data, path: str | Path, *, follow_symlinks: bool = False) -> Path:
+def write_json_atomic(data, path: str | Path, *, follow_symlinks: bool = False, replaces: Earlier | None = None) -> Path:
     """Write JSON (one-space indent, trailing newline) atomically; returns the path written."""
-    return write_text_atomic(json.dumps(data, indent=1) + "\n", path, follow_symlinks=follow_symlinks)
+    return write_text_atomic(json.dumps(data, indent=1) + "\n", path, follow_symlinks=follow_symlinks,
+                             replaces=replaces)
 
 
 def figure_format(path: str | Path, option: str = "--output") -> str:
@@ -192,7 +337,7 @@ def save_figure_atomic(figure, path: str | Path, *, dpi: int = 110) -> Path:
     for text in figure.findobj(Text):
         text.set_parse_math(False)
     fmt = figure_format(path)
-    with atomic_path(path, suffix=f".{fmt}") as temporary:
+    with atomic_path(path, suffix=f".{fmt}", replaces=figure_of(path)) as temporary:
         figure.savefig(temporary, dpi=dpi, format=fmt, metadata=_reproducible(fmt))
     return Path(path)
 

@@ -863,20 +863,22 @@ FOLLOWED = {
 def test_follow_symlinks_replaces_the_target_and_keeps_the_link(command, env, capsys):
     arguments, suffix, is_new = FOLLOWED[command]
     target = env.tmp / f"target{suffix}"
-    target.write_text("old content\n")
+    code, _, err = run_cli([*arguments(env), "--output", str(target)], capsys)  # an earlier output, to replace
+    assert code == 0, err
+    earlier = target.stat().st_ino
     link = env.tmp / "links" / f"link{suffix}"
     link.parent.mkdir()
     link.symlink_to(target)
     code, _, err = run_cli([*arguments(env), "--output", str(link), "--follow-symlinks"], capsys)
     assert code == 0, err
     assert link.is_symlink() and link.resolve() == target
-    assert is_new(target)
+    assert is_new(target) and target.stat().st_ino != earlier  # a new file took the earlier one's place
     assert not list(env.tmp.rglob(".*.tmp"))
 
 
 def test_a_replaced_output_keeps_its_mode(env, capsys):
     output = env.tmp / "out.json"
-    output.write_text("an earlier result\n")
+    shutil.copyfile(env.result, output)  # an earlier probe result: what score may replace
     output.chmod(0o640)
     code, _, err = run_cli(_score(env, output), capsys)
     assert code == 0, err
@@ -918,7 +920,8 @@ with atomic_path(sys.argv[1]) as temporary:
 
 def test_a_killed_write_leaves_the_old_file_and_the_next_write_cleans_up(env, capsys):
     output = env.tmp / "out.json"
-    output.write_text("the previous result\n")
+    shutil.copyfile(env.result, output)  # the previous result
+    previous = output.read_bytes()
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(output)], stdout=subprocess.PIPE, text=True,
                               env=_env())
     try:
@@ -928,7 +931,7 @@ def test_a_killed_write_leaves_the_old_file_and_the_next_write_cleans_up(env, ca
         writer.send_signal(signal.SIGKILL)  # kill -9 mid-write: no cleanup runs
         writer.wait(timeout=30)
         writer.stdout.close()
-    assert output.read_text() == "the previous result\n"
+    assert output.read_bytes() == previous
     assert temporary.is_file()
     code, _, err = run_cli(_score(env, output), capsys)
     assert code == 0, err
@@ -1121,10 +1124,12 @@ def test_rollout_runs_and_writes_every_output(command, env, capsys):
 
 
 def test_a_relation_label_no_word_has_is_counted_0_and_named_on_stderr(env, capsys):
+    """A UD label the sample never uses (reparandum) is a valid question with no pair; a name that is no UD label
+    at all is refused before the model (tests/test_hostile_ablate.py)."""
     output = env.tmp / "out.json"
-    code, _, err = run_cli(_score(env, output, "--relations", "det", "nosuchrel"), capsys)
+    code, _, err = run_cli(_score(env, output, "--relations", "det", "reparandum"), capsys)
     assert code == 0, err
     warnings = [line for line in err.splitlines() if "warning" in line]
-    assert len(warnings) == 1 and "--relations nosuchrel" in warnings[0], err
+    assert len(warnings) == 1 and "--relations reparandum" in warnings[0], err
     result = json.loads(output.read_text())
-    assert result["relations"]["nosuchrel"]["total"] == 0 and result["relations"]["det"]["total"] > 0
+    assert result["relations"]["reparandum"]["total"] == 0 and result["relations"]["det"]["total"] > 0

@@ -7,6 +7,40 @@ import argparse
 from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, share
 from probing.errors import ProbingError
 
+MAX_RANDOM = 1000
+"""The most matched random sets per chosen set: each is one more condition, a copy of every batch in the pass
+and its scores; 1,000 draws let a p-value reach 0.001, beyond which no board's adjustment needs to go."""
+
+MAX_K = 1000
+"""The largest chosen set given on the command line (checked against the model's heads before any pass)."""
+
+DEFAULT_RANDOM = 20
+DEFAULT_K = (1,)
+
+
+def _bounded(what: str, most: int):
+    """An argparse type: a whole number from 1 to ``most``.
+
+    >>> _bounded("heads", 4)("3"), _bounded("heads", 4)("5")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be 1 to 4 heads, got 5
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number of {what}, got {text!r}") from None
+        if not 1 <= value <= most:
+            raise argparse.ArgumentTypeError(f"must be 1 to {most} {what}, got {value}")
+        return value
+
+    return parse
+
+
+set_size = _bounded("heads", MAX_K)
+draw_count = _bounded("random sets", MAX_RANDOM)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from probing.data.relations import DEFAULT_RELATIONS
@@ -28,13 +62,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--each-layer", action="store_true", help="disable all heads of each layer, one per layer")
     which.add_argument("--chosen", nargs="+", metavar="REL",
                        help="disable each relation's top --k heads on --select-on, against --random matched random sets")
-    versus = parser.add_argument_group("chosen against matched random heads (--chosen)")
-    versus.add_argument("--k", nargs="+", type=int, default=[1], metavar="K", help="sizes of the chosen sets (default: 1)")
-    versus.add_argument("--random", type=int, default=20, metavar="N", help="matched random sets per chosen set (default: 20)")
+    versus = parser.add_argument_group("chosen against matched random heads (--chosen; each of these options is "
+                                       "refused without it)")
+    versus.add_argument("--k", nargs="+", type=set_size, metavar="K",
+                        help=f"sizes of the chosen sets, each 1 to {MAX_K} and at most the model's heads (default: 1)")
+    versus.add_argument("--random", type=draw_count, metavar="N",
+                        help=f"matched random sets per chosen set, 1 to {MAX_RANDOM}: each is one more condition of "
+                             f"the pass (default: {DEFAULT_RANDOM})")
     versus.add_argument("--select-on", metavar="DEV",
-                        help="DEV, which chooses the heads: a probe result file (JSON) of probing score, or a treebank "
-                             "(en_ewt:dev, a .conllu file) scored first in this command, --limit applying to it too; "
-                             "never the run's own units")
+                        help="DEV, which chooses the heads: a probe result file (JSON) of probing score, of this model "
+                             "read as this run reads it, or a treebank (en_ewt:dev, a .conllu file) scored first in "
+                             "this command, --limit applying to it too; never sentences the run measures")
     parser.add_argument("--metric", required=True, choices=["mlm", "lm", "probe", "classification", "minimal-pairs"],
                         metavar="METRIC", help="what to measure: mlm, lm, probe, classification or minimal-pairs "
                                                "(see below)")
@@ -67,14 +105,20 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.ablation.scores import scores_only_state
     from probing.analyses.ablation.versus import versus_block, versus_table
     from probing.engine.readings import READINGS
+    from probing.stats.heldout import check_dev_model
 
     metric, source, pairs, described = _checked_metric(args)
-    with EngineCommand(args, head=metric.head, source=source) as command:
+    with EngineCommand(args, head=metric.head, source=source, inputs=_input_files(args), analysis="ablation") as command:
         dev = _dev(args, command) if args.chosen else None  # before the model loads: a bad DEV costs no model time
         loaded = command.loaded
+        if isinstance(dev, dict):  # a DEV result of other weights chooses other heads: refused before any pass
+            check_dev_model(dev, loaded, source=f"--select-on {args.select_on}")
         metric.setup(loaded)
         layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
-        conditions = _conditions(args, layers, heads, dev and dev_relations(dev, args.chosen, command))
+        chosen_on = dev_relations(dev, args.chosen, command) if args.chosen else None
+        conditions = _conditions(args, layers, heads, chosen_on and chosen_on.relations)
+        if chosen_on and command.is_main:
+            print(chosen_on.describe(conditions[1:]))
         accumulator = AblationAccumulator(metric, conditions, layers, heads, bootstrap=args.bootstrap, seed=args.seed,
                                           causal=loaded.is_causal, pool_from=args.pool_from if hasattr(args, "pool_from") else "mean")
         if pairs is None:
@@ -124,6 +168,8 @@ def _checked_metric(args: argparse.Namespace):
         raise ProbingError("a shard's result is merged, and scores do not add up: drop --scores-only",
                            source="--scores-only")
     check_relation_names(args.relations)
+    _check_versus_options(args)
+    _check_model_for(args)
     source = None
     if args.metric == "classification":
         if not args.labels:
@@ -141,6 +187,65 @@ def _checked_metric(args: argparse.Namespace):
     if metric.needs_trees and args.text:
         raise ProbingError("--metric probe needs a treebank (its trees), not --text", source="--text")
     return metric, source, None, None
+
+
+def _input_files(args: argparse.Namespace) -> tuple[str, ...]:
+    """What the run reads besides its units and the model: DEV of --select-on (a result file or a treebank file)
+    and BLiMP's folder; no output may be one of them (a named DEV, en_ewt:dev, is a treebank, which no result
+    replaces either)."""
+    from pathlib import Path
+
+    from probing.data.minimal_pairs import blimp_folder
+
+    dev = args.select_on if args.select_on and Path(args.select_on).expanduser().exists() else None
+    blimp = str(blimp_folder(args.blimp)) if args.metric == "minimal-pairs" else None
+    return tuple(path for path in (dev, blimp) if path)
+
+
+def _check_versus_options(args: argparse.Namespace) -> None:
+    """--k, --random and --select-on shape --chosen's sets only: given without it, each is refused by name (a
+    run would otherwise ignore it); with it, the relations are checked and the defaults filled in."""
+    from probing.data.relations import check_relation_names
+
+    if not args.chosen:
+        for option, value in (("--k", args.k), ("--random", args.random), ("--select-on", args.select_on)):
+            if value is not None:
+                raise ProbingError(f"does nothing without --chosen REL (it shapes the chosen and random sets only); "
+                                   f"drop {option}, or give --chosen", source=option)
+        return
+    check_relation_names(args.chosen, option="--chosen")
+    args.k = list(args.k or DEFAULT_K)
+    args.random = DEFAULT_RANDOM if args.random is None else args.random
+
+
+NEEDS = {"lm": "causal_lm", "minimal-pairs": "causal_lm", "mlm": "masked_lm"}
+"""The language-model head each LM metric reads."""
+
+
+def _check_model_for(args: argparse.Namespace) -> None:
+    """A local model whose config.json says it is the other kind of language model than --metric reads (or whose
+    weights lack the masked-LM head --metric mlm reads) is refused now, before it loads, suggesting only a metric
+    that would run on it."""
+    from probing.model.heads import folder_has_head, folder_language_model
+    from probing.model.hub import default_model_path, display_name
+
+    needed = NEEDS.get(args.metric)
+    folder = args.model if args.model is not None else str(default_model_path())
+    kind = needed and folder_language_model(folder)
+    if not kind:
+        return
+    name, option = display_name(folder), f"--metric {args.metric}"
+    masked_head = folder_has_head(folder, "masked_lm") if kind == "masked_lm" else None
+    probe = "--metric probe (the heads' syntax on a treebank) runs on any model"
+    if needed == "causal_lm" and kind == "masked_lm":
+        otherwise = "use --metric mlm" if masked_head is not False else f"it has no trained masked-LM head either: {probe}"
+        raise ProbingError(f"{name} is not a causal LM (its config.json says so); {otherwise}", source=option)
+    if needed == "masked_lm" and kind == "causal_lm":
+        raise ProbingError(f"{name} is a causal LM, not a masked one (its config.json says so); use --metric lm",
+                           source=option)
+    if needed == "masked_lm" and masked_head is False:
+        raise ProbingError(f"{name} has no trained masked-LM head (none of its weights is one; sentence-embedding "
+                           f"checkpoints such as all-MiniLM-L6-v2 keep only the encoder): {probe}", source=option)
 
 
 def _blimp_pairs(args: argparse.Namespace):
@@ -164,11 +269,15 @@ def _blimp_pairs(args: argparse.Namespace):
 
 
 def _dev(args: argparse.Namespace, command):
-    """DEV of --select-on, checked against this run's units (BLiMP's pairs are never a treebank's)."""
+    """DEV of --select-on, checked against this run's units (BLiMP's pairs are never a treebank's) and options,
+    as ``probing score --select-on`` checks it, before the model loads."""
     from probing.analyses.ablation.choosing import open_dev
 
     pairs = args.metric == "minimal-pairs"
-    return open_dev(args.select_on, None if pairs else command.source, None if pairs else args.limit)
+    random_init = bool(getattr(args, "random_init", False))
+    planned = {"model": {"random_init": random_init}, "config": {**command.options().config(), "random_init": random_init}}
+    return open_dev(args.select_on, None if pairs else command.source, None if pairs else args.limit,
+                    planned=planned, relations=args.chosen, sizes=args.k)
 
 
 def _conditions(args: argparse.Namespace, layers: int, heads: int, dev: dict | None):

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.model.loading import load_model
     from probing.naming import head_name
 
-    with EngineCommand(args, figures=("compare",)) as command:
+    with EngineCommand(args, analysis="compare", figures=("compare",)) as command:
         first = command.loaded
         try:
             second = load_model(args.second_model, device="cpu" if args.device_map else first.device,

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.engine.readings import READINGS
 
     inputs = CorefInputs.plan(args.treebank, args.select_on, limit=args.limit)
-    with EngineCommand(args, source=inputs.source, inputs=(inputs.dev_path,)) as command:
+    with EngineCommand(args, analysis="coref", source=inputs.source, inputs=(inputs.dev_path,)) as command:
         loaded = command.loaded
         window = window_length(args.window, args.max_length, loaded)
         passes = WindowPasses(loaded, window, command.options, hooks=command.hooks)

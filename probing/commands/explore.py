@@ -57,12 +57,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_bootstrap_options(parser)
 
 
+def earlier_page():
+    """What an existing file at ``--output`` must be to be replaced: an earlier page of probing explore, known by
+    how probing.report.page begins it (a leaderboard's page has no ``<header>``)."""
+    from probing.atomic import text_matching
+
+    return text_matching(r'(?s)<!DOCTYPE html>\n<html lang="en">\n<head>\n.*?</style>\n</head>\n<body>\n<header>',
+                         "a page of probing explore")
+
+
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from probing.analyses.explore.page_run import ExploreRun, check_same
     from probing.analyses.noop.report import CHOSEN_HEADERS, chosen_table_rows
-    from probing.atomic import check_output_path, write_text_atomic
+    from probing.atomic import check_output_path, result_of, write_text_atomic
     from probing.data.relations import check_relation_names
     from probing.errors import ProbingError
     from probing.report.board import read_json
@@ -77,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     if args.views and Path(args.views).exists() and not Path(args.views).is_dir():
         raise ProbingError("is a file; the views go into a folder", source=f"--views {args.views}")
     inputs = tuple(path for path in [args.result, args.surface, *args.also] if path)
-    with EngineCommand(args, outputs=tuple((path, "--save-results") for path in saved.values()), inputs=inputs) as command:
+    outputs = tuple((path, "--save-results", result_of(Path(path).stem)) for path in saved.values())
+    with EngineCommand(args, outputs=outputs, inputs=inputs, analysis=earlier_page()) as command:
         if args.views:  # the views' folder against the inputs (a model folder), before any model time
             check_output_path(Path(args.views) / "view.svg", option="--views", inputs=command.inputs)
         target = dict(zip(["page", *saved], command.outputs))
@@ -93,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             bootstrap=args.bootstrap, seed=args.seed, chosen_from=args.result or "the probe of this run")
         page, sentences = explore.page(probe_result, noop_result, command.source, surface=surface, others=others,
                                        command_line=_command_line())
-        written = [write_text_atomic(page, target["page"])]
+        written = [write_text_atomic(page, target["page"], replaces=earlier_page())]
         written += [write_result(noop_result if name == "noop.json" else probe_result, target[name]) for name in saved]
         if args.views:
             written += explore.write_views(args.views, sentences)

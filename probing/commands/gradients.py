@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.report.figures import gradient_figure
 
     args.random_init = False
-    with EngineCommand(args, head="lm", figures=("gradients",)) as command:
+    with EngineCommand(args, analysis="gradients", head="lm", figures=("gradients",)) as command:
         loaded = command.loaded
         if loaded.head == "masked_lm" and loaded.tokenizer.mask_token_id is None:
             from probing.errors import ProbingError

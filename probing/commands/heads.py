@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.results.io import read_result
 
     probe = None if args.probe is None else read_result(args.probe, analysis="probe")
-    with EngineCommand(args, inputs=(args.probe,), figures=("heads",)) as command:
+    with EngineCommand(args, analysis="heads", inputs=(args.probe,), figures=("heads",)) as command:
         loaded = command.loaded
         heads = READINGS[args.attention].heads(loaded.num_heads)
         accumulator = HeadsAccumulator(loaded.num_layers, heads, causal=loaded.is_causal,

@@ -28,18 +28,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="when --output is a symbolic link, replace the file it points to (default: refuse)")
     parser.add_argument("--plots", default="plots", metavar="FOLDER",
                         help="html: link each model to FOLDER/RESULT.png (RESULT: its result file's name without "
-                             ".json), relative to --output, where that file exists (default: plots)")
+                             ".json), relative to --output, where that file exists (default: plots); a folder, "
+                             "never a URL or an absolute path: links stay relative")
     parser.add_argument("--pages", default="pages", metavar="FOLDER",
                         help="html: link each model to its page FOLDER/RESULT.html (probing explore), relative to "
-                             "--output, where that file exists (default: pages)")
+                             "--output, where that file exists (default: pages); a relative folder, as --plots")
+
+
+def earlier_board(fmt: str):
+    """What an existing file at ``--output`` must be for a leaderboard in ``fmt`` to replace it: an earlier
+    leaderboard in that format, known by how its renderer begins the file (probing.atomic.Earlier).
+
+    >>> earlier_board("csv").recognise(b"rank,model,kind,selection", None)
+    True
+    """
+    from probing.atomic import json_with, text_matching
+
+    page = r'<!DOCTYPE html>\n<html lang="en">\n<head>\n.*?</style>\n</head>\n<body>\n(?!<header>)'
+    return {
+        "md": text_matching(r"# [^\n]*\n\n(?:## [^\n]*\n\n)?\| rank ", "a leaderboard in Markdown"),
+        "csv": text_matching(r"(?:table,)?rank,model,", "a leaderboard in CSV"),
+        "json": json_with("tables", what="a leaderboard in JSON"),
+        "latex": text_matching(r"% Requires \\usepackage\{booktabs\}", "a leaderboard in LaTeX"),
+        "html": text_matching(f"(?s){page}", "a leaderboard page (HTML)"),
+    }[fmt]
+
+
+def check_link_folder(folder: str, option: str) -> None:
+    """Refuse a ``--plots`` or ``--pages`` folder that a link would not reach relative to the page: a URL
+    (``javascript:...``, ``https://...``) or an absolute path. The page's links stay relative, so that the
+    page and its folders can move together.
+
+    >>> check_link_folder("javascript:alert(1)//", "--plots")
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --plots javascript:alert(1)//: give a folder relative to --output, not a URL or an absolute path
+    """
+    from probing.errors import ProbingError
+    from probing.report.escaping import is_relative_path
+
+    if not is_relative_path(folder):
+        raise ProbingError("give a folder relative to --output, not a URL or an absolute path",
+                           source=f"{option} {folder}")
 
 
 def file_links(results: list[str], output: str | None, plots: str, pages: str) -> dict:
-    """(model, treebank) -> [(text, relative href)] for the plots and pages that exist beside ``output``."""
-    from pathlib import Path
+    """(model, treebank) -> [(text, relative href)] for the plots and pages that exist beside ``output``;
+    each href percent-encoded (probing.report.escaping.relative_url), so that it names that very file."""
+    from pathlib import Path, PurePosixPath
 
     from probing.analyses.probe.leaderboard import row_key
     from probing.report.board import read_json
+    from probing.report.escaping import relative_url
 
     if not output:
         return {}
@@ -50,7 +89,7 @@ def file_links(results: list[str], output: str | None, plots: str, pages: str) -
         if "reference" in data or data.get("analysis", "probe") != "probe":
             continue
         stem = Path(path).name.removesuffix(".json")
-        found = [(text, f"{where}/{stem}{suffix}") for text, where, suffix in (("plots", plots, ".png"),
+        found = [(text, relative_url(str(PurePosixPath(where) / f"{stem}{suffix}"))) for text, where, suffix in (("plots", plots, ".png"),
                                                                                ("page", pages, ".html"))
                  if (folder / where / f"{stem}{suffix}").is_file()]
         if found:
@@ -63,16 +102,20 @@ def run(args: argparse.Namespace) -> int:
     from probing.report.board import leaderboard_from_files
     from probing.report.renderers import render, render_html
 
+    check_link_folder(args.plots, "--plots")
+    check_link_folder(args.pages, "--pages")
+    earlier = earlier_board(args.format)
     if args.output:
         check_output_path(args.output, inputs=list(args.results) + list(args.reference),
-                          follow_symlinks=args.follow_symlinks)
+                          follow_symlinks=args.follow_symlinks, replaces=earlier)
     board = leaderboard_from_files(args.results, args.reference)
     if args.format == "html":
         text = render_html(board, file_links(args.results, args.output, args.plots, args.pages))
     else:
         text = render(board, args.format)
     if args.output:
-        print(f"wrote {write_text_atomic(text, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)
+        written = write_text_atomic(text, args.output, follow_symlinks=args.follow_symlinks, replaces=earlier)
+        print(f"wrote {written}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0

@@ -19,12 +19,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from probing.analyses.probe.tables import run_header, score_table
-    from probing.atomic import check_output_path
+    from probing.atomic import check_output_path, result_analysis, result_of
     from probing.results.io import write_result
     from probing.results.merging import merge_files
 
-    check_output_path(args.output, inputs=args.parts, follow_symlinks=args.follow_symlinks)
+    # the merged result is of its parts' analysis: only an earlier result of it may be replaced
+    analyses = sorted({result_analysis(part) for part in args.parts if Path(part).is_file()} - {None})
+    check_output_path(args.output, inputs=args.parts, follow_symlinks=args.follow_symlinks,
+                      replaces=result_of(*analyses))
     result = merge_files(args.parts)
     if result["analysis"] == "probe":
         print(run_header(result))

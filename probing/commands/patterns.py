@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
     label_model = args.label_model or (display_name(args.model) if args.model else "all-MiniLM-L6-v2")
     labels = read_hand_labels(args.hand_labels, label_model) if args.hand_labels else None
-    with EngineCommand(args, inputs=(args.hand_labels,), figures=("patterns",)) as command:
+    with EngineCommand(args, analysis="patterns", inputs=(args.hand_labels,), figures=("patterns",)) as command:
         loaded = command.loaded
         heads = READINGS[args.attention].heads(loaded.num_heads)
         if labels is not None:

@@ -45,12 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.probe.plots import plot_overview, plot_relation
-    from probing.atomic import check_output_path, figure_format
+    from probing.atomic import check_output_path, figure_format, figure_of
     from probing.results.io import read_result
 
     figure_format(args.output)
     # the checked path: with --follow-symlinks, the link's target (the figure writer never follows links)
-    target = check_output_path(args.output, inputs=[args.result, *args.more], follow_symlinks=args.follow_symlinks)
+    target = check_output_path(args.output, inputs=[args.result, *args.more], follow_symlinks=args.follow_symlinks,
+                               replaces=figure_of(args.output))
     result = read_result(args.result, analysis=("probe", "surface", "ablation"))
     if result["analysis"] == "ablation":
         from probing.analyses.ablation.figures import versus_figure

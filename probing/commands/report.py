@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.overview.folder import FILES, OverviewRun, no_probe_reason, write_folder
+    from probing.analyses.overview.folder import FILES, OverviewRun, earlier_file, no_probe_reason, write_folder
     from probing.analyses.overview.summary import summarise
     from probing.errors import ProbingError
 
@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
     if folder.exists() and not folder.is_dir():
         raise ProbingError("is a file; the report is a folder", source=f"--output {folder}")
     report_args = argparse.Namespace(**{**vars(args), "output": None})
-    with EngineCommand(report_args, head="lm", outputs=tuple(str(folder / name) for name in FILES)) as command:
+    outputs = tuple((str(folder / name), "--output", earlier_file(name)) for name in FILES)
+    with EngineCommand(report_args, head="lm", outputs=outputs) as command:
         target = dict(zip(FILES, command.outputs))  # checked paths (a followed symbolic link gives its target)
         loaded = command._loaded = _load(args)
         overview = OverviewRun.create(loaded, command.source, attention=args.attention, bootstrap=args.bootstrap,

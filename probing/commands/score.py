@@ -62,7 +62,7 @@ def config_from_args(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.probe.curves import find_checkpoints
     from probing.analyses.probe.heldout import score_with_selection
-    from probing.atomic import check_output_path
+    from probing.atomic import check_output_path, result_of
     from probing.commands.common import device_map_of, progress_wanted
     from probing.engine import checkpointing
     from probing.engine.distributed import from_environment
@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
     if checkpoints is not None:
         return run_training_folder(args, config, checkpoints)
     inputs = _input_paths(args, config)
-    if args.output:
-        check_output_path(args.output, inputs=inputs, follow_symlinks=args.follow_symlinks)
+    if args.output:  # a result replaces only an earlier probe result, never a treebank (data/sample.conllu)
+        check_output_path(args.output, inputs=inputs, follow_symlinks=args.follow_symlinks, replaces=result_of("probe"))
     if args.checkpoint:
         check_output_path(args.checkpoint, option="--checkpoint", inputs=inputs)
     # Under torchrun every process scores its share of the batches; rank 0 reports (docs/scaling.md).
@@ -134,7 +134,16 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
     before the first model loads; each step's result is written as soon as it
     is scored, so an interrupted run keeps what it finished.
     """
-    from probing.analyses.probe.curves import curve, curve_table, planned_outputs, run_title, score_checkpoints, step_path, write_curve
+    from probing.analyses.probe.curves import (
+        curve,
+        curve_table,
+        earlier_output,
+        planned_outputs,
+        run_title,
+        score_checkpoints,
+        step_path,
+        write_curve,
+    )
     from probing.analyses.probe.tables import heldout_table, in_sample_title, run_header, score_table
     from probing.atomic import check_output_path
     from probing.commands.common import progress_wanted
@@ -145,7 +154,8 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
     steps = ([0] if config.random_init else []) + [checkpoint.step for checkpoint in checkpoints]
     if args.output:
         for path in planned_outputs(args.output, steps):
-            check_output_path(path, option="--output (beside it)", inputs=inputs, follow_symlinks=args.follow_symlinks)
+            check_output_path(path, option="--output (beside it)", inputs=inputs, follow_symlinks=args.follow_symlinks,
+                              replaces=earlier_output(path))
 
     def report(step: int, result: dict) -> None:
         print(f"step {step}: {run_header(result)}")

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.engine.token_roles import token_names
     from probing.report.figures import entropy_figure, surface_figure
 
-    with EngineCommand(args, figures=("surface", "entropy")) as command:
+    with EngineCommand(args, analysis="surface", figures=("surface", "entropy")) as command:
         loaded = command.loaded
         heads = READINGS[args.attention].heads(loaded.num_heads)
         surface = SurfaceAccumulator(loaded.num_layers, heads, causal=loaded.is_causal, token_names=token_names(loaded))

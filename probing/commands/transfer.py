@@ -24,18 +24,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="when an output is a symbolic link, replace the file it points to (default: refuse)")
 
 
+def earlier_atlas(output: str):
+    """What an existing file at ``--output`` must be to be replaced: an earlier atlas, as JSON (its numbers) or
+    as Markdown (its tables), known by how probing.analyses.probe.atlas writes it (probing.atomic.Earlier)."""
+    from probing.atomic import json_with, text_matching
+
+    if output.lower().endswith(".json"):
+        return json_with("method", "languages", "relations", what="an atlas of probing transfer (JSON)")
+    return text_matching(r"# [^\n]*\n\nHeld-out per language", "an atlas of probing transfer (Markdown)")
+
+
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.probe.atlas import atlas_figure, atlas_markdown
-    from probing.atomic import check_output_path, figure_format, write_json_atomic, write_text_atomic
+    from probing.atomic import check_output_path, figure_format, figure_of, write_json_atomic, write_text_atomic
     from probing.errors import ProbingError
     from probing.results.io import read_result
     from probing.stats.transfer import transfer
 
     if args.output and not args.output.lower().endswith((".md", ".json")):
         raise ProbingError("writes .md (tables) or .json (numbers)", source="--output")
-    for path, option in ((args.output, "--output"), (args.figure, "--figure")):
+    earlier = earlier_atlas(args.output) if args.output else None
+    for path, option, replaces in ((args.output, "--output", earlier),
+                                   (args.figure, "--figure", args.figure and figure_of(args.figure))):
         if path:
-            check_output_path(path, option=option, inputs=args.results, follow_symlinks=args.follow_symlinks)
+            check_output_path(path, option=option, inputs=args.results, follow_symlinks=args.follow_symlinks,
+                              replaces=replaces)
     if args.figure:
         figure_format(args.figure, option="--figure")
     atlas = transfer([read_result(path, analysis="probe") for path in args.results])
@@ -43,10 +56,11 @@ def run(args: argparse.Namespace) -> int:
     title = args.title or (f"{model.get('name') or model.get('name_or_path')}"
                            f"{' (random init)' if model.get('random_init') else ''}: heads across languages")
     if args.output and args.output.lower().endswith(".json"):
-        written = write_json_atomic(atlas, args.output, follow_symlinks=args.follow_symlinks)
+        written = write_json_atomic(atlas, args.output, follow_symlinks=args.follow_symlinks, replaces=earlier)
         print(f"wrote {written}", file=sys.stderr)
     elif args.output:
-        written = write_text_atomic(atlas_markdown(atlas, title), args.output, follow_symlinks=args.follow_symlinks)
+        written = write_text_atomic(atlas_markdown(atlas, title), args.output, follow_symlinks=args.follow_symlinks,
+                                    replaces=earlier)
         print(f"wrote {written}", file=sys.stderr)
     else:
         sys.stdout.write(atlas_markdown(atlas, title))

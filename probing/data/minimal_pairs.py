@@ -101,6 +101,19 @@ def check_paradigms(names) -> tuple[str, ...]:
     return tuple(names)
 
 
+def blimp_folder(folder: str | None = None) -> Path:
+    """The folder whose files a run reads (``--blimp``, else ``$PROBING_BLIMP``, else the download cache): an
+    input of the run, so no output may go into it (probing.atomic.check_output_path).
+
+    >>> str(blimp_folder("pairs"))
+    'pairs'
+    """
+    from probing.data.datasets import cache_dir
+
+    folder = folder or os.environ.get(ENVIRONMENT)
+    return Path(folder).expanduser() if folder else cache_dir() / "blimp"
+
+
 def paradigm_file(uid: str, folder: str | None = None, *, download: bool = True) -> Path:
     """The checked file of one paradigm: from ``folder`` (``--blimp``), ``$PROBING_BLIMP`` or the cache
     (downloaded when absent)."""

@@ -20,7 +20,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from probing.atomic import write_json_atomic
+from probing.atomic import result_of, write_json_atomic
 from probing.errors import ProbingError
 from probing.results.identity import model_identity as _identity_of_block
 from probing.results.schema import MAX_RESULT_BYTES, SCHEMA_VERSION, parse_json, validate
@@ -122,9 +122,11 @@ def now_iso() -> str:
 
 
 def write_result(result: dict, path: str | Path, *, follow_symlinks: bool = False) -> Path:
-    """Validate, then write JSON atomically: a complete new file replaces the old one, or nothing changes."""
+    """Validate, then write JSON atomically: a complete new file replaces the old one, or nothing changes. An
+    existing file there must be a result of the same analysis (probing.atomic.check_output_path), so that no
+    command, whatever it checked before its run, replaces a treebank or a model's file with a result."""
     validate(result, source="result about to be written")
-    return write_json_atomic(result, path, follow_symlinks=follow_symlinks)
+    return write_json_atomic(result, path, follow_symlinks=follow_symlinks, replaces=result_of(result["analysis"]))
 
 
 def read_result_text(path: Path) -> str:

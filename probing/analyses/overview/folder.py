@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from probing.analyses.gradients.accumulator import GradientAccumulator
 from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
 from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
-from probing.atomic import write_text_atomic
+from probing.atomic import FIGURE_FORMATS, Earlier, figure_of, result_of, text_matching, write_text_atomic
 from probing.data.relations import DEFAULT_RELATIONS
 from probing.engine.readings import READINGS
 from probing.engine.token_roles import token_names
@@ -28,6 +28,23 @@ from probing.scoring.counts import OFFSETS
 FILES = ("probe.json", "surface.json", "surface-surface.png", "surface-entropy.png", "heads.json", "heads-heads.png",
          "gradients.json", "gradients-gradients.png", "README.md")
 """Every file a report may write into its folder; each is checked like --output before the model loads."""
+
+README = text_matching(r"# What the heads of ", "the README.md of a probing report")
+"""What an existing README.md of the folder must be to be replaced: an earlier report's summary (its heading)."""
+
+
+def earlier_file(name: str) -> Earlier:
+    """What an existing file ``name`` of the folder must be to be replaced: a result of the analysis it is named
+    after, a figure, or an earlier report's README.md (probing.atomic.check_output_path).
+
+    >>> earlier_file("heads.json").what, earlier_file("README.md").what
+    ('a heads result', 'the README.md of a probing report')
+    """
+    if name == "README.md":
+        return README
+    if name.rsplit(".", 1)[-1] in FIGURE_FORMATS:
+        return figure_of(name)
+    return result_of(name.removesuffix(".json"))
 
 MASK_RATE = 0.15
 """The gradients' masking rate, as ``probing gradients`` defaults it."""
@@ -101,7 +118,7 @@ def write_folder(results: dict[str, dict | None], summary: str, target: dict[str
     if gradients is not None:
         written += [write_result(gradients, target["gradients.json"]),
                     gradient_figure(gradients, target["gradients-gradients.png"])]
-    written.append(write_text_atomic(summary, target["README.md"]))
+    written.append(write_text_atomic(summary, target["README.md"], replaces=README))
     return written
 
 

@@ -91,11 +91,11 @@ class ProbingCallback(TrainerCallback):
         self.tokenizer = tokenizer
         self.output_dir = None if output_dir is None else Path(output_dir)
         if self.output_dir is not None:
-            from probing.analyses.probe.curves import curve_paths
+            from probing.analyses.probe.curves import curve_paths, earlier_output
             from probing.atomic import check_output_path
 
             for path in curve_paths(self.output_dir / "probing.json").values():
-                check_output_path(path, option="output_dir", inputs=[self.source_path])
+                check_output_path(path, option="output_dir", inputs=[self.source_path], replaces=earlier_output(path))
         self.history: list[tuple[int, dict]] = []
         self._trainer = None
         self._evaluated_steps: list[int] = []

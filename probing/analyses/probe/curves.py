@@ -97,6 +97,26 @@ def curve_paths(output: str | Path) -> dict[str, Path]:
     return {kind: output.with_name(f"{output.stem}-curve.{kind}") for kind in CURVE_FILES}
 
 
+def earlier_output(path: str | Path):
+    """What an existing file among a folder run's outputs (:func:`planned_outputs`) must be to be replaced: a
+    probe result (each step's), or the curve an earlier run wrote (its CSV's header, its Markdown's heading and
+    first words, a PNG figure). See probing.atomic.check_output_path.
+
+    >>> earlier_output("run-curve.csv").recognise(b"step,relation,pairs,selection", None)
+    True
+    """
+    from probing.atomic import figure_of, result_of, text_matching
+
+    suffix = Path(path).suffix.lower()
+    if suffix == ".csv":
+        return text_matching(",".join(CSV_COLUMNS[:3]) + ",", "a probing curve (CSV)")
+    if suffix == ".md":
+        return text_matching(r"# [^\n]*\n\nAccuracy % of each relation's head", "a probing curve (Markdown)")
+    if suffix == ".json":
+        return result_of("probe")
+    return figure_of(path)
+
+
 # ---------------------------------------------------------------------------- points
 
 
@@ -314,8 +334,10 @@ def write_curve(points: list[CurvePoint], output: str | Path, *, title: str = ""
 
     paths = curve_paths(output)
     written = [
-        write_text_atomic(curve_csv(points), paths["csv"], follow_symlinks=follow_symlinks),
-        write_text_atomic(curve_markdown(points, title), paths["md"], follow_symlinks=follow_symlinks),
+        write_text_atomic(curve_csv(points), paths["csv"], follow_symlinks=follow_symlinks,
+                          replaces=earlier_output(paths["csv"])),
+        write_text_atomic(curve_markdown(points, title), paths["md"], follow_symlinks=follow_symlinks,
+                          replaces=earlier_output(paths["md"])),
     ]
     figure = draw_curve(points, title)
     target = paths["png"].resolve() if follow_symlinks and paths["png"].is_symlink() else paths["png"]
