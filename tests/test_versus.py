@@ -11,6 +11,19 @@ from probing.errors import ProbingError
 CHOSEN = [(0, 1, "dep_to_head"), (0, 3, "dep_to_head"), (2, 0, "head_to_dep")]
 
 
+def scored_dev(model: str, folder) -> tuple[str, str]:
+    """A DEV probe result of ``model`` on the sample's dev split (det, nsubj) and the test split it is measured on
+    (choosing and measuring on the same sentences is refused)."""
+    from probing.cli import main
+    from probing.testing import sample_split
+
+    dev, test = sample_split()
+    output = folder / "dev.json"
+    assert main(["score", "--quiet", "--model", model, "--treebank", dev, "--limit", "20", "--relations", "det",
+                 "nsubj", "--bootstrap", "0", "--output", str(output)]) == 0
+    return str(output), test
+
+
 def test_draws_reproduce_from_the_seed_and_match_layers():
     first = [matched_draw(CHOSEN, num_layers=4, num_heads=8, seed=7, index=i) for i in range(20)]
     again = [matched_draw(CHOSEN, num_layers=4, num_heads=8, seed=7, index=i) for i in range(20)]
@@ -76,13 +89,70 @@ def test_p_value_on_planted_effects():
 
 def test_versus_report_on_planted_scores():
     from probing.analyses.ablation.versus import versus_report, versus_sets
-    sets = versus_sets({"det@1": CHOSEN[:1]}, num_layers=4, num_heads=8, draws=9, seed=3)
-    assert [entry["role"] for entry in sets] == ["chosen"] + ["random"] * 9
-    values = np.array([[0.8]] + [[0.2]] + [[0.79]] * 9)                  # the chosen set alone hurts
+    sets = versus_sets({"det@1": CHOSEN[:1]}, num_layers=4, num_heads=12, draws=9, seed=3)  # 11 sets > 9 draws
+    assert [entry["role"] for entry in sets][:1] == ["chosen"] and not any(entry["exact"] for entry in sets)
+    values = np.array([[0.8]] + [[0.2]] + [[0.79]] * (len(sets) - 1))    # the chosen set alone hurts
     replicates = np.repeat(values[None], 5, axis=0)
     report = versus_report(values, replicates, sets, part=0, higher_is_better=True)["det@1"]
     assert report["chosen"]["effect"] == pytest.approx(-0.6) and report["p_value"] == pytest.approx(1 / 10)
-    assert report["random"]["mean"] == pytest.approx(-0.01)
+    assert report["random"]["mean"] == pytest.approx(-0.01) and report["random"]["draws"] == 9
+    assert report["exact"] is False and report["space"] == 11
+
+
+def test_a_space_no_larger_than_the_draws_is_enumerated_exactly():
+    """k heads whose layer-matched space holds <= the draws asked: every distinct set once, p exact."""
+    from itertools import combinations
+
+    from probing.analyses.ablation.versus import space_size, versus_report, versus_sets
+
+    assert space_size(CHOSEN, num_heads=8) == 15 * 7          # C(6, 2) in layer 0, C(7, 1) in layer 2
+    sets = versus_sets({"k3": CHOSEN}, num_layers=4, num_heads=8, draws=105, seed=0)
+    randoms = [entry for entry in sets if entry["role"] == "random"]
+    assert len(randoms) == 105 and all(entry["exact"] for entry in randoms)
+    layer0 = {tuple((0, h) for h in pair) for pair in combinations([0, 2, 4, 5, 6, 7], 2)}
+    layer2 = {((2, h),) for h in range(1, 8)}
+    assert {entry["heads"] for entry in randoms} == {tuple(sorted(a + b)) for a in layer0 for b in layer2}
+    assert [entry["draws"] for entry in randoms] == [(i,) for i in range(105)]
+    drawn = versus_sets({"k3": CHOSEN}, num_layers=4, num_heads=8, draws=104, seed=0)  # one draw short: drawn
+    assert not any(entry["exact"] for entry in drawn)
+    # the exact p: the chosen set (effect -0.5) beaten only by the 4 sets planted at -0.9, over the space's 105
+    values = np.array([[1.0], [0.5]] + [[0.1]] * 4 + [[0.99]] * 101)
+    report = versus_report(values, np.repeat(values[None], 3, axis=0), sets, part=0, higher_is_better=True)["k3"]
+    assert report["p_value"] == pytest.approx(5 / 106) and report["exact"] is True and report["space"] == 105
+    assert report["random"]["draws"] == report["random"]["distinct"] == 105
+    # a layer with too few heads left gives all it has: one way there, and the set is short
+    full = [(0, 0, "dep_to_head"), (0, 1, "dep_to_head"), (1, 0, "dep_to_head")]
+    assert space_size(full, num_heads=3) == 1 * 2
+    short = versus_sets({"k3": full}, num_layers=2, num_heads=3, draws=20, seed=0)[1:]
+    assert [(entry["heads"], entry["short"]) for entry in short] == [(((0, 2), (1, 1)), 1), (((0, 2), (1, 2)), 1)]
+
+
+def test_identical_draws_are_computed_once_and_counted_once_per_draw():
+    from probing.analyses.ablation.versus import set_label, sets_of_result, versus_report, versus_sets
+
+    chosen = [(1, 2, "dep_to_head")]
+    sets = versus_sets({"det@1": chosen}, num_layers=2, num_heads=12, draws=10, seed=0)  # 10 draws of 11 sets
+    randoms = sets[1:]
+    drawn = [matched_draw(chosen, 2, 12, seed=0, index=i).heads for i in range(10)]
+    assert len(randoms) == len(set(drawn)) < 10                          # this seed repeats a set
+    assert sorted(i for entry in randoms for i in entry["draws"]) == list(range(10))
+    assert all(drawn[i] == entry["heads"] for entry in randoms for i in entry["draws"])
+    twice = next(entry for entry in randoms if len(entry["draws"]) > 1)
+    assert set_label(twice) == "det@1:random" + ",".join(map(str, twice["draws"]))
+    # effects planted per distinct set: the report counts each once per draw that gave it
+    effect_of = {entry["heads"]: -0.01 * n for n, entry in enumerate(randoms)}
+    values = np.array([[0.8], [0.75]] + [[0.8 + effect_of[entry["heads"]]] for entry in randoms])
+    report = versus_report(values, np.repeat(values[None], 3, axis=0), sets, part=0, higher_is_better=True)["det@1"]
+    per_draw = [effect_of[heads] for heads in drawn]
+    assert report["random"]["draws"] == 10 and report["random"]["distinct"] == len(randoms)
+    assert report["random"]["mean"] == pytest.approx(np.mean(per_draw))
+    assert report["p_value"] == pytest.approx(permutation_p(-0.05, per_draw, higher_is_better=True))
+    # and a result's conditions give the same sets back
+    result = {"model": {"num_layers": 2, "num_heads": 12},
+              "conditions": [{"label": "none", "heads": []}]
+              + [{"label": set_label(entry), "heads": [list(h) for h in entry["heads"]]} for entry in sets]}
+    assert [(e["draws"], e["heads"], e["exact"]) for e in sets_of_result(result)] == \
+        [(e["draws"], e["heads"], e["exact"]) for e in sets]
 
 
 def test_versus_sets_stacked_give_the_numbers_of_separate_passes(monkeypatch):
@@ -116,19 +186,17 @@ def test_ablate_chosen_against_random_from_the_command_line(tmp_path, capsys):
 
     from probing.cli import main
 
-    dev = tmp_path / "dev.json"
     model = tiny_model("llama")  # a decoder: its DEV result carries the causal block, which must validate
-    assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "det", "nsubj",
-                 "--bootstrap", "0", "--output", str(dev)]) == 0
+    dev, test = scored_dev(model, tmp_path)
     capsys.readouterr()
-    common = ["ablate", "--model", model, "--limit", "12", "--metric", "lm", "--bootstrap", "10", "--k", "1", "2",
-              "--random", "3", "--select-on", str(dev)]
+    common = ["ablate", "--model", model, "--treebank", test, "--limit", "12", "--metric", "lm", "--bootstrap", "10",
+              "--k", "1", "2", "--random", "3", "--select-on", dev]
     assert main([*common, "--chosen", "det", "--output", str(tmp_path / "out.json")]) == 0
     table = capsys.readouterr().out
-    assert "det@1" in table and "det@2" in table and "random mean" in table
+    assert "det@1" in table and "det@2" in table and "random mean" in table and "nats" in table
     assert main([*common, "--chosen", "nmod:poss:nope", "--output", str(tmp_path / "bad.json")]) == 2
     assert "--chosen" in capsys.readouterr().err and not (tmp_path / "bad.json").exists()
-    assert main([*common[:-6], "--k", "99", "--random", "3", "--select-on", str(dev), "--chosen", "det",
+    assert main([*common[:-6], "--k", "99", "--random", "3", "--select-on", dev, "--chosen", "det",
                  "--output", str(tmp_path / "bad.json")]) == 2
     assert "--k" in capsys.readouterr().err
 
@@ -141,11 +209,10 @@ def chosen_run(tmp_path_factory):
     from probing.cli import main
 
     folder = tmp_path_factory.mktemp("versus")
-    model, dev, output = tiny_model("llama"), folder / "dev.json", folder / "ablate.json"
-    assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "det", "nsubj",
-                 "--bootstrap", "0", "--output", str(dev)]) == 0
-    assert main(["ablate", "--quiet", "--model", model, "--limit", "12", "--metric", "lm", "--bootstrap", "20",
-                 "--k", "1", "3", "--random", "4", "--select-on", str(dev), "--chosen", "det", "nsubj",
+    model, output = tiny_model("llama"), folder / "ablate.json"
+    dev, test = scored_dev(model, folder)
+    assert main(["ablate", "--quiet", "--model", model, "--treebank", test, "--limit", "12", "--metric", "lm",
+                 "--bootstrap", "20", "--k", "1", "3", "--random", "4", "--select-on", dev, "--chosen", "det", "nsubj",
                  "--output", str(output)]) == 0
     return model, dev, output
 
@@ -166,19 +233,26 @@ def test_ablate_chosen_writes_a_versus_block_the_conditions_give_again(chosen_ru
     row = block["parts"]["loss"]["det@3"]
     chosen = labels.index("det@3:chosen")
     assert row["chosen"]["effect"] == pytest.approx(values[chosen, 0] - values[0, 0])
-    randoms = [values[labels.index(f"det@3:random{i}"), 0] - values[0, 0] for i in range(4)]
-    assert row["random"]["draws"] == 4 and row["random"]["mean"] == pytest.approx(np.mean(randoms))
-    assert row["p_value"] == pytest.approx(permutation_p(row["chosen"]["effect"], randoms, higher_is_better=False))
-    smaller = sum(1 for i in range(4) if len(result["conditions"][labels.index(f"det@3:random{i}")]["heads"]) < 3)
+    randoms = [(i, label.rpartition(":")[2]) for i, label in enumerate(labels) if label.startswith("det@3:")
+               and not label.endswith(":chosen")]
+    effects = [values[i, 0] - values[0, 0] for i, role in randoms for _ in role.split(",")]  # once per draw
+    exact = all(role.startswith("exact") for _, role in randoms)
+    assert row["exact"] is exact and row["random"]["draws"] == (row["space"] if exact else 4) == len(effects)
+    assert row["random"]["mean"] == pytest.approx(np.mean(effects))
+    assert row["p_value"] == pytest.approx(permutation_p(row["chosen"]["effect"], effects, higher_is_better=False))
+    smaller = sum(len(role.split(",")) for i, role in randoms if len(result["conditions"][i]["heads"]) < 3)
     assert len(row["chosen"]["heads"]) == 3 and row["short_sets"] == smaller
     low, high = row["chosen"]["interval"]
     assert low <= row["chosen"]["effect"] <= high
+    one = block["parts"]["loss"]["det@1"]  # k=1 on 4 heads a layer: 3 sets, fewer than the 4 draws asked
+    assert one["exact"] is True and one["space"] == one["random"]["draws"] == 3
+    assert any(one["p_value"] == pytest.approx(n / 4) for n in (1, 2, 3, 4))  # (1 + count) / (1 + 3)
 
 
 @pytest.mark.parametrize("damage, where", [
     (lambda block: block["parts"]["loss"]["det@1"]["chosen"].update(heads=[[0, 0], [1, 1]]), "chosen.heads"),
     (lambda block: block["parts"]["loss"]["det@1"].update(p_value=1.5), "p_value"),
-    (lambda block: block["parts"]["loss"]["det@1"]["random"].update(draws=7), "random.draws"),
+    (lambda block: block["parts"]["loss"]["det@3"]["random"].update(draws=7), "random.draws"),
     (lambda block: block["parts"].update(nope=block["parts"]["loss"]), "versus.parts.nope"),
 ])
 def test_a_damaged_versus_block_is_refused_in_one_line(chosen_run, tmp_path, capsys, damage, where):
@@ -255,7 +329,13 @@ def test_select_on_a_treebank_chooses_the_sets_a_score_file_of_it_chooses(tmp_pa
         results[name] = json.loads(output.read_text(encoding="utf-8"))
     capsys.readouterr()
     conditions = {name: [(c["label"], c["heads"]) for c in result["conditions"]] for name, result in results.items()}
-    assert len(conditions["spec"]) == 1 + 2 * 2 * (1 + 3)  # intact, then per relation and k: chosen + 3 draws
+    draws = Counter()  # intact, then per relation and k: chosen + 3 draws (or the whole space when it is smaller)
+    for label, _ in conditions["spec"][1:]:
+        key, _, role = label.rpartition(":")
+        draws[key] += 0 if role == "chosen" else len(role.split(","))
+    block = results["spec"]["versus"]["parts"]["loss"]
+    assert set(draws) == {"det@1", "det@3", "nsubj@1", "nsubj@3"}
+    assert all(draws[key] == min(3, block[key]["space"]) == block[key]["random"]["draws"] for key in draws)
     assert conditions["spec"] == conditions["file"]
     assert results["spec"]["conditions"] == results["file"]["conditions"]
     assert results["spec"]["config"]["select_on"] == dev
@@ -286,11 +366,11 @@ def test_scores_only_keeps_every_number_and_refuses_a_merge(tmp_path, capsys):
     from probing.cli import main
     from probing.results.io import read_result
 
-    model, dev = tiny_model("llama"), tmp_path / "dev.json"
-    assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "det", "nsubj",
-                 "--bootstrap", "0", "--output", str(dev)]) == 0
-    common = ["ablate", "--quiet", "--model", model, "--limit", "12", "--metric", "probe", "--relations", "det", "all",
-              "--bootstrap", "30", "--k", "1", "2", "--random", "3", "--select-on", str(dev), "--chosen", "det"]
+    model = tiny_model("llama")
+    dev, test = scored_dev(model, tmp_path)
+    common = ["ablate", "--quiet", "--model", model, "--treebank", test, "--limit", "12", "--metric", "probe",
+              "--relations", "det", "all", "--bootstrap", "30", "--k", "1", "2", "--random", "3", "--select-on", dev,
+              "--chosen", "det"]
     full, slim = tmp_path / "full.json", tmp_path / "slim.json"
     assert main([*common, "--output", str(full)]) == 0
     assert main([*common, "--scores-only", "--output", str(slim)]) == 0
@@ -308,3 +388,38 @@ def test_scores_only_keeps_every_number_and_refuses_a_merge(tmp_path, capsys):
     assert main([*common, "--scores-only", "--shard", "1/2", "--output", str(tmp_path / "shard.json")]) == 2
     assert "--scores-only" in capsys.readouterr().err and not (tmp_path / "shard.json").exists()
     json.loads(slim.read_text())  # plain JSON still
+
+
+@pytest.mark.slow
+def test_a_relation_rare_in_the_units_finishes_with_no_data_where_there_is_none(tmp_path, capsys):
+    """On 5 sentences some bootstrap replicates draw no unit (and iobj has no pair at all): those intervals are
+    undefined, which the run writes as no data (null), finishing with a written result, not a crash at the end."""
+    from helpers import tiny_model
+
+    from probing.analyses.ablation.scores import result_scores
+    from probing.cli import main
+    from probing.results.io import read_result
+
+    model = tiny_model("llama")
+    dev, test = scored_dev(model, tmp_path)
+    common = ["ablate", "--quiet", "--model", model, "--treebank", test, "--limit", "5", "--bootstrap", "500",
+              "--chosen", "det", "--k", "1", "2", "--random", "5", "--select-on", dev]
+    for metric in (["lm"], ["probe", "--relations", "iobj", "det", "all"]):
+        output = tmp_path / f"{metric[0]}.json"
+        capsys.readouterr()
+        assert main([*common, "--metric", *metric, "--output", str(output)]) == 0, capsys.readouterr().err
+        printed = capsys.readouterr().out
+        assert "nan" not in printed.lower()
+        result = read_result(output)
+        _, replicates = result_scores(result)
+        assert np.isnan(replicates).any()  # replicates that drew none of the 5 sentences: undefined, left out
+        for part, sets in result["versus"]["parts"].items():
+            for entry in sets.values():
+                if part == "iobj":
+                    assert entry["chosen"] == {**entry["chosen"], "effect": None, "interval": None}
+                    assert entry["p_value"] is None and entry["random"] is None
+                else:
+                    low, high = entry["chosen"]["interval"]
+                    assert np.isfinite([low, high]).all() and low <= entry["chosen"]["effect"] <= high
+        if metric[0] == "probe":
+            assert "iobj" in printed and "no data [no data]" in printed

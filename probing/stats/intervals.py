@@ -37,12 +37,17 @@ def replicate_accuracies(correct, total) -> np.ndarray:
 
 
 def percentile_interval(values, level: float = LEVEL) -> tuple[float, float] | None:
-    """The central ``level`` percentile interval of ``values``; None when there are none.
+    """The central ``level`` percentile interval of ``values``; None when there are none. Undefined values
+    (NaN: a replicate that drew no unit, whose ratio is 0 / 0) are left out, as :func:`replicate_accuracies`
+    leaves out replicates without a pair.
 
     >>> percentile_interval(np.arange(101), level=0.5)
     (25.0, 75.0)
+    >>> percentile_interval([np.nan, 1.0, 3.0], level=0.5), percentile_interval([np.nan])
+    ((1.5, 2.5), None)
     """
     values = np.asarray(values, dtype=np.float64)
+    values = values[~np.isnan(values)]
     if values.size == 0:
         return None
     if not 0.0 < level < 1.0:

@@ -53,16 +53,30 @@ class OffsetChoice:
     ties: int
 
 
+def ranked_heads(scores, k: int | None = None) -> list[tuple[int, int, int]]:
+    """(direction, layer, head) of the ``k`` best heads of ``scores`` [direction, layer, head] (all, best first,
+    when ``k`` is None), each head once in its better direction, by the tie rule every choice of a head follows:
+    more is better; ties go to the lower layer, then the lower head, then the direction listed first
+    (dep_to_head before head_to_dep, a decoder's causal one last).
+
+    >>> ranked_heads(np.array([[[1, 5], [5, 0]], [[5, 0], [2, 7]]]), 3)  # [1, 1] is best; three heads tie at 5
+    [(1, 1, 1), (1, 0, 0), (0, 0, 1)]
+    """
+    ordered = np.moveaxis(np.asarray(scores), 0, -1)        # [layer, head, direction]
+    best, direction = ordered.max(axis=-1), ordered.argmax(axis=-1)  # argmax: the first direction wins a tie
+    order = np.argsort(-best.ravel(), kind="stable")[:k]    # stable: C order breaks ties (layer, then head)
+    num_heads = best.shape[1]
+    return [(int(direction.flat[i]), int(i // num_heads), int(i % num_heads)) for i in order]
+
+
 def best_cell(scores) -> tuple[int, int, int]:
-    """(direction, layer, head) of the largest score in ``scores`` [direction, layer, head], by the tie
-    rule every choice of a head follows: lower layer, then lower head, then dep_to_head first.
+    """(direction, layer, head) of the largest score in ``scores`` [direction, layer, head]: the first of
+    :func:`ranked_heads`.
 
     >>> best_cell(np.array([[[1, 5]], [[5, 0]]]))   # head 0-1 dep_to_head and 0-0 head_to_dep tie at 5
     (1, 0, 0)
     """
-    ordered = np.moveaxis(np.asarray(scores), 0, -1)  # [layer, head, direction]: argmax takes the first
-    layer, head, direction = np.unravel_index(int(np.argmax(ordered)), ordered.shape)  # maximum in C order
-    return int(direction), int(layer), int(head)
+    return ranked_heads(scores, 1)[0]
 
 
 def select_head(heads, total: int) -> HeadChoice | None:

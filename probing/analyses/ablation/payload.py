@@ -41,10 +41,17 @@ VERSUS_SET = Obj(
         "random": Field(Nullable(Obj({
             "mean": Field(NUMBER, "mean effect of the matched random sets"),
             "percentiles": Field(ListOf(NUMBER, 2), "their 2.5th and 97.5th percentiles"),
-            "draws": Field(COUNT, "matched random sets drawn"),
+            "draws": Field(COUNT, "matched random sets drawn (a set drawn twice counts twice); exact: every set of "
+                                  "the space, once"),
+            "distinct": Field(COUNT, "distinct sets among them, each computed once", required=False),
         })), "the matched random sets' effects, or null without draws"),
-        "short_sets": Field(COUNT, "random sets smaller than the chosen one (a layer had too few heads left)"),
+        "short_sets": Field(COUNT, "random draws smaller than the chosen set (a layer had too few heads left)"),
         "p_value": Field(Nullable(SHARE), "(1 + count) / (1 + draws), count the draws at least as harmful"),
+        "exact": Field(BOOL, "whether the random sets are the whole space of matched sets (it held no more sets "
+                             "than the draws asked for), each once: p is then exact", required=False),
+        "space": Field(Nullable(COUNT), "distinct matched random sets there are: the product over the chosen set's "
+                                        "layers of C(heads left there, heads taken); null beyond an int64",
+                       required=False),
     }
 )
 
@@ -82,7 +89,8 @@ def versus_matches_the_conditions(result: dict) -> None:
             where = f"versus.parts.{part}.{key}"
             if labels.get(f"{key}:chosen") != entry["chosen"]["heads"]:
                 raise Invalid(f"{where}.chosen.heads", f"are not the heads of condition {key}:chosen")
-            draws = sum(1 for label in labels if label.startswith(f"{key}:random"))
+            draws = sum(len(label.rpartition(":")[2].split(",")) for label in labels
+                        if label.startswith((f"{key}:random", f"{key}:exact")))  # randomI,J: two draws, one set
             found = 0 if entry["random"] is None else entry["random"]["draws"]
             if found != draws and entry["chosen"]["effect"] is not None:  # a part without units has no draws
                 raise Invalid(f"{where}.random.draws", f"says {found}, the result ran {draws} random sets for {key}")

@@ -1,14 +1,21 @@
 """Chosen heads against matched random heads: the sets and the permutation test.
 
 For relation R and size k the **chosen set** is the k heads with the most
-correct DEV predictions for R, each in its better direction (ties: lower
-layer, then lower head, then ``dep_to_head`` first, as in
-``probing.stats.selection``). A decoder's heads are ranked over three
+correct DEV predictions for R, each in its better direction (ties by the rule
+of ``probing.stats.selection.ranked_heads``: lower layer, then lower head,
+then ``dep_to_head`` first). A decoder's heads are ranked over three
 directions: the two classic ones and the causal (later-to-earlier) one,
 which is the only one that reaches every pair when a word can look back only. A **matched random set** has as many heads in
 each layer as the chosen set, drawn uniformly without replacement from that
 layer's heads outside the chosen set, seeded by (seed, draw index); a layer
 with too few heads left gives all it has and the set is smaller (``short``).
+
+The **space** of matched random sets holds the product, over the chosen set's
+layers, of C(heads left in the layer, heads taken there) distinct sets. When
+it holds no more than the draws asked for, every set of it is used once
+instead of drawing (**exact**: the random effects are the whole space's, and
+p = (1 + count) / (1 + space)). Otherwise draws that give the same set are
+computed once and counted once per draw.
 
 The effect of a set on a metric is metric(disabled) - metric(intact) on the
 same units; the permutation p-value is (1 + count) / (1 + draws), count the
@@ -21,12 +28,16 @@ Pure numpy (no torch): it runs on result files.
 ((0, 1, 'dep_to_head'), (1, 0, 'head_to_dep'))
 >>> matched_draw([(0, 1), (1, 0)], num_layers=2, num_heads=2, seed=0, index=0)
 MatchedDraw(heads=((0, 0), (1, 1)), short=0)
+>>> space_size([(0, 1), (0, 2), (1, 0)], num_heads=4)   # C(2, 2) in layer 0 times C(3, 1) in layer 1
+3
 >>> permutation_p(-0.3, [-0.1, -0.4, 0.0], higher_is_better=True)
 0.5
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -45,15 +56,14 @@ def chosen_set(heads, k: int, directions=DIRECTIONS) -> tuple[tuple[int, int, st
     >>> chosen_set(np.array([[[1, 2]], [[0, 2]], [[3, 1]]]), 1, ("dep_to_head", "head_to_dep", "causal"))
     ((0, 0, 'causal'),)
     """
+    from probing.stats.selection import ranked_heads
+
     counts = np.asarray(heads)
     _, num_layers, num_heads = counts.shape
     if not 1 <= k <= num_layers * num_heads:
         raise ProbingError(f"k must be between 1 and the model's {num_layers * num_heads} heads, got {k}",
                            source="--k")
-    best = counts.max(axis=0)                      # [layer, head]
-    direction = counts.argmax(axis=0)              # first maximum: dep_to_head wins a tie
-    order = np.argsort(-best.ravel(), kind="stable")[:k]  # stable: C order breaks ties (layer, then head)
-    return tuple((int(i // num_heads), int(i % num_heads), directions[int(direction.flat[i])]) for i in order)
+    return tuple((layer, head, directions[direction]) for direction, layer, head in ranked_heads(counts, k))
 
 
 @dataclass(frozen=True)
@@ -64,20 +74,46 @@ class MatchedDraw:
     short: int
 
 
+def _layer_pools(chosen, num_heads: int) -> list[tuple[int, list[int], int, int]]:
+    """Per layer of ``chosen`` ((layer, head, ...) tuples), in layer order: (layer, the heads outside the chosen
+    set, how many a matched set takes there, how many it lacks)."""
+    heads = {(int(c[0]), int(c[1])) for c in chosen}
+    pools = []
+    for layer, need in sorted(Counter(layer for layer, _ in heads).items()):
+        pool = [head for head in range(num_heads) if (layer, head) not in heads]
+        take = min(need, len(pool))
+        pools.append((layer, pool, take, need - take))
+    return pools
+
+
 def matched_draw(chosen, num_layers: int, num_heads: int, seed: int, index: int) -> MatchedDraw:
     """Draw ``index`` of the random sets matched layer by layer to ``chosen`` ((layer, head, ...) tuples)."""
     rng = np.random.default_rng([seed, index])
-    chosen = {(int(c[0]), int(c[1])) for c in chosen}
     drawn, short = [], 0
-    for layer in range(num_layers):
-        need = sum(1 for c in chosen if c[0] == layer)
-        if not need:
-            continue
-        pool = [head for head in range(num_heads) if (layer, head) not in chosen]
-        take = min(need, len(pool))
-        short += need - take
+    for layer, pool, take, lacking in _layer_pools(chosen, num_heads):
+        short += lacking
         drawn += [(layer, int(head)) for head in rng.choice(pool, size=take, replace=False)] if take else []
     return MatchedDraw(tuple(sorted(drawn)), short)
+
+
+def space_size(chosen, num_heads: int) -> int:
+    """How many distinct matched random sets ``chosen`` has: the product over its layers of C(heads left in the
+    layer, heads taken there) (a layer with too few left gives all of them, one way)."""
+    return math.prod(math.comb(len(pool), take) for _, pool, take, _ in _layer_pools(chosen, num_heads))
+
+
+def matched_space(chosen, num_heads: int) -> list[MatchedDraw]:
+    """Every distinct matched random set of ``chosen``, in a fixed order (combinations of each layer's heads in
+    ascending order, layer by layer); :func:`space_size` of them.
+
+    >>> [draw.heads for draw in matched_space([(0, 0), (1, 1)], num_heads=2)]
+    [((0, 1), (1, 0))]
+    """
+    pools = _layer_pools(chosen, num_heads)
+    short = sum(lacking for *_, lacking in pools)
+    per_layer = [[tuple((layer, head) for head in heads) for heads in itertools.combinations(pool, take)]
+                 for layer, pool, take, _ in pools]
+    return [MatchedDraw(tuple(sorted(sum(parts, ()))), short) for parts in itertools.product(*per_layer)]
 
 
 def permutation_p(chosen_effect: float, random_effects, higher_is_better: bool) -> float:
@@ -90,25 +126,42 @@ def permutation_p(chosen_effect: float, random_effects, higher_is_better: bool) 
     return float((1 + int(np.sum(harmful))) / (1 + effects.size))
 
 
-def random_summary(random_effects) -> dict:
-    """Mean and 2.5 / 97.5 percentiles of the random sets' effects."""
+def random_summary(random_effects, distinct: int | None = None) -> dict:
+    """Mean and 2.5 / 97.5 percentiles of the random sets' effects (one per draw); ``distinct``: the sets
+    computed (draws that gave the same set are computed once)."""
     effects = np.asarray(random_effects, dtype=float)
     low, high = np.percentile(effects, [2.5, 97.5])
-    return {"mean": float(effects.mean()), "percentiles": [float(low), float(high)], "draws": int(effects.size)}
+    return {"mean": float(effects.mean()), "percentiles": [float(low), float(high)], "draws": int(effects.size),
+            "distinct": int(effects.size if distinct is None else distinct)}
 
 
 def versus_sets(chosen: dict, num_layers: int, num_heads: int, draws: int, seed: int) -> list[dict]:
-    """Every set to disable for ``chosen`` {key: chosen set}: per key the chosen set, then ``draws`` matched
-    random sets (draw index 0..draws-1). Each entry: key, role ("chosen" or "random"), draw, heads, short.
+    """Every set to disable for ``chosen`` {key: chosen set}: per key the chosen set, then its matched random sets,
+    each distinct set once. Each entry: key, role ("chosen" or "random"), heads, short, exact (every set of the
+    space, used once instead of drawing, when it holds no more than ``draws``), draws (the draw indices that gave
+    the set; an exact set's index in the space) and, on the chosen entry, space (:func:`space_size`).
     Run them as stacked conditions after the intact model (``probing ablate``'s machinery).
+
+    >>> sets = versus_sets({"det@1": [(0, 0)]}, num_layers=1, num_heads=3, draws=5, seed=0)
+    >>> [(entry["role"], entry["heads"], entry["draws"], entry["exact"]) for entry in sets]
+    [('chosen', ((0, 0),), (), False), ('random', ((0, 1),), (0,), True), ('random', ((0, 2),), (1,), True)]
     """
     sets = []
     for key, heads in chosen.items():
-        sets.append({"key": key, "role": "chosen", "draw": None, "short": 0,
+        space = space_size(heads, num_heads)
+        sets.append({"key": key, "role": "chosen", "draws": (), "short": 0, "exact": False, "space": space,
                      "heads": tuple(sorted((int(h[0]), int(h[1])) for h in heads))})
-        for index in range(draws):
-            draw = matched_draw(heads, num_layers, num_heads, seed, index)
-            sets.append({"key": key, "role": "random", "draw": index, "heads": draw.heads, "short": draw.short})
+        exact = space <= draws
+        if exact:
+            found = {draw.heads: ([index], draw.short) for index, draw in enumerate(matched_space(heads, num_heads))}
+        else:
+            found = {}
+            for index in range(draws):
+                draw = matched_draw(heads, num_layers, num_heads, seed, index)
+                found.setdefault(draw.heads, ([], draw.short))[0].append(index)
+        for drawn, (indices, short) in found.items():
+            sets.append({"key": key, "role": "random", "draws": tuple(indices), "heads": drawn, "short": short,
+                         "exact": exact})
     return sets
 
 
@@ -144,12 +197,21 @@ def choose_sets(dev: dict, relations, sizes, num_layers: int, num_heads: int, dr
 
 
 def set_label(entry: dict) -> str:
-    """A set's condition label, as :func:`sets_of_result` reads it back: ``REL@K:chosen`` or ``REL@K:randomI``.
+    """A set's condition label, as :func:`sets_of_result` reads it back: ``REL@K:chosen``, ``REL@K:randomI`` (draw
+    I; ``randomI,J`` when draws I and J gave the same set) or ``REL@K:exactI`` (set I of an enumerated space).
 
-    >>> set_label({"key": "det@4", "role": "random", "draw": 3})
-    'det@4:random3'
+    >>> set_label({"key": "det@4", "role": "random", "draws": (3, 9), "exact": False})
+    'det@4:random3,9'
     """
-    return f"{entry['key']}:{entry['role']}" + ("" if entry["draw"] is None else str(entry["draw"]))
+    if entry["role"] == "chosen":
+        return f"{entry['key']}:chosen"
+    return f"{entry['key']}:{'exact' if entry['exact'] else 'random'}{','.join(str(i) for i in entry['draws'])}"
+
+
+def effect_scale(higher_is_better: bool) -> str:
+    """The scale (probing.naming.SCALES) every table writes a metric's effects on: percentage points for an
+    accuracy (higher is better), nats for a loss."""
+    return "points" if higher_is_better else "nats"
 
 
 def versus_report(values, replicates, sets: list[dict], part: int, higher_is_better: bool,
@@ -157,8 +219,11 @@ def versus_report(values, replicates, sets: list[dict], part: int, higher_is_bet
     """Per key: the chosen set's effect with its paired bootstrap interval, the random effects and the p-value.
 
     ``values`` [condition, part] and ``replicates`` [replicate, condition, part] as
-    ``AblationAccumulator.scores`` gives them, condition 0 the intact model and condition i + 1 ``sets[i]``.
+    ``AblationAccumulator.scores`` gives them, condition 0 the intact model and condition i + 1 ``sets[i]``. A
+    random set counts once per draw that gave it; replicates that drew no unit (an undefined metric) are left out
+    of the interval, which is null when none is left.
     """
+    from probing.results.schema import MAX_INTEGER
     from probing.stats.intervals import percentile_interval
 
     values, replicates = np.asarray(values, dtype=float), np.asarray(replicates, dtype=float)
@@ -169,13 +234,17 @@ def versus_report(values, replicates, sets: list[dict], part: int, higher_is_bet
         rows = [i for i, entry in enumerate(sets) if entry["key"] == key]
         chosen = next(i for i in rows if sets[i]["role"] == "chosen")
         randoms = [i for i in rows if sets[i]["role"] == "random"]
+        per_draw = np.repeat(effects[randoms], [len(sets[i]["draws"]) for i in randoms])  # a set once per draw
         interval = percentile_interval(boot[:, chosen], level)
+        space = sets[chosen].get("space")
         report[key] = {
             "chosen": {"heads": [list(h) for h in sets[chosen]["heads"]], "effect": float(effects[chosen]),
                        "interval": None if interval is None else [float(x) for x in interval]},
-            "random": random_summary(effects[randoms]) if randoms else None,
-            "short_sets": sum(1 for i in randoms if sets[i]["short"]),
-            "p_value": permutation_p(effects[chosen], effects[randoms], higher_is_better) if randoms else None,
+            "random": random_summary(per_draw, distinct=len(randoms)) if randoms else None,
+            "short_sets": sum(len(sets[i]["draws"]) for i in randoms if sets[i]["short"]),
+            "p_value": permutation_p(effects[chosen], per_draw, higher_is_better) if randoms else None,
+            "exact": bool(randoms) and all(sets[i]["exact"] for i in randoms),
+            "space": space if space is not None and space <= MAX_INTEGER else None,
         }
     return report
 
@@ -183,29 +252,36 @@ def versus_report(values, replicates, sets: list[dict], part: int, higher_is_bet
 def sets_of_result(result: dict) -> list[dict]:
     """The versus sets of an ablation result of a ``--chosen`` run, from its conditions' labels and heads.
 
-    Labels are ``REL@K:chosen`` and ``REL@K:randomI`` (I the draw index), in the order the run stacked them
-    (condition 0 is the intact model); a random set's ``short`` is the heads its layers lacked against the
-    chosen set of its key.
+    Labels are ``REL@K:chosen``, then ``REL@K:randomI`` (I the draws that gave the set, ``I,J,...``) or
+    ``REL@K:exactI`` (I the set's index in the enumerated space), in the order the run stacked them (condition 0
+    is the intact model); a random set's ``short`` is the heads its layers lacked against the chosen set of its
+    key; the chosen set's ``space`` is its :func:`space_size` under the result's model (None without one).
 
     >>> result = {"conditions": [{"label": "none", "heads": []}, {"label": "det@1:chosen", "heads": [[0, 1]]},
-    ...                          {"label": "det@1:random0", "heads": [[0, 0]]}]}
-    >>> [(entry["key"], entry["role"], entry["draw"], entry["short"]) for entry in sets_of_result(result)]
-    [('det@1', 'chosen', None, 0), ('det@1', 'random', 0, 0)]
+    ...                          {"label": "det@1:random0,2", "heads": [[0, 0]]}]}
+    >>> [(entry["key"], entry["role"], entry["draws"], entry["short"]) for entry in sets_of_result(result)]
+    [('det@1', 'chosen', (), 0), ('det@1', 'random', (0, 2), 0)]
     """
+    from probing.results.schema import heads_per_layer
+
+    num_heads = heads_per_layer(result) if "model" in result else None
     sets, chosen = [], {}
     for number, condition in enumerate(result["conditions"][1:], start=1):
         key, _, role = condition["label"].rpartition(":")
         heads = tuple(tuple(int(x) for x in head) for head in condition["heads"])
+        kind = next((kind for kind in ("random", "exact") if role.startswith(kind)), None)
+        draws = role[len(kind):].split(",") if kind else []
         if role == "chosen" and key:
             chosen[key] = heads
-            sets.append({"key": key, "role": "chosen", "draw": None, "heads": heads, "short": 0})
-        elif role.startswith("random") and role[len("random"):].isdigit() and key in chosen:
+            sets.append({"key": key, "role": "chosen", "draws": (), "heads": heads, "short": 0, "exact": False,
+                         "space": None if num_heads is None else space_size(heads, num_heads)})
+        elif kind and key in chosen and all(draw.isdigit() for draw in draws):
             lacking = Counter(layer for layer, _ in chosen[key]) - Counter(layer for layer, _ in heads)
-            sets.append({"key": key, "role": "random", "draw": int(role[len("random"):]), "heads": heads,
-                         "short": sum(lacking.values())})
+            sets.append({"key": key, "role": "random", "draws": tuple(int(draw) for draw in draws), "heads": heads,
+                         "short": sum(lacking.values()), "exact": kind == "exact"})
         else:
             raise ProbingError(f"condition {number} ({condition['label']!r}) is not a set of a --chosen run "
-                               "(REL@K:chosen, then REL@K:randomI)", source="the ablation result")
+                               "(REL@K:chosen, then REL@K:randomI or REL@K:exactI)", source="the ablation result")
     if not sets:
         raise ProbingError("has no chosen set: it is not the result of ablate --chosen", source="the ablation result")
     return sets
@@ -239,28 +315,38 @@ def result_versus(result: dict) -> dict:
 
 
 def versus_table(block: dict) -> str:
-    """The terminal table of a versus block: per chosen set and metric part, the effect [95%], the random
-    mean [2.5, 97.5], p and the short sets."""
+    """The terminal table of a versus block: per chosen set and metric part, the effect [95%] and the random mean
+    [2.5, 97.5] in the board's unit (percentage points for an accuracy, nats for a loss), p (``exact`` when the
+    whole space of matched sets was used) and the short sets; ``no data`` where a part had no unit to measure."""
+    from probing.naming import p_value_text, scaled
 
-    def signed(value) -> str:
-        return "-" if value is None else f"{value:+.4f}"
+    scale = effect_scale(block["higher_is_better"])
+
+    def number(value) -> str:
+        return "no data" if value is None else scaled(value, scale)
+
+    def interval(pair) -> str:
+        return "[no data]" if pair is None else f"[{number(pair[0])}, {number(pair[1])}]"
 
     width = max([10, *(len(part) for part in block["parts"])])
-    lines = [f"{'set':<12} {'part':<{width}} {'chosen effect [95%]':<28} {'random mean [2.5, 97.5]':<30} {'p':>6}  short"]
+    unit = "points" if scale == "points" else "nats"
+    lines = [f"{'set':<12} {'part':<{width}} {f'chosen effect, {unit} [95%]':<28} "
+             f"{'random mean [2.5, 97.5]':<28} {'p':>12}  short"]
     for part, sets in block["parts"].items():
         for key, row in sets.items():
-            low, high = row["chosen"]["interval"] or (None, None)
-            rnd = row["random"] or {"mean": None, "percentiles": (None, None)}
-            p_value = "-" if row["p_value"] is None else f"{row['p_value']:.3f}"
-            lines.append(f"{key:<12} {part:<{width}} {signed(row['chosen']['effect'])} [{signed(low)}, {signed(high)}]"
-                         f"{'':<3} {signed(rnd['mean'])} [{signed(rnd['percentiles'][0])}, {signed(rnd['percentiles'][1])}]"
-                         f"{'':<4} {p_value:>6}  {row['short_sets']}")
+            chosen = f"{number(row['chosen']['effect'])} {interval(row['chosen']['interval'])}"
+            rnd = row["random"]
+            random = "no data" if rnd is None else f"{number(rnd['mean'])} {interval(rnd['percentiles'])}"
+            p_value = "-" if row["p_value"] is None else p_value_text(row["p_value"]) + (
+                " exact" if row.get("exact") else "")
+            lines.append(f"{key:<12} {part:<{width}} {chosen:<28} {random:<28} {p_value:>12}  {row['short_sets']}")
     return "\n".join(lines)
 
 
 def versus_effects(result: dict) -> dict:
     """Every set's effect per metric part and chosen key, from an ablation result of a ``--chosen`` run:
-    {part: {key: {"chosen": effect, "random": [effect of draw 0, 1, ...]}}} (what the figure draws)."""
+    {part: {key: {"chosen": effect, "random": [effect of each draw, a set drawn twice twice]}}} (what the figure
+    draws)."""
     from probing.analyses.ablation.scores import result_scores
 
     values, _ = result_scores(result)
@@ -274,6 +360,6 @@ def versus_effects(result: dict) -> dict:
             if entry["role"] == "chosen":
                 slot["chosen"] = float(change)
             else:
-                slot["random"].append(float(change))
+                slot["random"] += [float(change)] * len(entry["draws"])
         effects[part] = by_key
     return effects
