@@ -251,16 +251,16 @@ def test_classification_metric_on_a_labelled_csv(tmp_path, capsys):
     assert "label 'maybe'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("family", ["bert", "llama"])
-def test_layers_below_a_conditions_first_disabled_head_are_not_recomputed(family, text):
-    """--each-head: layer 1 runs for the intact model and for the conditions of layer 1 only."""
+@pytest.mark.parametrize("family, metric_name", [("bert", "mlm"), ("llama", "lm"), ("bert", "probe")])
+def test_layers_below_a_conditions_first_disabled_head_are_not_recomputed(family, metric_name, text):
+    """--each-head: layer 1 runs for the intact model and for the conditions of layer 1 only (the probe: their
+    layer 1's predictions are the intact model's)."""
     from probing.model.prefix import SharedPrefix
 
-    loaded = load_model(tiny_bert() if family == "bert" else tiny_model(family),
-                        head="masked_lm" if family == "bert" else "causal_lm")
+    metric = METRICS[metric_name](relations=("det", "all"))
+    loaded = load_model(tiny_bert() if family == "bert" else tiny_model(family), head=metric.head)
     prefix = SharedPrefix.find(loaded)
     assert prefix is not None and len(prefix.blocks) == 2
-    metric = METRICS["mlm" if family == "bert" else "lm"]()
     metric.setup(loaded)
     runs = []
     first_attention = next(prefix.blocks[0].children())  # a skipped block never calls its submodules

@@ -143,15 +143,17 @@ def _captured(loaded, tap: AttentionTap, input_ids: torch.Tensor, attention_mask
 
 
 def _attention_until_last(loaded, tap: AttentionTap, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                          consume: Callable) -> None:
+                          consume: Callable, first_layer: int = 0) -> None:
     """Run the scored stack up to its last layer's attention; ``consume(layer, weights)`` in call order.
 
     The weights leave the module's output once consumed (the model goes on
     without them), so no layer's weights outlive ``consume``. A module shared
     by every layer (ALBERT) is called once per layer, so the pass stops at the
-    ``num_layers``-th call, whatever the number of modules.
+    ``num_layers``-th call, whatever the number of modules. ``first_layer``: the
+    first layer whose attention is computed (those below return recorded outputs,
+    probing.model.prefix), so the first call is that layer's.
     """
-    seen = [0]
+    seen = [first_layer]
 
     def take(module, args, output):
         weights = output[tap.index]
@@ -262,13 +264,15 @@ def attention(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> 
 
 
 def each_layer(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-               consume: Callable[[int, torch.Tensor], None]) -> None:
+               consume: Callable[[int, torch.Tensor], None], first_layer: int = 0) -> None:
     """``consume(layer, weights)`` for every layer of the scored stack, in order, as soon as the layer has
     computed them: float32 [batch, head, query, key] on the model's device, padded keys 0.
 
     On the ``fused`` and ``eager`` paths the pass goes on without them once
     consumed and stops after the last layer's attention; on ``returned`` the
-    model's own tuple is handed on layer by layer.
+    model's own tuple is handed on layer by layer. ``first_layer``: the layers below
+    it are not computed (their outputs reused, probing.model.prefix, on the
+    ``fused`` and ``eager`` paths only), so ``consume`` sees that layer and those above.
 
     >>> from probing.model.loading import load_model
     >>> from probing.testing import tiny_bert
@@ -279,7 +283,9 @@ def each_layer(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor,
     >>> seen
     [(0, (1, 4, 4, 4)), (1, (1, 4, 4, 4))]
     """
-    seen = [0]
+    seen = [first_layer]
+    if first_layer and loaded.attention_tap is None:
+        raise ValueError("layers below the first can be skipped only where the pass reads attention by a tap")
 
     def checked(layer: int, weights) -> None:
         if weights is None:
@@ -289,7 +295,7 @@ def each_layer(loaded, input_ids: torch.Tensor, attention_mask: torch.Tensor,
 
     if loaded.attention_tap is not None:
         with _fused(loaded):
-            _attention_until_last(loaded, loaded.attention_tap, input_ids, attention_mask, checked)
+            _attention_until_last(loaded, loaded.attention_tap, input_ids, attention_mask, checked, first_layer)
     else:
         layers = _run_stack(loaded, input_ids, attention_mask)
         if not layers:

@@ -203,14 +203,20 @@ class NextTokenLoss(RatioMetric):
                                  attention_mask=attention_mask.to(loaded.device)).last_hidden_state
             targets = input_ids[:, 1:].to(hidden.device)  # [rows, tok - 1]: token t + 1 predicted at t
             scored = (attention_mask[:, 1:].bool() & ~batch.is_special[:, 1:].repeat(copies, 1)).to(hidden.device)
+            # The LM head runs on the scored positions only (no padding, no special token), in chunks
+            # of rows, and the loss is logsumexp - the target's logit: no log-softmax over the vocabulary
+            # is written out, which costs as much again as reading the logits once.
+            rows, steps = scored.nonzero(as_tuple=True)
+            states, wanted = hidden[rows, steps], targets[rows, steps]  # [scored, hidden], [scored]
             vocabulary = loaded.model.get_output_embeddings().weight.shape[0]
-            chunk = max(1, LOGIT_CELLS // max(1, hidden.shape[1] * vocabulary))
+            chunk = max(1, LOGIT_CELLS // vocabulary)
             losses = []
-            for start in range(0, hidden.shape[0], chunk):
-                logits = self._logits(loaded, hidden[start : start + chunk, :-1]).float()  # [chunk, tok - 1, vocab]
-                losses.append(torch.nn.functional.cross_entropy(
-                    logits.transpose(1, 2), targets[start : start + chunk], reduction="none"))
-            loss = torch.cat(losses) * scored  # [rows, tok - 1]
+            for start in range(0, len(wanted), chunk):
+                logits = self._logits(loaded, states[start : start + chunk]).float()  # [chunk, vocab]
+                picked = logits.gather(1, wanted[start : start + chunk, None])[:, 0]
+                losses.append(torch.logsumexp(logits, dim=1) - picked)
+            loss = hidden.new_zeros(scored.shape, dtype=torch.float32)  # [rows, tok - 1]
+            loss[rows, steps] = torch.cat(losses) if losses else loss.new_zeros(0)
         intervention.verify()
         numerator = loss.sum(dim=1).double().view(copies, len(batch), 1).cpu()
         denominator = scored.sum(dim=1).double().view(copies, len(batch), 1).cpu()
@@ -285,7 +291,7 @@ class MinimalPairAccuracy(Metric):
         from probing.analyses.ablation.minimal_pairs import sentence_scores
 
         with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
-            scores = sentence_scores(loaded, batch, copies, lm_head_logits, LOGIT_CELLS)  # [copy, sentence]
+            scores = sentence_scores(loaded, batch, copies, LOGIT_CELLS)  # [copy, sentence]
         intervention.verify()
         return scores[:, 0::2] > scores[:, 1::2]  # good before bad; a tie is wrong
 
@@ -384,18 +390,17 @@ class AblationAccumulator(Accumulator):
         loaded, batch = view.loaded, view.batch
         self._vocabulary = getattr(loaded.model.config, "vocab_size", 1) or 1
         copies = self.group_size(batch)
-        if isinstance(self.metric, ProbeAccuracy):
-            for start in range(0, len(self.conditions), copies):
-                group = range(start, min(start + copies, len(self.conditions)))
-                self._probe(view, group, self._mask(group, batch))
-            return
+        probe = isinstance(self.metric, ProbeAccuracy)
         prefix = self._shared_prefix(loaded)
+        if probe and loaded.attention_tap is None:  # the model's own attention tuple: every layer is computed
+            prefix = None
         if prefix is None:
             for start in range(0, len(self.conditions), copies):
-                self._measure(loaded, batch, list(range(start, min(start + copies, len(self.conditions)))))
+                group = list(range(start, min(start + copies, len(self.conditions))))
+                self._probe(view, group) if probe else self._measure(loaded, batch, group)
             return
-        with prefix.recording():
-            self._measure(loaded, batch, [0])  # the intact model, whose layer outputs the others reuse
+        with prefix.recording():  # the intact model, whose layer outputs (and predictions) the others reuse
+            intact = self._probe(view, [0]) if probe else self._measure(loaded, batch, [0])
         # Grouped by their lowest disabled layer: each group reruns only the layers from there up.
         by_layer: dict[int, list[int]] = {}
         for condition in range(1, len(self.conditions)):
@@ -404,7 +409,10 @@ class AblationAccumulator(Accumulator):
             for start in range(0, len(conditions), copies):
                 group = conditions[start : start + copies]
                 with prefix.reusing(first_layer, copies=len(group)):
-                    self._measure(loaded, batch, group)
+                    if probe:  # the layers below have the intact model's attention, so its predictions
+                        self._probe(view, group, first_layer, intact[:, :, :first_layer])
+                    else:
+                        self._measure(loaded, batch, group)
 
     def _mask(self, group, batch: Batch) -> torch.Tensor:
         """bool [copies * batch, layer, head]: each condition's heads, one copy of the batch each."""
@@ -440,20 +448,29 @@ class AblationAccumulator(Accumulator):
         state["boot_numerator"][:, rows] += torch.einsum("ru,cup->rcp", weights, numerator)
         state["boot_denominator"][:, rows] += torch.einsum("ru,cup->rcp", weights, denominator)
 
-    def _probe(self, view: BatchView, group: range, mask: torch.Tensor) -> None:
-        from probing.engine.pooling import pool_word_attention
-        from probing.engine.predictions import predict_heads
+    def _probe(self, view: BatchView, group: list[int], first_layer: int = 0,
+               below: torch.Tensor | None = None) -> torch.Tensor:
+        """Count ``group``'s conditions on the batch (copies of it stacked in one pass); the predictions
+        [copies * batch, direction, layer, head, word]. ``first_layer``: the lowest layer the pass computes (those
+        below reused, probing.model.prefix), whose predictions ``below`` [batch, direction, layer, head, word] gives."""
+        from probing.engine.pooling import WordPooling
+        from probing.engine.predictions import HeadPrediction
+        from probing.model.extraction import each_layer
 
         loaded, batch = view.loaded, view.batch
         copies = len(group)
         input_ids, attention_mask = _stacked(batch, copies)
-        with uniform_heads(loaded.base, mask) as intervention:
-            from probing.model.extraction import attention
-
-            maps = attention(loaded, input_ids, attention_mask)  # [copies * batch, layer, head, query, key]
+        # Each layer pooled and predicted as it comes (one layer's token attention held at a time), the
+        # batch's token-to-word map and prediction masks made once for all of them.
+        pooling = WordPooling(batch.word_of_token.repeat(copies, 1), self.pool_from)
+        prediction = HeadPrediction(batch.num_words.repeat(copies))
+        layers = [below.repeat(copies, 1, 1, 1, 1)] if first_layer else []  # [copies * batch, dir, layer, H, word]
+        with uniform_heads(loaded.base, self._mask(group, batch)) as intervention:
+            each_layer(loaded, input_ids, attention_mask,
+                       lambda layer, weights: layers.append(prediction(pooling(weights[:, None]))),
+                       first_layer=first_layer)
         intervention.verify()
-        words = pool_word_attention(maps, batch.word_of_token.repeat(copies, 1), self.pool_from)
-        predictions = predict_heads(words, batch.num_words.repeat(copies))  # [copies * batch, dir, L, H, word]
+        predictions = torch.cat(layers, dim=2)  # [copies * batch, direction, layer, head, word]
         pairs = collect_pairs(batch.sentences, self.metric.relations)
         for offset, condition in enumerate(group):
             rows = slice(offset * len(batch), (offset + 1) * len(batch))
@@ -462,6 +479,7 @@ class AblationAccumulator(Accumulator):
             # state_tensors holds the replicate sums themselves, which the engine reads without asking the
             # counts: weigh this batch's sentences now rather than a chunk at a time
             self.counts[condition].replicates.flush()
+        return predictions
 
     def load_state(self, state: dict) -> "AblationAccumulator":
         from probing.analyses.ablation.scores import SCORES_ONLY
