@@ -70,7 +70,7 @@ def test_a_disabled_layer_changes_the_scores_it_measures(llama):
     mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
     mask[len(batch):, 0] = True  # the second copy without layer 1
     with ablation.uniform_heads(llama.model, mask), torch.inference_mode():
-        scores = sentence_scores(llama, batch, 2, ablation.lm_head_logits, ablation.LOGIT_CELLS)
+        scores = sentence_scores(llama, batch, 2, ablation.LOGIT_CELLS)
     assert scores.shape == (2, 16) and not torch.allclose(scores[0], scores[1])
 
 
@@ -106,7 +106,7 @@ def test_padding_changes_no_log_probability_under_disabled_heads(llama):
             mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
             mask[len(batch):, 0, :2] = True  # copy 2: heads 1-1 and 1-2 disabled
             with ablation.uniform_heads(llama.model, mask), torch.inference_mode():
-                found.append(sentence_scores(llama, batch, 2, ablation.lm_head_logits, ablation.LOGIT_CELLS))
+                found.append(sentence_scores(llama, batch, 2, ablation.LOGIT_CELLS))
         return torch.cat(found, dim=1)  # [copy, sentence]
 
     alone, padded = scores(1), scores(8)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probing.analyses.pairs.scoring import encode, padded, plain_tokenizer, row_log_probs
+from probing.analyses.pairs.scoring import encode, padded, plain_tokenizer, scored_log_probs
 
 
 @dataclass
@@ -47,20 +47,17 @@ def pair_batches(tokenizer, pairs, batch_size: int, encoded=None):
         yield PairBatch(ids, mask, list(range(start, start + len(chunk))))
 
 
-def sentence_scores(loaded, batch: PairBatch, copies: int, logits_of, logit_cells: int) -> torch.Tensor:
+def sentence_scores(loaded, batch: PairBatch, copies: int, logit_cells: int) -> torch.Tensor:
     """log p(sentence) [copy, sentence] of ``copies`` stacked copies of ``batch`` (heads disabled by the caller).
 
-    The LM head runs on row chunks of the last hidden state, so that the vocabulary never multiplies the
-    whole stacked batch (``logit_cells``: rows x tokens x vocabulary per chunk).
+    The LM head runs on the last hidden state at the positions that predict a real token, a chunk of
+    ``logit_cells`` (positions x vocabulary) at a time, as ``probing pairs`` scores (scored_log_probs).
     """
     ids = batch.input_ids.repeat(copies, 1).to(loaded.device)  # [copies * sentence, token], copy-major
     mask = batch.attention_mask.repeat(copies, 1).to(loaded.device)
     hidden = loaded.base(input_ids=ids, attention_mask=mask).last_hidden_state  # [rows, token, hidden]
-    vocabulary = loaded.model.get_output_embeddings().weight.shape[0]
-    chunk = max(1, logit_cells // max(1, hidden.shape[1] * vocabulary))
-    scores = [row_log_probs(logits_of(loaded, hidden[start : start + chunk]), ids[start : start + chunk],
-                            mask[start : start + chunk]) for start in range(0, hidden.shape[0], chunk)]
-    return torch.cat(scores).view(copies, len(batch)).cpu()
+    scores = scored_log_probs(loaded.model.get_output_embeddings(), hidden, ids, mask, logit_cells)
+    return scores.view(copies, len(batch)).cpu()
 
 
 def pairs_pass(accumulator, loaded, pairs, batch_size: int):

@@ -3,9 +3,10 @@
 log p(sentence) = the sum over its tokens of log p(token | everything before it), the sentence tokenized
 as plain text without special tokens and preceded by one token of context: the tokenizer's BOS token, or
 its EOS token when it has none (as lm-evaluation-harness does for an empty context). One forward pass
-per batch of sentences, one sentence per row, padded on the right: a causal model's token never sees the
-padding after it, and positions count from the first real token, so padding changes no score beyond
-float rounding. Log-probabilities are taken in float32 from the logits. The accuracies they give are
+per batch of sentences of like lengths, one sentence per row, padded on the right: a causal model's token never
+sees the padding after it, and positions count from the first real token, so padding changes no score beyond
+float rounding. Log-probabilities are taken in float32 from the logits, which are computed only where a real
+token is predicted. The accuracies they give are
 computed in probing.analyses.pairs.accuracy.
 """
 
@@ -64,34 +65,90 @@ def padded(encoded: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor
     ([[1, 5], [1, 0]], [[1, 1], [1, 0]])
     """
     longest = max(map(len, encoded))
-    ids = torch.zeros((len(encoded), longest), dtype=torch.long)  # [sentence, token]
-    mask = torch.zeros((len(encoded), longest), dtype=torch.long)
-    for row, tokens in enumerate(encoded):
-        ids[row, : len(tokens)] = torch.tensor(tokens)
-        mask[row, : len(tokens)] = 1
+    ids = torch.tensor([[*tokens, *[0] * (longest - len(tokens))] for tokens in encoded])  # [sentence, token]
+    lengths = torch.tensor([len(tokens) for tokens in encoded])
+    mask = (torch.arange(longest)[None, :] < lengths[:, None]).long()
     return ids, mask
 
 
 def row_log_probs(logits: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """log p(row) [row]: the float32 sum of log p(token t + 1 | tokens <= t) over each row's real tokens.
 
-    ``logits`` [row, token, vocab]; ``ids`` and ``mask`` [row, token], on the logits' device.
+    ``logits`` [row, token, vocab]; ``ids`` and ``mask`` [row, token], on the logits' device. (The reference
+    form of :func:`scored_log_probs`, which computes the same from hidden states at the scored positions only.)
     """
     log_probs = torch.log_softmax(logits[:, :-1].float(), dim=-1)  # prediction of token t+1 from tokens <= t
     picked = log_probs.gather(-1, ids[:, 1:, None])[..., 0] * mask[:, 1:]  # [row, token - 1]
     return picked.sum(dim=1)
 
 
+LOGIT_CELLS = 1 << 24
+"""Logits (positions x vocabulary) computed at once: 64 MiB of float32."""
+
+
+def scored_log_probs(head, hidden: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor,
+                     cells: int = LOGIT_CELLS) -> torch.Tensor:
+    """log p(row) [row], as :func:`row_log_probs` gives it, from the last hidden states [row, token, hidden].
+
+    ``head`` (the LM head, hidden -> logits) runs only at the positions that predict a real token, never at
+    padding, ``cells // vocabulary`` positions at a time, and log p(token) is its logit minus the logsumexp of
+    all logits, in float32: no log-softmax over the vocabulary is written out.
+
+    >>> head = torch.nn.Linear(2, 3, bias=False)
+    >>> hidden, ids, mask = torch.randn(2, 3, 2), torch.tensor([[0, 1, 2], [0, 2, 0]]), torch.tensor([[1, 1, 1], [1, 1, 0]])
+    >>> torch.allclose(scored_log_probs(head, hidden, ids, mask), row_log_probs(head(hidden), ids, mask))
+    True
+    """
+    rows, steps = (mask[:, 1:] > 0).nonzero(as_tuple=True)  # a position t that predicts the real token t + 1
+    states, wanted = hidden[rows, steps], ids[rows, steps + 1]  # [scored, hidden], [scored]
+    chunk = max(1, cells // head.weight.shape[0])
+    picked = []
+    for start in range(0, len(wanted), chunk):
+        logits = head(states[start : start + chunk]).float()  # [chunk, vocab]
+        picked.append(logits.gather(1, wanted[start : start + chunk, None])[:, 0] - torch.logsumexp(logits, dim=1))
+    per_token = hidden.new_zeros(mask[:, 1:].shape, dtype=torch.float32)  # [row, token - 1], 0 where unscored
+    if picked:
+        per_token[rows, steps] = torch.cat(picked)
+    return per_token.sum(dim=1)
+
+
+def exact_head(model) -> bool:
+    """Whether ``model``'s logits are its output embeddings applied to its base model's last hidden state, on a
+    short input (a model that scales or soft-caps its logits is scored from its whole output instead)."""
+    head, base = model.get_output_embeddings(), getattr(model, "base_model", None)
+    if head is None or base is None or base is model or getattr(head, "weight", None) is None:
+        return False
+    device = head.weight.device
+    ids = torch.tensor([[1, 5, 6, 7]], device=device)
+    with torch.inference_mode():
+        whole = model(input_ids=ids).logits.float()
+        split = head(base(input_ids=ids).last_hidden_state).float()
+    return whole.shape == split.shape and bool(torch.allclose(whole, split, rtol=1e-5, atol=1e-5))
+
+
 @torch.inference_mode()
 def sentence_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size: int = 32,
                        device: str = "cpu", context: str = "bos") -> list[float]:
     """log p(sentence) of every sentence, in order, each after ``context`` (:data:`CONTEXTS`); ``batch_size``
-    sentences per forward pass."""
+    sentences per forward pass.
+
+    The sentences are batched by length (shortest first; one sentence a row still, so a score is the same
+    whatever else is in its batch, up to float rounding), so batches carry little padding, and the LM head
+    runs only where a real token is predicted (:func:`scored_log_probs`).
+    """
     encoded = encode(tokenizer, sentences, context)
-    scores: list[float] = []
-    for start in range(0, len(encoded), batch_size):
-        ids, mask = padded(encoded[start : start + batch_size])
+    split = exact_head(model)
+    order = sorted(range(len(encoded)), key=lambda index: len(encoded[index]))
+    scores = [0.0] * len(encoded)
+    for start in range(0, len(order), batch_size):
+        chosen = order[start : start + batch_size]
+        ids, mask = padded([encoded[index] for index in chosen])
         ids, mask = ids.to(device), mask.to(device)
-        logits = model(input_ids=ids, attention_mask=mask).logits  # [sentence, token, vocab]
-        scores += row_log_probs(logits, ids, mask).cpu().tolist()
+        if split:
+            hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state  # [sentence, token, hidden]
+            values = scored_log_probs(model.get_output_embeddings(), hidden, ids, mask)
+        else:
+            values = row_log_probs(model(input_ids=ids, attention_mask=mask).logits, ids, mask)
+        for index, value in zip(chosen, values.cpu().tolist()):
+            scores[index] = value
     return scores
