@@ -498,3 +498,33 @@ def kill_once_checkpointed(argv: list[str], checkpoint: Path, *, timeout: float 
     process.send_signal(signal.SIGKILL)
     assert process.wait(timeout=60) == -signal.SIGKILL
     process.stderr.close()
+
+
+# --------------------------------------------------------------------------------------------
+# What a Markdown reader makes of a file
+
+
+def markdown_markup(text: str) -> list[str]:
+    """What a CommonMark reader with GitHub's tables makes of ``text`` that a name from a file must never
+    become: raw HTML (``html_inline``/``html_block``), links, images and autolinks, each as ``type: what``.
+    Every link counts, whatever its URL: GitHub drops a ``javascript:`` one, other readers do not.
+
+    >>> markdown_markup("| a |\\n|---|\\n| <img src=x> [c](javascript:x) |")
+    ['html_inline: <img src=x>', 'link_open: javascript:x']
+    >>> markdown_markup("| a |\\n|---|\\n| &lt;img src=x> [c\\\\](javascript:x) |")
+    []
+    """
+    from markdown_it import MarkdownIt
+
+    reader = MarkdownIt("commonmark").enable("table")
+    reader.validateLink = lambda url: True  # see every link, as a reader that does not check URLs would
+    found = []
+    pending = list(reader.parse(text))
+    while pending:
+        token = pending.pop(0)
+        pending[:0] = token.children or []
+        if token.type in ("html_inline", "html_block"):
+            found.append(f"{token.type}: {token.content.strip()}")
+        elif token.type in ("link_open", "image"):
+            found.append(f"{token.type}: {token.attrGet('href') or token.attrGet('src')}")
+    return found

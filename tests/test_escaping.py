@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import html
 import io
 import json
 import re
@@ -125,13 +126,22 @@ def test_csv_reads_back_the_same_cells_with_formulas_quoted(drawn):
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
+ENTITY = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
+"""An entity as CommonMark reads one (with its ``;``; ``html.unescape`` alone also takes ``&lt`` without)."""
+
+
 def _cells(line: str) -> list[str]:
-    """A Markdown table line's cells: split at each ``|`` that no backslash escapes, escapes undone."""
+    """A Markdown table line's cells: split at each ``|`` that no backslash escapes, escapes and entities undone
+    (an escaped ``&`` starts no entity)."""
     cells, current, position = [], "", 0
     while position < len(line):
         char = line[position]
         if char == "\\" and position + 1 < len(line):
             current, position = current + line[position + 1], position + 2
+            continue
+        entity = ENTITY.match(line, position)
+        if entity:
+            current, position = current + html.unescape(entity.group()), entity.end()
             continue
         if char == "|":
             cells.append(current.strip())

@@ -1017,7 +1017,7 @@ def _(env):
         table = [line for line in lines if line.startswith("|")]
         assert len(table) == 2 + 2  # header, rule, the model's row and the baseline's
         assert len({_unescaped_pipes(line) for line in table}) == 1, table
-        assert any("@SUM(1)\\|<i>m</i> m" in line for line in table)
+        assert any("@SUM(1)\\|&lt;i>m&lt;/i> m" in line for line in table)  # no tag: the name is text
 
     return Written(["leaderboard", str(_hostile_result(env)), "--output", str(output)], check)
 

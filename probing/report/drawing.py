@@ -1,5 +1,9 @@
 """What every figure shares: a matplotlib ``Figure`` (never pyplot, so importing probing never switches a
-user's backend) and the one layer x head heatmap drawer.
+user's backend) whose every text is drawn as plain text, and the one layer x head heatmap drawer.
+
+Names from files (models, treebanks, languages, relations, words) reach titles, labels and legends; a ``$``
+in them must not start mathtext (``$\\frac{a}{$`` fails to parse, and the figure with it), so every figure
+is made by :func:`new_figure`, and no figure here uses mathtext.
 
 >>> import numpy as np
 >>> figure = new_figure(3, 2)
@@ -11,7 +15,9 @@ user's backend) and the one layer x head heatmap drawer.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -20,10 +26,53 @@ MARK = "#ff2d55"
 
 
 def new_figure(width: float, height: float, **options):
-    """A matplotlib Figure of ``width`` x ``height`` inches, independent of pyplot and its backend."""
+    """A matplotlib Figure of ``width`` x ``height`` inches, independent of pyplot and its backend, that draws
+    every text as it is written (no mathtext).
+
+    >>> figure = new_figure(2, 1)
+    >>> axis = figure.subplots()
+    >>> _ = axis.set_title("$\\\\frac{a}{$"); figure.tight_layout(); figure.canvas.draw()
+    >>> axis.title.get_text(), axis.title.get_parse_math()
+    ('$\\\\frac{a}{$', False)
+    """
+    return _plain_text_figure()(figsize=(width, height), **options)
+
+
+@contextmanager
+def plain_text(figure):
+    """Within: every text of ``figure``, and every text made meanwhile (tick labels are made as it is drawn),
+    is plain text; mathtext is parsed only when a text's extent is measured, so this wraps every measuring."""
+    from matplotlib import rc_context
+    from matplotlib.text import Text
+
+    with rc_context({"text.parse_math": False}):
+        for text in figure.findobj(Text):
+            text.set_parse_math(False)
+        yield
+
+
+@functools.cache
+def _plain_text_figure():
+    """The Figure class of :func:`new_figure` (made on first use: importing probing imports no matplotlib)."""
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height), **options)
+    class PlainTextFigure(Figure):
+        """A Figure that measures and draws its texts under :func:`plain_text`: drawing (and the constrained
+        layout done then), ``tight_layout`` and the tight bounding box are where a text's extent is taken."""
+
+        def draw(self, renderer):
+            with plain_text(self):
+                return super().draw(renderer)
+
+        def tight_layout(self, *args, **kwargs):
+            with plain_text(self):
+                return super().tight_layout(*args, **kwargs)
+
+        def get_tightbbox(self, *args, **kwargs):
+            with plain_text(self):
+                return super().get_tightbbox(*args, **kwargs)
+
+    return PlainTextFigure
 
 
 def layer_head_heatmap(axis, grid: np.ndarray, *, vmin: float = 0.0, vmax: float = 1.0, cmap="viridis",

@@ -9,16 +9,19 @@ a formula, a new row or a path:
   U+2028 and U+2029 as ``\\uXXXX``, so no ``</script>`` or ``<!--`` can end or
   bend the element, and the text is still the same JSON);
 - :func:`markdown_cell` and :func:`markdown_text`: a table cell keeps its
-  column (``|`` escaped) and every text its line (line breaks as spaces);
+  column (``|`` escaped), every text its line (line breaks as spaces), and no
+  text becomes HTML, an autolink or a link (``<`` and an entity's ``&`` as
+  entities, a ``]`` that would close a link as ``\\]``);
 - :func:`latex_text`: LaTeX's special characters, and no blank line that would
   end a row's paragraph;
 - :func:`csv_cell`: a cell a spreadsheet would run as a formula (``= + - @``,
   TAB or CR first) starts with ``'`` instead, as spreadsheet tools recommend;
   numbers stay numbers; :func:`csv_text` writes rows of such cells;
-- :func:`file_name`: a name as one file-name component that stays in its folder.
+- :func:`file_name`: a name as one file-name component that stays in its folder;
+- :func:`relative_url`: a relative file path as the path of a link that stays relative.
 
-Figures need no function: :func:`probing.atomic.save_figure_atomic` draws every
-text of a figure as plain text (a ``$`` is not mathtext there).
+Figures need no function: every figure is made by :func:`probing.report.drawing.new_figure`,
+which draws every text of it as plain text (a ``$`` is not mathtext there).
 
 >>> html_text('<b title="x">&</b>')
 '&lt;b title=&quot;x&quot;&gt;&amp;&lt;/b&gt;'
@@ -26,6 +29,8 @@ text of a figure as plain text (a ``$`` is not mathtext there).
 '{"word":"\\\\u003c/script\\\\u003e\\\\u003c!--"}'
 >>> markdown_cell("a|b\\nc")
 'a\\\\|b c'
+>>> markdown_cell("<img src=x onerror=alert(1)>"), markdown_cell("[click](javascript:alert(1))")
+('&lt;img src=x onerror=alert(1)>', '[click\\\\](javascript:alert(1))')
 >>> latex_text("50% & more_x")
 '50\\\\% \\\\& more\\\\_x'
 >>> csv_cell("=HYPERLINK(1)"), csv_cell("-2"), csv_cell("-"), csv_cell(3)
@@ -42,6 +47,7 @@ import html
 import io
 import json
 import re
+import urllib.parse
 from collections.abc import Iterable
 
 LINE_BREAKS = re.compile(r"[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
@@ -64,14 +70,35 @@ def script_json(data) -> str:
     return re.sub("[<>&\u2028\u2029]", lambda found: SCRIPT_ESCAPES[found.group()], text)
 
 
-def markdown_text(text) -> str:
-    """Text on one line of Markdown (a heading, a list item): line breaks as one space."""
+MARKDOWN_MARKUP = re.compile(r"\\|<|&(?=#[0-9]+;|#[xX][0-9a-fA-F]+;|[A-Za-z][A-Za-z0-9]*;)|\](?=[(\[:])")
+"""What turns Markdown text into markup: a backslash (it could undo the escapes here), ``<`` (every HTML tag,
+comment and autolink starts with it, an e-mail autolink with almost any character after it), an ``&`` that
+starts an entity (the text would show another character),
+and a ``]`` that closes a link: ``](`` an inline link or image, ``][`` a reference, ``]:`` a definition
+(a bare ``[text]`` links nowhere without one, so an interval's ``[85.1, 88.4]`` stays as it is)."""
+MARKDOWN_ESCAPES = {"\\": "\\\\", "<": "&lt;", "&": "&amp;", "]": "\\]"}
+
+
+def one_line(text) -> str:
+    """Text on one line: each run of line breaks as one space (for every format whose rows are lines)."""
     return LINE_BREAKS.sub(" ", str(text))
 
 
+def markdown_text(text) -> str:
+    """Text on one line of Markdown (a heading, a list item), shown as it is: line breaks as one space, and
+    :data:`MARKDOWN_MARKUP` escaped. ``<`` becomes an entity rather than ``\\<``, because not every Markdown
+    reader takes that escape (Python-Markdown does not); ``>``, ``*``, ``_``, ``:`` and ``-`` stay, so that
+    ``h>d``, ``en_ewt``, ``nmod:poss`` and ``all-MiniLM-L6-v2`` read as they are.
+
+    >>> markdown_text("a\\\\b &amp; <b>[x]: y\\nz")
+    'a\\\\\\\\b &amp;amp; &lt;b>[x\\\\]: y z'
+    """
+    return MARKDOWN_MARKUP.sub(lambda found: MARKDOWN_ESCAPES[found.group()[0]], one_line(text))
+
+
 def markdown_cell(text) -> str:
-    """A Markdown table cell: on one line, with ``|`` (and the backslash that could undo its escape) escaped."""
-    return markdown_text(text).replace("\\", "\\\\").replace("|", "\\|")
+    """A Markdown table cell: :func:`markdown_text`, with ``|`` escaped too, so that the cell keeps its column."""
+    return markdown_text(text).replace("|", "\\|")
 
 
 LATEX_SPECIAL = {
@@ -86,7 +113,7 @@ def latex_text(text) -> str:
     >>> latex_text("en_ewt\\n\\nnext")
     'en\\\\_ewt next'
     """
-    return "".join(LATEX_SPECIAL.get(char, char) for char in markdown_text(text))
+    return "".join(LATEX_SPECIAL.get(char, char) for char in one_line(text))
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -138,3 +165,28 @@ def file_name(name: str) -> str:
         digest = hashlib.sha256(str(name).encode("utf-8", "surrogatepass")).hexdigest()[:16]
         text = text.encode("utf-8")[: FILE_NAME_BYTES - 17].decode("utf-8", "ignore") + "~" + digest
     return text
+
+
+URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+"""How a URL with a scheme begins (``javascript:``, ``https:``, ``C:`` of a Windows path)."""
+
+
+def is_relative_path(path: str) -> bool:
+    """Whether ``path`` names a place relative to a folder: not absolute, no URL scheme, no host.
+
+    >>> [is_relative_path(path) for path in ("plots", "../plots", "/tmp/plots", "//host/x", "javascript:x")]
+    [True, True, False, False, False]
+    """
+    return not (path.startswith(("/", "\\")) or URL_SCHEME.match(path))
+
+
+def relative_url(path: str) -> str:
+    """A relative file path (``/`` between folders) as the path of a link: each part percent-encoded, so that
+    no ``:`` makes it a scheme, no ``#`` or ``?`` ends it early, and the link names that very file.
+
+    >>> relative_url("plots/a b#1:x.png")
+    'plots/a%20b%231%3Ax.png'
+    """
+    if not is_relative_path(path):
+        raise ValueError(f"not a relative path: {path!r}")
+    return "/".join(urllib.parse.quote(part, safe="") for part in path.split("/"))
