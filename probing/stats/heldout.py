@@ -278,27 +278,81 @@ def _pair(interval) -> list[float] | None:
     return None if interval is None else [interval[0], interval[1]]
 
 
-IN_SAMPLE_SELECTION = ("selects on the very treebank it reports on, which is in-sample selection; give the dev "
-                       "split (or drop --select-on for in-sample numbers)")
+IN_SAMPLE_SELECTION = ("holds the very sentences this run reports on (choosing and measuring on the same sentences "
+                       "is in-sample selection); give another split, such as en_ewt:dev for en_ewt:test")
 
 
-def check_dev_test(dev: dict, test: dict, *, source: str = "--select-on", may_differ: tuple[str, ...] = ()) -> None:
-    """The one DEV/TEST check of every analysis that chooses on DEV: DEV is not the treebank reported on (its
-    other half is), not one shard, and of the same weights and options (``may_differ``: config fields that may,
-    such as the probe's relations)."""
+def check_dev_test(dev: dict, test: dict, *, source: str = "--select-on", may_differ: tuple[str, ...] = (),
+                   relations=(), planned: bool = False) -> None:
+    """The one DEV/TEST check of every analysis that chooses on DEV (``probing score``, ``ablate --chosen``,
+    coref): DEV is not the sentences reported on (another split, or the other half), not one shard, of the same
+    weights and options (``may_differ``: config fields that may differ, such as the probe's relations), and holds
+    every one of ``relations``.
+
+    ``test`` is the result reported on, or, with ``planned``, as much of it as is known before the model runs or
+    once it has loaded: its ``input`` block (sha256, half), and any ``model`` and ``config`` fields; only the
+    fields given are compared, so a command checks DEV before any model time and again once the model is loaded.
+
+    >>> dev = {"analysis": "probe", "input": {"sha256": "aa"}, "model": {"fingerprint": "sha256:ff"},
+    ...        "config": {"shard": None, "attention": "weights"}, "relations": {"det": {}}}
+    >>> check_dev_test(dev, {"input": {"sha256": "bb"}, "config": {"attention": "weights"}}, planned=True)
+    >>> check_dev_test(dev, {"input": {"sha256": "aa"}}, planned=True)
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --select-on: holds the very sentences this run reports on ...
+    >>> check_dev_test(dev, {"input": {"sha256": "bb"}, "config": {"attention": "norms"}}, planned=True)
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --select-on: DEV and TEST are not of the same model and options: config.attention \
+is 'weights' in DEV but 'norms' in TEST
+    """
     from probing.results.identity import difference, selection_identity
 
-    if same_reading(dev["input"]["sha256"], _half(dev["input"]), test["input"]["sha256"], _half(test["input"])):
-        raise ProbingError(IN_SAMPLE_SELECTION, source=source)
+    if "input" in test:
+        check_other_sentences(dev["input"], test["input"], source=source)
     if (dev["config"].get("shard") or None) is not None:
         raise ProbingError("is one shard of DEV; merge its shards first (probing merge)", source=source)
-    dev_identity, test_identity = selection_identity(dev), selection_identity(test)
+    missing = [name for name in relations if name not in dev.get("relations", {})]
+    if missing:
+        raise ProbingError(f"DEV result lacks relations {missing}; score DEV with them too", source=source)
+    dev_identity = selection_identity(dev)
+    if planned:  # the fields known so far, in the form a result holds them
+        given = {"analysis": dev["analysis"], "model": test.get("model", {}), "config": test.get("config", {})}
+        test_identity = selection_identity(given)
+        test_identity["model"] = {key: value for key, value in test_identity["model"].items() if key in given["model"]}
+        dev_identity = {"analysis": dev["analysis"], **{
+            part: {key: dev_identity[part].get(key) for key in test_identity[part]} for part in ("model", "config")}}
+    else:
+        test_identity = selection_identity(test)
     for name in may_differ:
         dev_identity["config"].pop(name, None)
         test_identity["config"].pop(name, None)
     found = difference(dev_identity, test_identity, labels=("DEV", "TEST"))
     if found:
         raise ProbingError(f"DEV and TEST are not of the same model and options: {found}", source=source)
+
+
+def check_dev_model(dev: dict, loaded, *, source: str = "--select-on") -> None:
+    """:func:`check_dev_test` of a DEV result against the model just loaded, before any pass: head 3-5 of other
+    weights (or of the same weights read from another stack or after another prepended token) is another head."""
+    from probing.results.io import model_block
+
+    model = model_block(loaded)
+    check_dev_test(dev, {"model": model, "config": {"stack": model["stack"], "prepended_token": model["prepended_token"]}},
+                   source=source, planned=True)
+
+
+def check_other_sentences(dev, report_on, *, source: str = "--select-on") -> None:
+    """Refuse a DEV that reads the sentences reported on: one check for treebanks (an
+    :class:`~probing.data.inputs.InputSource`) and result files (their ``input`` block) alike.
+
+    >>> check_other_sentences({"sha256": "aa", "half": {"half": "even", "limit": 40}},
+    ...                       {"sha256": "aa", "half": {"half": "odd", "limit": 40}})
+    >>> check_other_sentences({"sha256": "aa"}, {"sha256": "aa", "half": {"half": "odd", "limit": 40}})
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --select-on: holds the very sentences this run reports on ...
+    """
+    dev, report_on = (block if isinstance(block, dict) else block.describe() for block in (dev, report_on))
+    if same_reading(dev["sha256"], _half(dev), report_on["sha256"], _half(report_on)):
+        raise ProbingError(IN_SAMPLE_SELECTION, source=source)
 
 
 def same_reading(dev_sha256: str, dev_half: tuple | None, test_sha256: str, test_half: tuple | None) -> bool:
@@ -316,10 +370,7 @@ def _half(block: dict) -> tuple | None:
 
 def check_compatible(dev: dict, test: dict, source: str = "--select-on") -> None:
     """The probe's DEV/TEST check: :func:`check_dev_test`, and DEV has every relation TEST reports."""
-    check_dev_test(dev, test, source=source, may_differ=("relations",))
-    missing = [name for name in test["relations"] if name not in dev["relations"]]
-    if missing:
-        raise ProbingError(f"DEV result lacks relations {missing}; score DEV with them too", source=source)
+    check_dev_test(dev, test, source=source, may_differ=("relations",), relations=list(test["relations"]))
 
 
 def read_dev_result(path: str, analysis: str = "probe") -> dict:

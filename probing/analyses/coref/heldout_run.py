@@ -27,7 +27,7 @@ from probing.engine.batching import window_rule
 from probing.engine.passes import require_units, run_pass
 from probing.errors import ProbingError
 from probing.results.io import provenance
-from probing.stats.heldout import check_dev_test, is_result_file, plan, read_dev_result
+from probing.stats.heldout import check_dev_test, check_other_sentences, is_result_file, plan, read_dev_result
 
 
 def window_length(requested: int | None, max_length: int | None, loaded) -> int:
@@ -58,10 +58,14 @@ class CorefInputs:
         """``--treebank`` and ``--select-on`` as the held-out rules read them (a bare name: its dev and test)."""
         treebank, select_on = plan(treebank, select_on)
         source = InputSource.documents(treebank or str(sample_treebank_path()), limit=limit)
-        if select_on and is_result_file(select_on):
-            return cls(source, select_on, dev_result=read_dev_result(select_on, analysis="coref"))
+        if select_on and is_result_file(select_on):  # DEV's sentences checked now, its model once loaded
+            dev_result = read_dev_result(select_on, analysis="coref")
+            check_other_sentences(dev_result["input"], source, source=f"--select-on {select_on}")
+            return cls(source, select_on, dev_result=dev_result)
         if select_on:
-            return cls(source, select_on, dev_source=InputSource.documents(select_on, limit=limit, option="--select-on"))
+            dev_source = InputSource.documents(select_on, limit=limit, option="--select-on")
+            check_other_sentences(dev_source, source, source=f"--select-on {select_on}")
+            return cls(source, select_on, dev_source=dev_source)
         return cls(source, None)
 
     @property

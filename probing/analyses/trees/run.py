@@ -48,8 +48,7 @@ class TreesRun:
         sentences as the one reported on); ``rest``: vectors, bootstrap, seed, shard."""
         from probing.analyses.trees.selection import read_selection
         from probing.data.inputs import sample_treebank_path
-        from probing.errors import ProbingError
-        from probing.stats.heldout import IN_SAMPLE_SELECTION, is_result_file, plan, same_reading
+        from probing.stats.heldout import check_other_sentences, is_result_file, plan
 
         treebank, select_on = plan(treebank, select_on)
         source = InputSource.treebank(treebank or str(sample_treebank_path()), limit=limit)
@@ -60,9 +59,7 @@ class TreesRun:
                             report_on_sha256=source.sha256)
         elif select_on:
             dev_source = InputSource.treebank(select_on, limit=limit, option="--select-on")
-            if same_reading(dev_source.sha256, dev_source.half and (dev_source.half, dev_source.limit), source.sha256,
-                            source.half and (source.half, source.limit)):
-                raise ProbingError(IN_SAMPLE_SELECTION, source=f"--select-on {select_on}")
+            check_other_sentences(dev_source, source, source=f"--select-on {select_on}")
         return cls(source=source, select_on=select_on, dev_source=dev_source, dev_selection=dev_selection,
                    options=options, reading=reading, **rest)
 
