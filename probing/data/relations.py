@@ -153,32 +153,72 @@ def known_relations() -> list[str]:
     return sorted(RELATIONS.names())
 
 
-def check_relation_names(names: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """Validate relation names once, before any model is loaded.
+UNIVERSAL_LABELS = frozenset(
+    "acl advcl advmod amod appos aux case cc ccomp clf compound conj cop csubj dep det discourse dislocated expl "
+    "fixed flat goeswith iobj list mark nmod nsubj nummod obj obl orphan parataxis punct reparandum root vocative "
+    "xcomp".split())
+"""UD v2's 37 universal relations: every UD label is one of these, or one of these with a ``:subtype``."""
 
-    >>> check_relation_names(["det", "nsubj:pass"])
-    ('det', 'nsubj:pass')
+STANFORD_LABELS = frozenset(
+    "abbrev acomp advcl advmod agent amod appos attr aux auxpass cc ccomp complm conj cop csubj csubjpass dep det "
+    "dobj expl infmod iobj mark mwe neg nn npadvmod nsubj nsubjpass num number parataxis partmod pcomp pobj poss "
+    "possessive preconj predet prep prepc prt punct purpcl quantmod rcmod ref rel root tmod xcomp xsubj".split())
+"""The basic Stanford Dependencies labels (de Marneffe and Manning 2008), which the paper's treebank used: a
+treebank converted to them is scored by its own labels."""
+
+BASE_LABELS = UNIVERSAL_LABELS | STANFORD_LABELS
+
+
+def check_relation_names(names: list[str] | tuple[str, ...], option: str = "--relations") -> tuple[str, ...]:
+    """Validate relation names once, before any model is loaded: a registered relation, or a UD label (one of
+    UD's universal relations, with an optional ``:subtype``; or a Stanford Dependencies label); an unknown name
+    is refused with the nearest known one, since a typo such as ``dboj`` would otherwise be scored as a label no
+    word has (a row of dashes).
+
+    >>> check_relation_names(["det", "nsubj:pass", "acl:relcl"])
+    ('det', 'nsubj:pass', 'acl:relcl')
+    >>> check_relation_names(["dboj"])
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --relations: unknown relation 'dboj' (did you mean dobj?): ...
     """
     if not names:
-        raise ProbingError("no relation given", source="--relations")
+        raise ProbingError("no relation given", source=option)
     for name in names:
-        if name not in RELATIONS and not _UD_LABEL.match(name):
-            raise ProbingError(
-                f"unknown relation {name!r}: use one of {', '.join(known_relations())} "
-                "or a UD label such as nsubj or nsubj:pass (lowercase, optional :subtype)",
-                source="--relations",
-            )
+        if name not in RELATIONS and not (_UD_LABEL.match(name) and name.split(":")[0] in BASE_LABELS):
+            raise ProbingError(f"unknown relation {name!r}{did_you_mean(name)}: use one of "
+                               f"{', '.join(known_relations())} or a UD label such as nsubj or nsubj:pass (one of "
+                               "UD's 37 universal relations, lowercase, optional :subtype; or a Stanford "
+                               "Dependencies label)", source=option)
     if len(set(names)) != len(names):
-        raise ProbingError("a relation is named twice", source="--relations")
+        raise ProbingError("a relation is named twice", source=option)
     return tuple(names)
 
 
-def unmatched_labels(totals: dict[str, int]) -> list[str]:
-    """The UD labels among ``totals`` (relation -> pairs scored) that matched no word: a typo such as
-    ``nsubjj`` is a valid-looking label, counted 0 as the rules say, and the user is told on stderr.
+def did_you_mean(name: str, candidates=None) -> str:
+    """`` (did you mean X?)`` for the name among ``candidates`` nearest ``name``, or nothing; without
+    ``candidates``, the registered relations and the known labels (a subtype kept as given).
 
-    >>> unmatched_labels({"det": 0, "nosuchrel": 0, "amod": 3})
-    ['nosuchrel']
+    >>> did_you_mean("nsujb:pass"), did_you_mean("zzzz"), did_you_mean("dte", ["det", "all"])
+    (' (did you mean nsubj:pass?)', '', ' (did you mean det?)')
+    """
+    import difflib
+
+    base, _, subtype = name.partition(":")
+    if candidates is None and subtype and base not in BASE_LABELS:  # a typo in the base label
+        near = difflib.get_close_matches(base, sorted(BASE_LABELS), n=1)
+        return f" (did you mean {near[0]}:{subtype}?)" if near else ""
+    if candidates is None:
+        candidates = known_relations() + sorted(BASE_LABELS - set(known_relations()))
+    near = difflib.get_close_matches(name, list(candidates), n=1)
+    return f" (did you mean {near[0]}?)" if near else ""
+
+
+def unmatched_labels(totals: dict[str, int]) -> list[str]:
+    """The UD labels among ``totals`` (relation -> pairs scored) that matched no word: a subtype the treebank
+    does not use (``nsubj:passs``) is a valid label, counted 0 as the rules say, and the user is told on stderr.
+
+    >>> unmatched_labels({"det": 0, "nsubj:passs": 0, "amod": 3})
+    ['nsubj:passs']
     """
     return [name for name, total in totals.items() if total == 0 and name not in RELATIONS]
 
@@ -190,7 +230,7 @@ def warn_unmatched(totals: dict[str, int], treebank: str, *, command: str) -> No
     for name in unmatched_labels(totals):
         print(f"probing {command}: warning: --relations {name}: no scored word of {treebank} has this "
               "label; "
-              "it is counted 0 (a typo?)", file=sys.stderr)
+              "it is counted 0 (a typo in its subtype?)", file=sys.stderr)
 
 
 def relation_arcs(name: str, table: WordTable) -> Arcs:

@@ -45,8 +45,11 @@ def chosen(result: dict, relation: str) -> dict:
 
 def _check_relation(result: dict, relation: str) -> None:
     if relation not in result["relations"]:
+        from probing.data.relations import did_you_mean
+
         known = ", ".join(result["relations"])
-        raise ProbingError(f"relation {relation!r} is not in this result (it has: {known})", source="--relation")
+        raise ProbingError(f"relation {relation!r} is not in this result{did_you_mean(relation, result['relations'])} "
+                           f"(it has: {known})", source="--relation")
 
 
 def _draw_heatmap(ax, grid: np.ndarray, mark: tuple[int, int] | None, *, annotate: bool):
