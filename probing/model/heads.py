@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -122,3 +123,50 @@ class MissingHead(Exception):
     def __init__(self, message: str, model):
         super().__init__(message)
         self.model = model
+
+
+def folder_language_model(folder: str | Path) -> str | None:
+    """``causal_lm`` or ``masked_lm`` for a local checkpoint folder, from its config.json alone (nothing loads, so
+    a metric that needs the other kind is refused before any model time); None when the folder has no readable
+    config.json (a hub id, a folder that does not exist: the loader reports those).
+
+    >>> import json, tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "config.json").write_text(json.dumps({"architectures": ["BertModel"], "model_type": "bert"}))
+    >>> folder_language_model(folder), folder_language_model(folder / "nowhere")
+    ('masked_lm', None)
+    """
+    import json
+    from types import SimpleNamespace
+
+    try:
+        config = json.loads((Path(folder).expanduser() / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    return language_model_head(SimpleNamespace(architectures=config.get("architectures"),
+                                               is_encoder_decoder=config.get("is_encoder_decoder", False),
+                                               model_type=config.get("model_type", "")))
+
+
+def folder_has_head(folder: str | Path, head: str) -> bool | None:
+    """Whether a local folder's safetensors files hold weights of task head ``head`` (see :data:`HEADS`), read
+    from their headers alone (a few KB); None when that cannot be told without loading (no safetensors file)."""
+    import json
+    import struct
+
+    files = sorted(Path(folder).expanduser().glob("*.safetensors"))
+    if not files:
+        return None
+    prefixes = HEADS[head].weight_prefixes
+    for path in files:
+        try:
+            with path.open("rb") as stream:
+                size = struct.unpack("<Q", stream.read(8))[0]
+                names = json.loads(stream.read(min(size, 1 << 26)))
+        except (OSError, ValueError, struct.error):
+            return None
+        if any(part in name for name in names for part in prefixes):
+            return True
+    return False
