@@ -424,13 +424,17 @@ def run_pass(
         work = prefetched(work, depth=PREFETCH_CHUNKS)
     with reading.attached(loaded), _attention_held(loaded, accumulators), _tokenising_on_one_core(loaded, in_thread), \
             _progress(options, source, done) as bar:
+        shown = 0  # units of the current chunk the progress has shown: a chunk of a slow model can take minutes
         for item in _timed_waits(work, run.stats):
             if isinstance(item, Batch):
                 if hooks.owns(item.number):
                     _count(run, item, reading if needs_attention else None)
-            else:  # the end of a chunk: its units are all counted
+                bar.update(len(item))
+                shown += len(item)
+            else:  # the end of a chunk: its units are all counted (those skipped as too long too)
                 run.batching_counted = item.batching
-                bar.update(len(item.units))
+                bar.update(len(item.units) - shown)
+                shown = 0
                 hooks.chunk_done(run, item.units)
     run.stats.units_total = source.units_total or 0
     for name in BATCHING_COUNTS:
