@@ -12,14 +12,19 @@ from probing.cli import main
 
 
 def chosen_results(folder, family: str, blimp: str | None = None) -> list:
-    """A DEV probe result of a tiny model, then ablate --chosen det nsubj on lm and probe (and BLiMP)."""
+    """A DEV probe result of a tiny model (the sample's dev split), then ablate --chosen det nsubj on lm and probe
+    (the test split) and BLiMP."""
+    from probing.testing import sample_split
+
     model, dev = tiny_model(family), folder / f"{family}-dev.json"
-    assert main(["score", "--quiet", "--model", model, "--limit", "12", "--relations", "det", "nsubj",
-                 "--bootstrap", "0", "--output", str(dev)]) == 0
+    treebank_dev, test = sample_split()
+    assert main(["score", "--quiet", "--model", model, "--treebank", treebank_dev, "--limit", "20", "--relations",
+                 "det", "nsubj", "--bootstrap", "0", "--output", str(dev)]) == 0
     common = ["ablate", "--quiet", "--model", model, "--bootstrap", "20", "--chosen", "det", "nsubj", "--k", "1", "2",
               "--random", "5", "--select-on", str(dev)]
+    units = ["--treebank", test, "--limit", "12"]
     outputs = []
-    for metric, extra in [("lm", ["--limit", "12"]), ("probe", ["--limit", "12", "--relations", "det", "nsubj", "all"])]\
+    for metric, extra in [("lm", units), ("probe", [*units, "--relations", "det", "nsubj", "all"])]\
             + ([("minimal-pairs", ["--blimp", blimp, "--limit", "4", "--paradigms", "wh_island",
                                    "regular_plural_subject_verb_agreement_1"])] if blimp else []):
         output = folder / f"{family}-{metric}.json"
@@ -51,8 +56,11 @@ def test_one_row_per_model_relation_and_k_with_chosen_and_random_columns(results
         assert row.cells["lm loss: chosen"].accuracy == entry["chosen"]["effect"]
         assert row.cells["lm loss: random"].interval == entry["random"]["percentiles"]
     assert row.cells["lm loss: chosen"].scale == "nats" and row.cells["probe: all: chosen"].scale == "points"
-    assert row.cells["lm loss: random"].head == "5 draws" or "short" in row.cells["lm loss: random"].head
+    random = entry["random"]
+    drawn = f"all {random['draws']} sets" if entry["exact"] else "5 draws"  # a space no larger than 5: all of it
+    assert row.cells["lm loss: random"].head.startswith(drawn) and entry["exact"] == (entry["space"] <= 5)
     assert row.cells["probe: own relation: chosen"].head.startswith("p=")
+    assert ", Holm " in row.cells["probe: own relation: chosen"].head
 
 
 @pytest.mark.parametrize("fmt", ["md", "csv", "json", "latex", "html"])
@@ -63,10 +71,12 @@ def test_the_table_renders_in_every_format(results, fmt, tmp_path, capsys):
     assert "det top 1" in text and "nsubj top 2" in text
     if fmt == "md":
         assert "Chosen vs matched random heads" in text and "p = (1 + count) / (1 + draws)" in text
-        assert "p=" in text and "5 draws" in text
+        assert "p=" in text and ("5 draws" in text or "sets" in text) and "Holm: this board tests m = " in text
+        assert "MDE (minimum detectable effect" in text and " nats (" in text and " points (" in text
     if fmt == "csv":  # effects get columns of their own names, not a head's accuracy columns
         header = text.splitlines()[0].split(",")
         assert "lm loss: chosen_effect" in header and "lm loss: chosen_p" in header
+        assert "lm loss: chosen_p_holm" in header
         assert not any(name.endswith("_acc_pct") for name in header)
 
 
@@ -118,7 +128,7 @@ def test_the_figure_of_a_chosen_run_is_a_png_of_the_effects_it_draws(results, tm
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and figure.stat().st_size > 10_000
     result = read_result(lm)
     drawn = versus_effects(result)["loss"]["det@2"]
-    assert len(drawn["random"]) == 5
+    assert len(drawn["random"]) == result["versus"]["parts"]["loss"]["det@2"]["random"]["draws"]
     assert np.mean(drawn["random"]) == pytest.approx(result["versus"]["parts"]["loss"]["det@2"]["random"]["mean"])
     probe = next(path for path in results if "llama-probe" in path.name)
     assert main(["plot", str(probe), "--part", "det", "all", "--output", str(tmp_path / "probe.png")]) == 0
@@ -126,3 +136,56 @@ def test_the_figure_of_a_chosen_run_is_a_png_of_the_effects_it_draws(results, tm
     capsys.readouterr()
     assert main(["plot", str(probe), "--part", "nope", "--output", str(tmp_path / "bad.png")]) == 2
     assert "--part" in capsys.readouterr().err and not (tmp_path / "bad.png").exists()
+
+
+def test_the_boards_p_values_are_adjusted_together_by_holm(results):
+    """m counts every chosen cell with a p-value on the board; each shows its raw and its adjusted p."""
+    from probing.naming import p_value_text
+    from probing.report.board import leaderboard_from_files
+    from probing.stats.multiplicity import holm
+
+    (table,) = leaderboard_from_files(results).tables
+    cells = [row.cells[column] for row in table.rows for column in table.relations
+             if column.endswith(": chosen") and row.cells.get(column) and row.cells[column].p_not_better is not None]
+    assert len(cells) == 8 * 3  # 8 rows (2 models, 2 relations, k = 1, 2) x lm loss, probe own and all
+    assert [cell.p_adjusted for cell in cells] == pytest.approx(holm([cell.p_not_better for cell in cells]))
+    assert f"this board tests m = {len(cells)} rows" in " ".join(table.notes)
+    for cell in cells:
+        assert cell.p_not_better <= cell.p_adjusted <= 1
+        assert cell.head.startswith(f"p={p_value_text(cell.p_not_better)}")
+        assert f"Holm {p_value_text(cell.p_adjusted)}" in cell.head
+        assert cell.head.endswith(": significant") == (cell.p_adjusted <= 0.05)
+
+
+def test_the_committed_causal_board_still_reads_with_holm_and_its_mde():
+    """Results written before exact enumeration and Holm (no exact, space nor distinct fields) make the board."""
+    from conftest import REPO
+
+    from probing.report.board import leaderboard_from_files
+
+    folder = REPO / "leaderboards" / "versus" / "results"
+    paths = sorted(path for path in folder.glob("*.json") if not path.name.endswith("-dev.json"))
+    (table,) = leaderboard_from_files(paths).tables
+    notes = " ".join(table.notes)
+    tested = sum(1 for row in table.rows for column in table.relations
+                 if column.endswith(": chosen") and row.cells.get(column) and row.cells[column].p_adjusted is not None)
+    assert tested > 0 and f"m = {tested} rows" in notes and "nats" in notes.split("MDE")[1]
+
+
+def test_every_board_states_its_minimum_detectable_effect_per_measure():
+    """The probe's, BLiMP's and the causal board's notes give the median half-width of their cells' 95% intervals,
+    in points of accuracy (and nats of loss on the causal board); the random draws' spread is no estimate's."""
+    from statistics import median
+
+    from conftest import REPO
+
+    from probing.report.board import leaderboard_from_files
+
+    boards = REPO / "leaderboards"
+    blimp = leaderboard_from_files(sorted((boards / "blimp" / "results").glob("*.json"))).tables[0]
+    halves = [(cell.interval[1] - cell.interval[0]) / 2 for row in blimp.rows for cell in row.cells.values()
+              if cell is not None and cell.interval]
+    assert f"interval): {100 * median(halves):.1f} points ({len(halves)} cells)." in blimp.notes[-1]
+    versus = leaderboard_from_files([boards / "versus" / "results" / "gemma-3-270m-lm.json"]).tables[0]
+    chosen = [row.cells["lm loss: chosen"].interval for row in versus.rows]
+    assert f"loss {median((high - low) / 2 for low, high in chosen):.3f} nats ({len(chosen)} cells)" in versus.notes[-1]

@@ -45,6 +45,8 @@ class Cell:
     p_not_better: float | None = None
     clearly_better: bool | None = None  # the difference's interval lies above 0
     scale: str = "percent"  # how accuracy and interval read (probing.naming.SCALES): a difference, a loss in nats
+    p_adjusted: float | None = None  # p_not_better adjusted for the board's many rows (Holm), on a board of effects
+    exact: bool = False  # p_not_better is exact: the whole space of random sets, not draws from it
 
 
 @dataclass
@@ -75,7 +77,10 @@ class Table:
     """Whether the HTML marks each column's highest value as the best (not for shares that are not scores)."""
     effects: bool = False
     """Whether cells are effects (a change, in each cell's own scale) with a p-value and a note, not accuracies
-    of a head: the CSV names its columns for that (``_effect``, ``_low``, ``_high``, ``_note``, ``_p``)."""
+    of a head: the CSV names its columns for that (``_effect``, ``_low``, ``_high``, ``_note``, ``_p``, ``_p_holm``)."""
+    measures: dict[str, str | None] | None = None
+    """Column -> the measure its cells are in, for the minimum detectable effect (:func:`mde_note`); None for a
+    column whose intervals are no estimate's (the spread of random draws). Without it, every column is one measure."""
 
 
 @dataclass
@@ -184,7 +189,46 @@ def build_leaderboard(results: Iterable[dict], references: Iterable[dict] = ()) 
         quoted = [reference for reference in references if reference_analysis(reference) == analysis]
         if mine or quoted:
             tables += make(mine, references=quoted) if quoted else make(mine)
+    for table in tables:  # every board that makes a claim says how small an effect it could see
+        note = mde_note(table)
+        if note:
+            table.notes = [*table.notes, note]
     return Leaderboard(tables)
+
+
+def mde_note(table: Table) -> str | None:
+    """The board's minimum detectable effect per measure: the median over its cells of the half-width of their
+    interval, in the board's unit (percentage points for accuracies and shares, nats for a loss); None when no
+    cell has an interval. Columns the table's ``measures`` maps to None are left out.
+
+    >>> rows = [Row("a", "model", "held-out", "t", {"det": Cell(0.5, [0.46, 0.54])}),
+    ...         Row("b", "model", "held-out", "t", {"det": Cell(0.7, [0.68, 0.72])}),
+    ...         Row("c", "model", "held-out", "t", {"det": Cell(0.6, [0.5, 0.7])})]
+    >>> mde_note(Table(["det"], rows, [])).split(": ")[1]    # half-widths 4, 2 and 10 points
+    '4.0 points (3 cells). An effect or a difference smaller than that cannot be told from zero on this board.'
+    """
+    from statistics import median
+
+    halves: dict[str | None, tuple[str, list[float]]] = {}
+    for row in table.rows:
+        for column in table.relations:
+            cell = row.cells.get(column)
+            measure = column if table.measures is None else table.measures.get(column)
+            if cell is None or cell.accuracy is None or not cell.interval or measure is None:
+                continue
+            unit = "nats" if cell.scale == "nats" else "points"
+            key = None if table.measures is None else measure
+            halves.setdefault(key, (unit, []))[1].append((cell.interval[1] - cell.interval[0]) / 2)
+    if not halves:
+        return None
+    parts = []
+    for measure, (unit, widths) in halves.items():
+        half = median(widths)
+        amount = f"{half:.3f} nats" if unit == "nats" else f"{100 * half:.1f} points"
+        parts.append(f"{measure + ' ' if measure else ''}{amount} ({len(widths)} cells)")
+    return (f"MDE (minimum detectable effect, the median over the cells of the half-width of their "
+            f"{round(100 * table.level)}% interval): {'; '.join(parts)}. An effect or a difference smaller than "
+            "that cannot be told from zero on this board.")
 
 
 def leaderboard_from_files(paths: Iterable[str | Path], references: Iterable[str | Path] = ()) -> Leaderboard:

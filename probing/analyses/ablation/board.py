@@ -44,20 +44,37 @@ def _units(result: dict) -> str:
 
 def versus_cells(entry: dict, higher_is_better: bool):
     """The (chosen, random) cells of one versus entry: effects in percentage points for an accuracy, in nats
-    for a loss; the chosen cell carries p, the random cell its draws (and short sets)."""
+    for a loss; the chosen cell carries p (its text is set once the board's rows are all known, by
+    :func:`holm_cells`), the random cell its draws (and short sets)."""
+    from probing.analyses.ablation.versus import effect_scale
     from probing.report.board import Cell
 
-    scale = "points" if higher_is_better else "nats"
+    scale = effect_scale(higher_is_better)
     chosen = entry["chosen"]
-    p = entry["p_value"]
-    chosen_cell = Cell(accuracy=chosen["effect"], interval=chosen["interval"], scale=scale, p_not_better=p,
-                       head="" if p is None else f"p={p:.3f}")
+    chosen_cell = Cell(accuracy=chosen["effect"], interval=chosen["interval"], scale=scale,
+                       p_not_better=entry["p_value"], exact=bool(entry.get("exact")))
     random = entry["random"]
     if random is None:
         return chosen_cell, None
     short = f", {entry['short_sets']} short" if entry["short_sets"] else ""
+    drawn = f"all {random['draws']} sets" if entry.get("exact") else f"{random['draws']} draws"
     return chosen_cell, Cell(accuracy=random["mean"], interval=random["percentiles"], scale=scale,
-                             head=f"{random['draws']} draws{short}")
+                             head=f"{drawn}{short}")
+
+
+def holm_cells(cells: list) -> int:
+    """Adjust the p-values of ``cells`` (every chosen cell of a board) together by Holm's rule and write each
+    cell's text: ``p=0.0099 exact, Holm 0.04: significant``; the number of rows tested (m)."""
+    from probing.naming import p_value_text
+    from probing.stats.multiplicity import holm, significant
+
+    adjusted = holm([cell.p_not_better for cell in cells])
+    for cell, p_adjusted in zip(cells, adjusted):
+        cell.p_adjusted = p_adjusted
+        if p_adjusted is not None:
+            cell.head = (f"p={p_value_text(cell.p_not_better)}{' exact' if cell.exact else ''}, "
+                         f"Holm {p_value_text(p_adjusted)}{': significant' if significant(p_adjusted) else ''}")
+    return sum(1 for p in adjusted if p is not None)
 
 
 def leaderboard_tables(results: list[dict]) -> list:
@@ -94,8 +111,21 @@ def leaderboard_tables(results: list[dict]) -> list:
                 row.cells[f"{column}: chosen"], row.cells[f"{column}: random"] = chosen, random
     ordered = sorted(rows.items(), key=lambda item: (item[0][0], item[0][1].rpartition("@")[0],
                                                      int(item[0][1].rpartition("@")[2])))
-    return [Table(_ordered(columns), [row for _, row in ordered], NOTES, title="Chosen vs matched random heads",
-                  key="versus", mean=False, marks_best=False, effects=True)]
+    columns = _ordered(columns)
+    tested = holm_cells([row.cells[column] for _, row in ordered for column in columns
+                         if column.endswith(": chosen") and row.cells.get(column) is not None])
+    notes = NOTES + [f"Holm: this board tests m = {tested} rows (a row: one model, metric, relation and k, each a "
+                     "chosen cell with a p-value); each p is adjusted for all of them by Holm's step-down rule, and "
+                     "a row is called significant (at 0.05) by its adjusted p only."]
+    measures = {column: None if column.endswith(": random") else _measure(column) for column in columns}
+    return [Table(columns, [row for _, row in ordered], notes, title="Chosen vs matched random heads",
+                  key="versus", mean=False, marks_best=False, effects=True, measures=measures)]
+
+
+def _measure(column: str) -> str:
+    """The measure a chosen column's effects are in, for the board's minimum detectable effect."""
+    name = column.rsplit(": ", 1)[0]
+    return "loss" if name.endswith(" loss") else "BLiMP accuracy" if name.startswith("BLiMP") else "probe accuracy"
 
 
 def _ordered(columns: list[str]) -> list[str]:
@@ -114,9 +144,14 @@ NOTES = [
     "one competes too) and, as controls, matched random sets: as many heads in each layer as the chosen set, drawn "
     "from that layer's other heads, seeded by (seed, draw index).",
     "effect = metric(disabled) - metric(intact) on the same units. chosen: the chosen set's effect [its 95% paired "
-    "bootstrap interval] and p = (1 + count) / (1 + draws), count the random sets whose effect is at least as "
-    "harmful. random: the random sets' mean effect [2.5th, 97.5th percentile], the number of draws, and how many "
-    "were short (a layer had too few heads left).",
+    "bootstrap interval] and p = (1 + count) / (1 + draws), count the random draws whose effect is at least as "
+    "harmful (a set drawn twice counts twice; it is computed once). random: the random sets' mean effect [2.5th, "
+    "97.5th percentile], the number of draws, and how many were short (a layer had too few heads left).",
+    "exact: the layer-matched space of random sets (the product over the chosen set's layers of C(heads left there, "
+    "heads taken)) held no more sets than the draws asked for, so every set of it was used once: p = (1 + count) / "
+    "(1 + the space's size), and the random column says all N sets.",
+    "p-values are written with two significant digits: the smallest a row can reach, 1 / (1 + draws), reads as "
+    "itself (0.0099 for 100 draws), never as 0.",
     "Losses in nats (a rise hurts); accuracies in percentage points (a drop hurts). BLiMP overall: the mean of the "
     "accuracies of the paradigms scored (all 67 only when the run scored them all: the treebank column says how many); "
     "a phenomenon (BLiMP's linguistics_term): the share of its pairs right. probe: own "

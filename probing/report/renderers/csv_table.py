@@ -2,8 +2,8 @@
 direction, pairs, p), numbers in percent with two decimals (a cell on the nats scale, a loss difference, in
 nats with four); tables separated by an empty row and named in a
 ``table`` column when there are several. A cell that would start a spreadsheet formula starts with ``'``.
-A table of effects (chosen against random heads) has five columns per part instead: effect, low, high,
-note and p.
+A table of effects (chosen against random heads) has six columns per part instead: effect, low, high,
+note, p and p adjusted for the board's many rows (Holm), p-values as plain numbers (never rounded to 0).
 
 >>> from probing.report.board import Cell, Leaderboard, Row, Table
 >>> table = Table(["det"], [Row("=cmd()", "model", "held-out", "t", {"det": Cell(0.5, head="+1")}, rank="1")], [])
@@ -49,10 +49,10 @@ def _csv_rows(table: Table, *, with_table_column: bool) -> list[list]:
 
 
 def _effect_rows(table: Table, columns: list[str], with_table_column: bool) -> list[list]:
-    """Five columns per part: the effect and its interval (percentage points, or nats for a loss), the cell's
-    note (its draws, or p as text) and the p-value."""
+    """Six columns per part: the effect and its interval (percentage points, or nats for a loss), the cell's
+    note (its draws, or p as text), the p-value and its Holm adjustment."""
     for name in table.relations:
-        columns += [f"{name}_effect", f"{name}_low", f"{name}_high", f"{name}_note", f"{name}_p"]
+        columns += [f"{name}_effect", f"{name}_low", f"{name}_high", f"{name}_note", f"{name}_p", f"{name}_p_holm"]
     rows = [columns]
     for row in table.rows:
         values = ([table.key] if with_table_column else []) + [row.rank, row.model, row.kind, row.selection,
@@ -60,11 +60,12 @@ def _effect_rows(table: Table, columns: list[str], with_table_column: bool) -> l
         for name in table.relations:
             cell = row.cells.get(name)
             if cell is None or cell.accuracy is None:
-                values += [""] * 5
+                values += [""] * 6
                 continue
             low, high = cell.interval or ("", "")
             number = _nats if cell.scale == "nats" else _pct
-            values += [number(cell.accuracy), number(low), number(high), cell.head, _blank(cell.p_not_better)]
+            values += [number(cell.accuracy), number(low), number(high), cell.head, _blank(cell.p_not_better),
+                       _blank(cell.p_adjusted)]
         rows.append(values)
     return rows
 

@@ -36,10 +36,14 @@ def _json_table(table: Table) -> dict:
 
 
 def _cell(cell) -> dict:
-    """A cell's fields; ``scale`` only where it is not the default percent (the tables before it read the same)."""
+    """A cell's fields; ``scale`` only where it is not the default percent, ``p_adjusted`` and ``exact`` only on a
+    board of effects that has them (the tables before them read the same)."""
     fields = asdict(cell)
     if fields["scale"] == "percent":
         del fields["scale"]
+    for name, default in (("p_adjusted", None), ("exact", False)):
+        if fields[name] == default:
+            del fields[name]
     return fields
 
 
