@@ -329,13 +329,10 @@ def figure_format(path: str | Path, option: str = "--output") -> str:
 def save_figure_atomic(figure, path: str | Path, *, dpi: int = 110) -> Path:
     """Save a matplotlib ``Figure`` atomically in the format its suffix names (png, svg, pdf).
 
-    Every text is drawn as plain text: names and words from files reach titles and labels, and a ``$`` in
-    them must not be read as mathtext (``$\\frac$`` would fail to parse; no figure here uses mathtext).
+    Every figure here is made by :func:`probing.report.drawing.new_figure`, which draws its texts as plain
+    text (names and words from files reach titles and labels: a ``$`` in them is not mathtext), also when
+    it is laid out before it is saved.
     """
-    from matplotlib.text import Text
-
-    for text in figure.findobj(Text):
-        text.set_parse_math(False)
     fmt = figure_format(path)
     with atomic_path(path, suffix=f".{fmt}", replaces=figure_of(path)) as temporary:
         figure.savefig(temporary, dpi=dpi, format=fmt, metadata=_reproducible(fmt))
