@@ -423,3 +423,29 @@ def test_a_relation_rare_in_the_units_finishes_with_no_data_where_there_is_none(
                     assert np.isfinite([low, high]).all() and low <= entry["chosen"]["effect"] <= high
         if metric[0] == "probe":
             assert "iobj" in printed and "no data [no data]" in printed
+
+
+def test_a_result_probing_cannot_write_is_a_bug_not_a_refusal(tmp_path, capsys, monkeypatch):
+    """A NaN reaching the writer is probing's own failure: exit 1 naming a bug log, never exit 2 (bad input)."""
+    from helpers import tiny_model
+
+    import probing.analyses.ablation.versus as versus
+    from probing.cli import main
+
+    model = tiny_model("llama")
+    dev, test = scored_dev(model, tmp_path)
+    real = versus.versus_block
+
+    def with_a_nan(result):
+        block = real(result)
+        next(iter(block["parts"]["loss"].values()))["chosen"]["effect"] = float("nan")
+        return block
+
+    monkeypatch.setattr(versus, "versus_block", with_a_nan)
+    capsys.readouterr()
+    output = tmp_path / "out.json"
+    assert main(["ablate", "--quiet", "--model", model, "--treebank", test, "--limit", "3", "--metric", "lm",
+                 "--bootstrap", "5", "--chosen", "det", "--random", "1", "--select-on", dev,
+                 "--output", str(output)]) == 1
+    error = capsys.readouterr().err
+    assert "internal error" in error and "bug" in error and not output.exists()

@@ -125,7 +125,10 @@ def write_result(result: dict, path: str | Path, *, follow_symlinks: bool = Fals
     """Validate, then write JSON atomically: a complete new file replaces the old one, or nothing changes. An
     existing file there must be a result of the same analysis (probing.atomic.check_output_path), so that no
     command, whatever it checked before its run, replaces a treebank or a model's file with a result."""
-    validate(result, source="result about to be written")
+    try:
+        validate(result, source="result about to be written")
+    except ProbingError as error:  # probing built this result from checked inputs: a bug, never the user's (exit 2)
+        raise RuntimeError(f"probing built a result it cannot write ({error})") from None
     return write_json_atomic(result, path, follow_symlinks=follow_symlinks, replaces=result_of(result["analysis"]))
 
 
