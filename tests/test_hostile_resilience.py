@@ -14,15 +14,24 @@ cases keep the promise of :func:`test_hostile.assert_refused`.
 
 from __future__ import annotations
 
+import errno
+import json
+import multiprocessing.process
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from helpers import tiny_model
-from test_hostile import NO_MODEL, Case, Env, _quiet, assert_refused, env, heldout_result, payload_results, valid_result  # noqa: F401
+from test_hostile import NO_MODEL, Case, Env, _env, _quiet, assert_refused, env, heldout_result, payload_results, valid_result  # noqa: F401
 
-from probing.testing import sample_path
+from probing.cli import main
+from probing.testing import sample_path, tiny_bert
 
 CLOSED_PORT = "http://127.0.0.1:9"
 """A server address nothing answers at (the discard port, closed): a case that would reach the network fails
@@ -92,6 +101,120 @@ def _(env):
     output = env.tmp / "out.json"
     return Case(_quiet("patterns", "--model", env.model, "--limit", "2", "--maps", "1000", "--output", str(output)),
                 ["--maps", "0 to 32"], absent=[output])
+
+
+# --- item 4: no internal error, and no work done or files written before a refusal ------------------------------
+
+
+def _offset_99(env: Env) -> None:
+    """The held-out result with dobj's held-out offset 99, which its config.offsets (-3 .. +3) do not list."""
+    result = json.loads(env.heldout.read_text())
+    baseline = result["heldout"]["relations"]["dobj"]["heldout"]["baseline"]
+    assert baseline is not None  # the damage needs an offset to spoil
+    baseline["offset"] = 99
+    env.result.write_text(json.dumps(result))
+
+
+for _command, _suffix in (("transfer", "md"), ("leaderboard", "md"), ("plot", "png"), ("merge", "json")):
+
+    @refused(f"{_command}: a held-out offset missing from config.offsets")
+    def _(env, command=_command, suffix=_suffix):
+        _offset_99(env)
+        output = env.tmp / f"out.{suffix}"
+        return Case([command, str(env.result), "--output", str(output)],
+                    [str(env.result), "heldout.relations.dobj.heldout.baseline.offset: 99 is not among config.offsets"],
+                    inputs=[env.result], absent=[output])
+
+
+def _run_folder(env: Env, *steps: int) -> Path:
+    """A training run's folder: a copy of the tiny model as ``checkpoint-STEP`` for each step."""
+    folder = env.tmp / "run"
+    for step in steps:
+        shutil.copytree(env.model, folder / f"checkpoint-{step}")
+    return folder
+
+
+@refused("score RUN_FOLDER: a later checkpoint's config is broken")
+def _(env):
+    folder = _run_folder(env, 1, 2)
+    (folder / "checkpoint-2" / "config.json").write_text("{broken", encoding="utf-8")
+    output = env.tmp / "out" / "curve.json"
+    return Case(_quiet("score", "--model", str(folder), "--limit", "3", "--bootstrap", "0", "--output", str(output)),
+                ["--model", "checkpoint-2", "config.json"], inputs=[folder],
+                absent=[env.tmp / "out" / "curve-step1.json", env.tmp / "out" / "curve-curve.csv"])
+
+
+@refused("score RUN_FOLDER: a checkpoint's step is larger than a result holds")
+def _(env):
+    folder = _run_folder(env, 1, 99999999999999999999)
+    output = env.tmp / "out" / "curve.json"
+    return Case(_quiet("score", "--model", str(folder), "--limit", "3", "--bootstrap", "0", "--output", str(output)),
+                ["--model", "checkpoint-99999999999999999999", "larger than any number a result holds"],
+                inputs=[folder], absent=[env.tmp / "out" / "curve-step1.json"])
+
+
+@refused("trees --word-vectors: a NaN in the file, before the model")
+def _(env):
+    vectors = env.tmp / "vectors.txt"
+    vectors.write_text("the 0.1 0.2\ncat nan 0.3\n", encoding="utf-8")
+    return Case(_quiet("trees", "--model", NO_MODEL, "--limit", "3", "--word-vectors", str(vectors)),
+                [f"{vectors}:2", "'cat'", "not a finite"], inputs=[vectors])
+
+
+@refused("score --workers 1: the system refuses to start the process")
+def _(env):
+    def refuse(process):
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    env.monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
+    output = env.tmp / "out.json"
+    return Case(_quiet("score", "--model", env.model, "--limit", "3", "--bootstrap", "0", "--workers", "1",
+                       "--output", str(output)),
+                ["--workers", "the system refused to start a worker process (Resource temporarily unavailable)"],
+                absent=[output])
+
+
+def _children(pid: int) -> list[int]:
+    """The process ids of ``pid``'s children, whichever of its threads started them (Linux's /proc)."""
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+@pytest.mark.slow
+def test_a_worker_killed_by_a_signal_is_named_and_resume_ends_with_the_counts_of_an_uninterrupted_run(tmp_path,
+                                                                                                     capsys):
+    """The out-of-memory killer's SIGKILL, sent to a --workers process in the middle of a run: one line saying
+    which worker, which signal and what it likely means, exit 2 (it was a bug in probing, exit 1); the checkpoint
+    saved before it lets --resume end with the counts of a run that was never interrupted."""
+    treebank = tmp_path / "long.conllu"
+    treebank.write_text(sample_path().read_text(encoding="utf-8") * 20, encoding="utf-8")  # 1,500 sentences
+    output, checkpoint = tmp_path / "r.json", tmp_path / "r.json.checkpoint"
+    common = ["score", "--quiet", "--model", tiny_bert(), "--treebank", str(treebank), "--batch-size", "8",
+              "--bootstrap", "20"]
+    killed = [*common, "--workers", "1", "--checkpoint-every", "0", "--output", str(output)]
+    run = subprocess.Popen([sys.executable, "-m", "probing", *killed], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=_env())
+    deadline = time.monotonic() + 120
+    while not checkpoint.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = _children(run.pid)
+    assert len(workers) == 1, workers  # the one --workers process, a chunk in
+    os.kill(workers[0], signal.SIGKILL)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err and "bug in probing" not in err, err
+    for fragment in (f"--workers: input worker 1 of 1 (process {workers[0]}) was killed by SIGKILL",
+                     "out-of-memory killer", "memory probably ran out", "--resume", str(checkpoint)):
+        assert fragment in err, err
+    assert checkpoint.is_file() and not output.exists()
+
+    assert main([*killed, "--resume"]) == 0
+    assert main([*common, "--output", str(tmp_path / "whole.json")]) == 0
+    capsys.readouterr()
+    resumed, whole = (json.loads(path.read_text()) for path in (output, tmp_path / "whole.json"))
+    assert resumed["relations"] == whole["relations"]  # every count and every bootstrap replicate
+    assert resumed["treebank"]["sentences_scored"] == whole["treebank"]["sentences_scored"] == 1500
+    assert not checkpoint.exists()
 
 
 # --- item 6: misconfiguration reported at once, naming what is wrong and where it looked ------------------------

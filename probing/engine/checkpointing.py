@@ -138,6 +138,15 @@ class Checkpointer(PassHooks):
         if self.ranks.is_main and (self.wrote or self.every == 0):
             self._save(run, [accumulator.state() for accumulator in run.accumulators], complete=True)
 
+    def resume_hint(self) -> str:
+        """After a pass stopped through no fault of the input: --resume continues from the file, with the counts
+        an uninterrupted run ends with, or starts over where nothing was saved yet."""
+        if self.wrote:
+            return (f"run the same command again with --resume: it continues from the checkpoint {self.path}, and the "
+                    "counts end those of an uninterrupted run")
+        return (f"no checkpoint was saved yet (one is saved every {self.every:g} s, --checkpoint-every): run the "
+                f"same command again")
+
     def discard(self) -> None:
         """Remove the checkpoint once the result it led to is safely written."""
         if self.ranks.is_main:

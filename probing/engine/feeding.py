@@ -27,6 +27,14 @@ line or at a sentence in no chunk, it reads the input once more eagerly to
 find the error this process would have stopped at, which may lie in a
 sentence it had left to another worker.)
 
+A worker that dies (killed by a signal: the system's out-of-memory killer
+sends SIGKILL) stops the pass with :class:`InputWorkerStopped`, naming the
+worker, its process and the signal, wherever in the main process torch
+notices it (:func:`stopped_input_worker`): not an internal error, since
+nothing in probing went wrong, and a checkpoint written before it lets
+``--resume`` continue with identical counts. A system that refuses to start
+the workers at all (a cap on processes) is one line naming ``--workers``.
+
 >>> from probing.data.inputs import InputSource, sample_treebank_path
 >>> from probing.testing import tiny_wordpiece_tokenizer
 >>> plan = ChunkPlan(InputSource.treebank(str(sample_treebank_path()), limit=40), batch_size=8, max_length=64)
@@ -42,6 +50,7 @@ import io
 import itertools
 import os
 import pickle
+import signal
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -50,6 +59,7 @@ import torch
 from probing.compiling import load_compiler
 from probing.data.inputs import InputSource, Unit
 from probing.engine.batching import CHUNK_BATCHES, Batch, BatchStats, batches_of_chunk
+from probing.errors import ProbingError
 
 WORKER_PREFETCH = 2
 """Chunks each worker makes ahead of the model (DataLoader's prefetch_factor)."""
@@ -128,18 +138,79 @@ def _from_workers(plan: ChunkPlan, tokenizer, workers: int) -> Iterator[Prepared
     load_compiler()  # once here, not once in every worker: the workers' bootstrap weights are compiled draws
     loader = DataLoader(_WorkerChunks(plan, tokenizer), batch_size=None, num_workers=workers, collate_fn=_as_made,
                         prefetch_factor=WORKER_PREFETCH, worker_init_fn=_freeze_inherited)
-    expected = 0
-    for packed in loader:
-        item = _unpacked(packed)
-        if isinstance(item, _InputEnd):
-            plan.source.units_total = item.units_total
+    try:
+        chunks = iter(loader)
+    except OSError as error:  # fork refused: a cap on processes (ulimit -u, a container's pids.max), or memory
+        processes = "a worker process" if workers == 1 else f"{workers} worker processes"
+        raise ProbingError(f"the system refused to start {processes} ({error.strerror or error}); give fewer, or 0 "
+                           "to read in this process", source="--workers") from None
+    _RUNNING.append(chunks)
+    try:
+        expected = 0
+        for packed in _watched(chunks):
+            item = _unpacked(packed)
+            if isinstance(item, _InputEnd):
+                plan.source.units_total = item.units_total
+                return
+            if isinstance(item, _WorkerFailure):
+                raise item.error
+            if item.position != expected:  # DataLoader keeps the order of its workers' turns; a bug if not
+                raise RuntimeError(f"chunk {item.position} came from the workers where chunk {expected} was due")
+            expected += 1
+            yield item
+    finally:
+        _RUNNING.remove(chunks)
+
+
+_RUNNING: list = []
+"""The DataLoader iterators whose workers are making chunks now: where :func:`stopped_input_worker` looks."""
+
+
+class InputWorkerStopped(ProbingError):
+    """A ``--workers`` process died before the input's end (its message says which, and how)."""
+
+
+def _watched(chunks) -> Iterator:
+    """``chunks``, a worker's death noticed while waiting for one raised as :class:`InputWorkerStopped`."""
+    while True:
+        try:
+            packed = next(chunks)
+        except StopIteration:
             return
-        if isinstance(item, _WorkerFailure):
-            raise item.error
-        if item.position != expected:  # DataLoader keeps the order of its workers' turns; a bug if not
-            raise RuntimeError(f"chunk {item.position} came from the workers where chunk {expected} was due")
-        expected += 1
-        yield item
+        except RuntimeError:
+            stopped = stopped_input_worker(chunks)
+            if stopped is None:
+                raise
+            raise stopped from None
+        yield packed
+
+
+def stopped_input_worker(chunks=None) -> InputWorkerStopped | None:
+    """What became of the first worker process that is no longer running (of ``chunks``, else of every
+    DataLoader making chunks now), or None when all are alive. Torch raises a bare RuntimeError when it notices
+    a dead worker, from its SIGCHLD handler, so wherever the main process happens to be (in the model, say):
+    the pass asks here whether that error was a worker's death.
+
+    The message names the worker (from 1), its process id and its signal; SIGKILL is what the out-of-memory
+    killer sends, so it says that memory probably ran out.
+    """
+    for running in [chunks] if chunks is not None else list(_RUNNING):
+        processes = getattr(running, "_workers", [])  # torch's own list of its worker processes
+        for number, process in enumerate(processes, start=1):
+            code = process.exitcode
+            if code is None or code == 0:
+                continue
+            which = f"input worker {number} of {len(processes)} (process {process.pid})"
+            if code > 0:
+                return InputWorkerStopped(f"{which} stopped with exit status {code}", source="--workers")
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            why = (", which is what the system's out-of-memory killer sends: memory probably ran out (fewer "
+                   "--workers or a smaller --batch-size need less)") if -code == signal.SIGKILL else ""
+            return InputWorkerStopped(f"{which} was killed by {name}{why}", source="--workers")
+    return None
 
 
 def _freeze_inherited(_worker_id: int) -> None:

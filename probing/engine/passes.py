@@ -60,7 +60,7 @@ import torch
 
 from probing.data.inputs import InputSource, Unit
 from probing.engine.batching import Batch, BatchStats
-from probing.engine.feeding import ChunkPlan, add_stats, prepared_chunks
+from probing.engine.feeding import ChunkPlan, InputWorkerStopped, add_stats, prepared_chunks, stopped_input_worker
 from probing.engine.pooling import WordPooling, check_from_pooling
 from probing.engine.predictions import HeadPrediction
 from probing.engine.progress import progress_bar
@@ -361,6 +361,11 @@ class PassHooks:
     def finish(self, run: Pass) -> None:
         pass
 
+    def resume_hint(self) -> str:
+        """How to go on after the pass stopped before its end through no fault of the input (a worker killed):
+        here nothing was saved, so the run starts again."""
+        return "nothing of the run was saved (a checkpoint needs --output or --checkpoint): run it again"
+
 
 _HOOKS: contextvars.ContextVar[PassHooks | None] = contextvars.ContextVar("probing_pass_hooks", default=None)
 
@@ -422,8 +427,8 @@ def run_pass(
     work = _prepared(run, done, tokenizer)
     if in_thread:
         work = prefetched(work, depth=PREFETCH_CHUNKS)
-    with reading.attached(loaded), _attention_held(loaded, accumulators), _tokenising_on_one_core(loaded, in_thread), \
-            _progress(options, source, done) as bar:
+    with _stopped_workers_explained(hooks), reading.attached(loaded), _attention_held(loaded, accumulators), \
+            _tokenising_on_one_core(loaded, in_thread), _progress(options, source, done) as bar:
         shown = 0  # units of the current chunk the progress has shown: a chunk of a slow model can take minutes
         for item in _timed_waits(work, run.stats):
             if isinstance(item, Batch):
@@ -442,6 +447,20 @@ def run_pass(
     run.stats.seconds_total += time.perf_counter() - started
     hooks.finish(run)
     return run.stats
+
+
+@contextlib.contextmanager
+def _stopped_workers_explained(hooks: PassHooks) -> Iterator[None]:
+    """A ``--workers`` process that died ends the pass in one line saying which one, how (the signal: SIGKILL is
+    the out-of-memory killer's) and how to go on (``hooks.resume_hint``), instead of torch's bare RuntimeError,
+    which its SIGCHLD handler raises wherever the main process is, the model's forward pass included."""
+    try:
+        yield
+    except (InputWorkerStopped, RuntimeError) as error:
+        stopped = error if isinstance(error, InputWorkerStopped) else stopped_input_worker()
+        if stopped is None:
+            raise
+        raise ProbingError(f"{stopped.message}; {hooks.resume_hint()}", source=stopped.source) from None
 
 
 def _timed_waits(items: Iterator, stats: PassStats) -> Iterator:

@@ -300,15 +300,22 @@ def _check_load_options(*, dtype: str, stack: str | None, head: str | None, devi
     check_device(device)
 
 
+def read_config(name_or_path: str, *, revision: str | None = None, trust_remote_code: bool = False):
+    """A checkpoint's config alone (no tokenizer, no weights), any failure one line naming the model: what
+    every checkpoint of a training run's folder is checked with before the first is scored."""
+    from transformers import AutoConfig
+
+    with explained_load_errors(name_or_path):
+        return AutoConfig.from_pretrained(name_or_path, revision=revision, trust_remote_code=trust_remote_code)
+
+
 def _read_checkpoint(name_or_path: str, common: dict, *, dtype: str, random_init: bool, seed: int, head: str | None,
                      head_optional: bool, placement: dict):
     """(config, tokenizer, model, head, why there is no head): the head ``"lm"`` resolved to the checkpoint's own,
     and with ``head_optional`` a checkpoint without the head's weights read without it (head None). ``placement``
     is ``{"device_map": ...}`` for accelerate's dispatch over several devices, else empty."""
-    from transformers import AutoConfig
-
     with explained_load_errors(name_or_path):
-        config = AutoConfig.from_pretrained(name_or_path, **common)
+        config = read_config(name_or_path, **common)
         if head == LANGUAGE_MODEL:
             head = language_model_head(config)
         task = HEADS[head] if head is not None else None

@@ -78,10 +78,15 @@ def find_checkpoints(folder: str | Path | None) -> list[Checkpoint] | None:
         if before.step == after.step:
             raise ProbingError(f"{before.path.name} and {after.path.name} are both step {before.step}",
                                source="--model")
+    from probing.results.schema import MAX_INTEGER
+
     for checkpoint in found:
         if not (checkpoint.path / "config.json").is_file():
             raise ProbingError(f"{checkpoint.path.name} holds no config.json (a save that did not finish?); "
                                "remove it or score its siblings one by one", source=f"--model {folder}")
+        if checkpoint.step > MAX_INTEGER:  # every result records its step
+            raise ProbingError(f"{checkpoint.path.name}: step {checkpoint.step} is larger than any number a result "
+                               f"holds (at most {MAX_INTEGER})", source=f"--model {folder}")
     return found
 
 
@@ -362,7 +367,10 @@ def score_checkpoints(config, checkpoints: list[Checkpoint], select_on: str | No
     (to write it, so that a long run keeps what it has done). Returns ``(step, result)`` pairs.
     """
     from probing.analyses.probe.heldout import score_with_selection
+    from probing.model.loading import read_config
 
+    for checkpoint in checkpoints:  # every config read before the first is scored: no step's files, then a refusal
+        read_config(str(checkpoint.path), trust_remote_code=config.trust_remote_code)
     plan = [(0, config.replace(model=str(checkpoints[0].path), random_init=True))] if control else []
     plan += [(c.step, config.replace(model=str(c.path), random_init=False)) for c in checkpoints]
     results = []

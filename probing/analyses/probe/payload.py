@@ -230,6 +230,11 @@ def counts_within_totals(result: dict) -> None:
             if entry["pairs"] != result["relations"][name]["total"]:
                 raise Invalid(f"heldout.relations.{name}.pairs",
                               f"{entry['pairs']}, but relations.{name}.total is {result['relations'][name]['total']}")
+            for part in ("dev", "heldout", "in_sample"):  # an offset is read by its place in config.offsets
+                baseline = entry[part]["baseline"]
+                if offsets and baseline is not None and str(baseline["offset"]) not in offsets:
+                    raise Invalid(f"heldout.relations.{name}.{part}.baseline.offset",
+                                  f"{baseline['offset']} is not among config.offsets ({', '.join(offsets)})")
 
 
 def _is_offset(key: str) -> bool:

@@ -110,8 +110,8 @@ class WordVectors:
 def read_word_vectors(path: str | Path) -> WordVectors:
     """Read a GloVe-format text file: one ``word v1 ... vd`` per line (space-separated).
 
-    Errors name the file and line: a line whose numbers are not d floats, a
-    file without vectors. A first line of exactly two integers (word2vec's
+    Errors name the file and line: a line whose numbers are not d finite
+    floats, a file without vectors. A first line of exactly two integers (word2vec's
     header) is skipped; a repeated word keeps its first vector.
     """
     path = Path(path)
@@ -138,6 +138,9 @@ def read_word_vectors(path: str | Path) -> WordVectors:
                     vector = torch.tensor([float(v) for v in values], dtype=torch.float32)
                 except ValueError:
                     raise ProbingError(f"not a number among the values of {word!r}", source=str(path), line=number) from None
+                if not bool(torch.isfinite(vector).all()):  # nan, inf, or past float32's range: no probe learns from it
+                    raise ProbingError(f"a value of {word!r} is not a finite float32 number (NaN, infinity or past "
+                                       "3.4e38)", source=str(path), line=number)
                 vectors.setdefault(word, vector)
         except UnicodeDecodeError as error:
             raise ProbingError(f"not UTF-8 text ({error.reason})", source=str(path)) from None
