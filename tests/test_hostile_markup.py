@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -64,10 +65,11 @@ def _unescaped_pipes(line: str) -> int:
     return len(re.findall(r"(?<!\\)(?:\\\\)*\|", line))
 
 
-def assert_plain_markdown(text: str, shown: str) -> None:
-    """No markup in ``text``, every table's rows as wide as its header, and ``shown`` (a name as the reader
-    sees it) in it."""
-    assert markdown_markup(text) == [], markdown_markup(text)
+def assert_plain_markdown(text: str, shown: str, links: frozenset[str] = frozenset()) -> None:
+    """No markup in ``text`` but links to ``links`` (the files it was written with), every table's rows as
+    wide as its header, and ``shown`` (a name as the reader sees it) in it."""
+    markup = [found for found in markdown_markup(text) if found.split(": ", 1)[1] not in links]
+    assert markup == [], markup
     tables = re.split(r"\n(?!\|)", text)
     for block in tables:
         rows = [line for line in block.splitlines() if line.startswith("|")]
@@ -124,6 +126,21 @@ def chosen_result(tmp_path_factory) -> Path:
                  "det", "--k", "1", "--random", "2", "--select-on", str(folder / "dev.json"), "--metric", "mlm",
                  "--limit", "3", "--bootstrap", "5", "--output", str(path)]) == 0
     return path
+
+
+@accepted("report: a model folder named <img> heads the README as text")
+def _(env):
+    model = env.tmp / IMG
+    shutil.copytree(env.model, model)
+    output = env.tmp / "report"
+
+    def check(out):
+        files = frozenset(path.name for path in output.iterdir())
+        assert_plain_markdown((output / "README.md").read_text(encoding="utf-8"),
+                              "# What the heads of &lt;img src=x onerror=alert(1)> look at", links=files)
+
+    return Accepted(["report", "--quiet", "--model", str(model), "--limit", "4", "--bootstrap", "10", "--output",
+                     str(output)], check)
 
 
 # ---------------------------------------------------------------------------- probing transfer
@@ -229,7 +246,12 @@ for _option, _value in (("--plots", "javascript:alert(1)//"), ("--pages", "https
 # ---------------------------------------------------------------------------- the tests
 
 
-@pytest.mark.parametrize("name", ACCEPTED)
+SLOW = {"report: a model folder named <img> heads the README as text"}
+"""Cases that run a model through several analyses (over 10 s)."""
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW else name
+                                  for name in ACCEPTED])
 def test_names_stay_text(name, env, capsys):
     case = ACCEPTED[name](env)
     code, out, err = run_cli(case.argv, capsys)
@@ -242,6 +264,7 @@ def test_refused(name, env, capsys):
     assert_refused(REFUSED[name](env), env, capsys)
 
 
+@pytest.mark.slow  # its fixture runs ablate --chosen
 @pytest.mark.parametrize("name", ["model <img>", "model [link](javascript:)"])
 def test_the_ablate_chosen_table_shows_a_model_name_as_text(name, chosen_result, env, capsys):
     result = json.loads(chosen_result.read_text())

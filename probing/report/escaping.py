@@ -101,6 +101,23 @@ def markdown_cell(text) -> str:
     return markdown_text(text).replace("|", "\\|")
 
 
+MARKDOWN_TABLES = ("github", "pipe")
+"""The formats of ``tabulate`` that write a Markdown table (its ``html`` format escapes its cells itself)."""
+
+
+def tabulate_cells(rows, headers, tablefmt: str):
+    """``rows`` and ``headers`` as a table in ``tabulate``'s ``tablefmt`` must get them: for a Markdown table,
+    every cell through :func:`markdown_cell` (a token or relation name may hold ``<s>`` or ``|``); otherwise
+    as they are.
+
+    >>> tabulate_cells([["<s>", 1]], ["a|b"], "github")
+    ([['&lt;s>', '1']], ['a\\\\|b'])
+    """
+    if tablefmt not in MARKDOWN_TABLES:
+        return rows, headers
+    return [[markdown_cell(cell) for cell in row] for row in rows], [markdown_cell(title) for title in headers]
+
+
 LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
     "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",

@@ -20,6 +20,8 @@ def gradient_table(result: dict, tablefmt: str = "simple") -> str:
     """
     from tabulate import tabulate
 
+    from probing.report.escaping import tabulate_cells
+
     gradients, names = result["gradients"], result["token_names"]
     headers = {"first_special": names["first_special"], "separator": names["separator"], "punctuation": ". ,", "other": "other"}
     shown = "separator" if gradients["layer_gradient"]["separator"] is not None else "first_special"
@@ -33,4 +35,5 @@ def gradient_table(result: dict, tablefmt: str = "simple") -> str:
         rows.append(row)
     # No "|" in headers: the table is also written as Markdown.
     columns = ["layer"] + [f"grad to {headers[kind]}" for kind in KEY_KINDS] + [f"attn to {names[shown]} %"]
+    rows, columns = tabulate_cells(rows, columns, tablefmt)
     return tabulate(rows, headers=columns, tablefmt=tablefmt, disable_numparse=True, stralign="right")

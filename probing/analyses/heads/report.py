@@ -16,6 +16,8 @@ def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
     """Heads of each behaviour, as layer-head counted from 1."""
     from tabulate import tabulate
 
+    from probing.report.escaping import tabulate_cells
+
     found: dict[str, list[str]] = {label: [] for label in LABELS}
     for layer, row in enumerate(result["heads"]["behaviour"]):
         for head, label in enumerate(row):
@@ -25,4 +27,5 @@ def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
         [names.get(label, label), len(heads), " ".join(heads) if len(heads) <= 12 else " ".join(heads[:12]) + " ..."]
         for label, heads in found.items()
     ]
-    return tabulate(rows, headers=["attends to", "heads", "layer-head (from 1)"], tablefmt=tablefmt, disable_numparse=True)
+    rows, headers = tabulate_cells(rows, ["attends to", "heads", "layer-head (from 1)"], tablefmt)
+    return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)

@@ -18,6 +18,7 @@ from probing.analyses.heads.report import behaviour_table
 from probing.analyses.probe.tables import score_table
 from probing.analyses.surface.report import layer_table
 from probing.naming import head_name
+from probing.report.escaping import markdown_text
 
 SHARE = 0.5
 """Heads that give more than this share of attention to one target are listed in the summary."""
@@ -28,10 +29,10 @@ def summarise(heads: dict, gradients: dict | None, reason: str | None, probe: di
     """The report's README.md; ``no_probe`` says why there is no probe when ``probe`` is None."""
     model, source = heads["model"], heads["input"]
     lines = [
-        f"# What the heads of {model['name']} look at",
+        f"# What the heads of {markdown_text(model['name'])} look at",
         "",
-        f"{model['architecture']}, {model['num_layers']} layers x {model['num_heads']} heads, on "
-        f"`{Path(source['path']).name}` (sha256 `{source['sha256'][:16]}`): {source['units_used']} units"
+        f"{markdown_text(model['architecture'])}, {model['num_layers']} layers x {model['num_heads']} heads, on "
+        f"{markdown_text(Path(source['path']).name)} (sha256 `{source['sha256'][:16]}`): {source['units_used']} units"
         f"{' (segment pairs)' if source['pairs'] else ''}, {source['skipped']['too_long']} skipped as too long.",
         f"Made by `{command}` with probing {heads['tool']['version']} ({heads['tool']['git_commit'] or 'no git'}) "
         f"on {heads['created']}. Layers and heads count from 1 here, from 0 in the JSON files.",
@@ -105,5 +106,6 @@ def strong_heads(result: dict) -> list[str]:
             for head, value in enumerate(row)
             if value > SHARE
         ]
-        lines.append(f"- Heads with more than {100 * SHARE:.0f}% of their attention on {target}: {', '.join(found) or 'none'}.")
+        lines.append(f"- Heads with more than {100 * SHARE:.0f}% of their attention on {markdown_text(target)}: "
+                     f"{', '.join(found) or 'none'}.")
     return lines

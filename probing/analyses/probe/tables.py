@@ -14,6 +14,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from probing.naming import head_name, heldout_title, offset_name, percent, percent_with_interval, selection_sides
+from probing.report.escaping import tabulate_cells
 
 SCORE_LEGEND = {
     "relation": "dobj, det, pobj, poss or any UD label; all: every word but the root (docs/scoring.md)",
@@ -89,6 +90,7 @@ def score_table(result: dict, tablefmt: str = "simple") -> str:
     if causal:
         headers += list(CAUSAL_LEGEND)
         align += ("left", "right", "right")
+    rows, headers = tabulate_cells(rows, headers, tablefmt)
     return tabulate(rows, headers=headers, tablefmt=tablefmt, colalign=align, disable_numparse=True)
 
 

@@ -25,6 +25,8 @@ def layer_table(result: dict, tablefmt: str = "simple") -> str:
     """One row per layer (from 1): mean over heads of each statistic, in percent; entropies in nats."""
     from tabulate import tabulate
 
+    from probing.report.escaping import tabulate_cells
+
     surface = result["surface"]
     means = surface["layer_means"]
     rows = []
@@ -34,7 +36,7 @@ def layer_table(result: dict, tablefmt: str = "simple") -> str:
             value = None if means[name] is None else means[name][layer]
             row.append("-" if value is None else (f"{value:.2f}" if name == "entropy" else f"{100 * value:.1f}"))
         rows.append(row)
-    headers = ["layer", *_titles(result["token_names"])]
+    rows, headers = tabulate_cells(rows, ["layer", *_titles(result["token_names"])], tablefmt)
     table = tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True, stralign="right")
     uniform = surface["uniform_entropy"]["entropy"]
     return f"{table}\n\nMeans over heads; entropies in nats (uniform attention: {uniform:.2f})."
