@@ -18,6 +18,7 @@ import numpy as np
 
 from probing.atomic import save_figure_atomic
 from probing.errors import ProbingError
+from probing.naming import p_value_text
 from probing.report.drawing import MARK, new_figure
 
 RANDOM_COLOUR = "#9e9e9e"
@@ -106,7 +107,8 @@ def _panel(axis, effects: dict, entry: dict, scale: float) -> None:
     axis.set_ylim(0, max(1, axis.get_ylim()[1]) * 1.25)  # headroom for the p-value
     p = entry["p_value"]
     right_half = chosen > (low + high) / 2  # the p-value goes on the side away from the chosen line
-    axis.text(0.03 if right_half else 0.97, 0.95, "" if p is None else f"p = {p:.3f}", ha="left" if right_half else "right",
+    label = "" if p is None else f"p = {p_value_text(p)}{' (exact)' if entry.get('exact') else ''}"
+    axis.text(0.03 if right_half else 0.97, 0.95, label, ha="left" if right_half else "right",
               va="top", transform=axis.transAxes, fontsize=9, color=MARK,
               bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
     axis.xaxis.set_major_locator(MaxNLocator(4))  # few ticks: a loss's effects can be 1e-5 wide
