@@ -3,10 +3,11 @@
 Names of relations, models and treebanks and the words of a treebank come from files; each writer passes
 them through its format's escaping function (probing.report.escaping). Hypothesis draws names from every
 Unicode character and from the pieces that break formats (``<!--``, ``</script>``, ``|``, blank lines,
-``=``, LaTeX's specials, U+2028, ``../``) and checks what a reader of each format finds: an HTML parser
-the same elements as for plain names and the names as text, a CSV reader the same cells (``'`` before a
-formula), the Markdown table its column count and the names, LaTeX one row per row, JSON the names, the
-explore page its data script whole; a file name never leaves its folder. Figures draw such names too.
+``=``, LaTeX's specials, U+2028, ``../``, ``<img ...>``, ``[x](javascript:y)``) and checks what a reader of
+each format finds: an HTML parser the same elements as for plain names and the names as text, a CSV reader
+the same cells (``'`` before a formula), the Markdown table its column count and the names and a CommonMark
+reader no HTML or link, LaTeX one row per row, JSON the names, the explore page its data script whole; a
+file name never leaves its folder. Figures draw such names too.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from helpers import markdown_markup
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +36,8 @@ from probing.testing import sample_path, tiny_bert
 
 PIECES = ["<!--", "<script>", "</script>", "<b>", "&amp;", "&", '"', "'", "|", "\\", "\\|", "\n", "\n\n", "\r", "\t",
           "=", "+", "-", "@", "=1+1", "%", "$", "$\\frac$", "#", "_", "{", "}", "^", "~", " -> ", "h>d",
-          "\u2028", "\u2029", "../", "/", ".", ":", "x"]
+          "\u2028", "\u2029", "../", "/", ".", ":", "x", "<img src=x onerror=alert(1)>", "[x](javascript:y)", "](",
+          "]:", "][", "&lt;", "<a@b.c>", "<http://x>"]
 """What breaks some format when it is written as it is."""
 
 names = st.one_of(
@@ -160,7 +163,9 @@ def one_line(name: str) -> str:
 @given(hostile_boards)
 def test_markdown_keeps_its_columns_and_the_names(drawn):
     models, relations, treebank = drawn
-    lines = render(board_of(models, relations, treebank), "md").splitlines()
+    text = render(board_of(models, relations, treebank), "md")
+    assert markdown_markup(text) == []  # no HTML, link or image from a name
+    lines = text.splitlines()
     table = [line for line in lines if line.startswith("|")]
     assert len(table) == 2 + len(models) + 1  # every row on one line
     widths = {len(_cells(line)) for line in table}
@@ -287,7 +292,7 @@ def test_different_names_make_different_file_names(pair):
         assert file_name(pair[0]) != file_name(pair[1])
 
 
-HOSTILE_FIGURE_NAMES = ["$\\frac$", "a$b$c", "<b>&</b>", "x\n\ny", "\\", "../../x", "%s{}"]
+HOSTILE_FIGURE_NAMES = ["$\\frac$", "$\\frac{a}{$", "a$b$c", "<b>&</b>", "x\n\ny", "\\", "../../x", "%s{}"]
 
 
 @pytest.mark.parametrize("name", HOSTILE_FIGURE_NAMES)
