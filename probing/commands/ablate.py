@@ -223,18 +223,20 @@ NEEDS = {"lm": "causal_lm", "minimal-pairs": "causal_lm", "mlm": "masked_lm"}
 
 
 def _check_model_for(args: argparse.Namespace) -> None:
-    """A local model whose config.json says it is the other kind of language model than --metric reads (or whose
-    weights lack the masked-LM head --metric mlm reads) is refused now, before it loads, suggesting only a metric
-    that would run on it."""
+    """A model on this machine (a folder, or a hub id's cached folder) whose config.json says it is the other kind
+    of language model than --metric reads (or whose weights lack the masked-LM head --metric mlm reads) is refused
+    now, before it loads, suggesting only a metric that would run on it."""
+    from probing.engine.startup import model_name
     from probing.model.heads import folder_has_head, folder_language_model
-    from probing.model.hub import default_model_path, display_name
+    from probing.model.hub import default_model_path, local_folder
 
     needed = NEEDS.get(args.metric)
-    folder = args.model if args.model is not None else str(default_model_path())
-    kind = needed and folder_language_model(folder)
+    given = args.model if args.model is not None else str(default_model_path())
+    folder = needed and local_folder(given, args.revision)
+    kind = folder and folder_language_model(folder)
     if not kind:
         return
-    name, option = display_name(folder), f"--metric {args.metric}"
+    name, option = model_name(args.model), f"--metric {args.metric}"
     masked_head = folder_has_head(folder, "masked_lm") if kind == "masked_lm" else None
     probe = "--metric probe (the heads' syntax on a treebank) runs on any model"
     if needed == "causal_lm" and kind == "masked_lm":
