@@ -129,10 +129,12 @@ def test_bad_options_get_one_clear_message(capsys, args, fragment):
     assert "Traceback" not in err and out == ""
 
 
+@pytest.mark.slow
 def test_malformed_treebank_via_the_real_command_line(write_conllu, tmp_path):
     bad = write_conllu(conllu_rows("1 a a X _ _ 0 root _ _", "2 b b X _ _ x dep _ _"))
     output = tmp_path / "r.json"
-    output.write_text("previous result\n")
+    previous = '{"schema_version": "3", "analysis": "probe"}\n'  # the start of an earlier probe result
+    output.write_text(previous)
     completed = subprocess.run(
         [sys.executable, "-m", "probing", "score", "--model", tiny_bert(), "--treebank", str(bad), "--output", str(output)],
         capture_output=True, text=True,
@@ -140,7 +142,7 @@ def test_malformed_treebank_via_the_real_command_line(write_conllu, tmp_path):
     assert completed.returncode == 2
     assert f"{bad}:2: HEAD is not an integer: 'x'" in completed.stderr
     assert "Traceback" not in completed.stderr
-    assert output.read_text() == "previous result\n"  # nothing the user had is lost
+    assert output.read_text() == previous  # nothing the user had is lost
 
 
 def test_empty_treebank(capsys, write_conllu):

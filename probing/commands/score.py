@@ -145,14 +145,15 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
         write_curve,
     )
     from probing.analyses.probe.tables import heldout_table, in_sample_title, run_header, score_table
-    from probing.atomic import check_output_path
+    from probing.atomic import check_output_path, result_of
     from probing.commands.common import progress_wanted
     from probing.results.io import write_result
 
     _refuse_for_a_training_folder(args, config, checkpoints)
     inputs = _input_paths(args, config)
     steps = ([0] if config.random_init else []) + [checkpoint.step for checkpoint in checkpoints]
-    if args.output:
+    if args.output:  # --output names the results (each step's is beside it): it may be only a probe result itself
+        check_output_path(args.output, inputs=inputs, follow_symlinks=args.follow_symlinks, replaces=result_of("probe"))
         for path in planned_outputs(args.output, steps):
             check_output_path(path, option="--output (beside it)", inputs=inputs, follow_symlinks=args.follow_symlinks,
                               replaces=earlier_output(path))
