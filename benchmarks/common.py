@@ -9,9 +9,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import statistics
+import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -41,6 +43,42 @@ class Timings:
     def spread(self, name: str) -> str:
         values = self.runs[name]
         return f"{min(values):.2f}-{max(values):.2f} s"
+
+
+class Clock:
+    """Wall and CPU seconds of a block (the process's CPU time, every thread's: on a machine others share,
+    the work done, which their load does not lengthen as it lengthens the wall time).
+
+    >>> with Clock() as clock:
+    ...     _ = sum(range(1000))
+    >>> 0 <= clock.cpu and 0 <= clock.wall
+    True
+    """
+
+    def __init__(self, device: str = "cpu"):
+        self.device, self.wall, self.cpu = device, 0.0, 0.0
+
+    def __enter__(self) -> "Clock":
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        self.wall, self.cpu = time.perf_counter() - self._wall, time.process_time() - self._cpu
+
+
+@contextlib.contextmanager
+def one_thread(device: str = "cpu"):
+    """torch on one thread within the block, on a CPU: what is compared then shares no core with the other's
+    threads, so CPU seconds count the work and not threads waiting on a loaded machine."""
+    before = torch.get_num_threads()
+    if device == "cpu":
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def the_batches(loaded, source, batch_size: int = 32) -> list:

@@ -51,6 +51,11 @@ from probing.stats.selection import best_cell
 CONDITION_CELLS = 1 << 19
 """Budget of (copies x batch x tokens^2) attention cells per forward pass of stacked conditions."""
 
+CPU_CONDITION_CELLS = 1 << 16
+"""The budget on a CPU, where stacking buys no parallelism and a stack's activations outgrow the caches:
+all-MiniLM-L6-v2's probe grid on 20 sentences took 15% longer stacked to :data:`CONDITION_CELLS` than one
+condition a pass (benchmarks/RESULTS.md, "Affordable heavy runs")."""
+
 LOGIT_CELLS = 1 << 26
 """Budget of (copies x batch x tokens x vocabulary) logits per forward pass (256 MiB of float32)."""
 
@@ -377,10 +382,11 @@ class AblationAccumulator(Accumulator):
                    causal=result["model"]["is_causal"], offsets=config.get("offsets", OFFSETS),
                    pool_from=config.get("pooling", {}).get("from", "mean"))
 
-    def group_size(self, batch: Batch) -> int:
-        """How many conditions one forward pass stacks, within the attention and logit budgets."""
+    def group_size(self, batch: Batch, device: str = "cpu") -> int:
+        """How many conditions one forward pass stacks, within the attention and logit budgets (``device``'s)."""
         cells = len(batch) * batch.input_ids.shape[1] ** 2
-        copies = max(1, CONDITION_CELLS // max(cells, 1))
+        budget = min(CONDITION_CELLS, CPU_CONDITION_CELLS) if str(device).startswith("cpu") else CONDITION_CELLS
+        copies = max(1, budget // max(cells, 1))
         if isinstance(self.metric, MaskedLMLoss):
             vocabulary = self._vocabulary
             copies = min(copies, max(1, LOGIT_CELLS // max(1, len(batch) * batch.input_ids.shape[1] * vocabulary)))
@@ -389,7 +395,7 @@ class AblationAccumulator(Accumulator):
     def update(self, view: BatchView) -> None:
         loaded, batch = view.loaded, view.batch
         self._vocabulary = getattr(loaded.model.config, "vocab_size", 1) or 1
-        copies = self.group_size(batch)
+        copies = self.group_size(batch, loaded.device)
         probe = isinstance(self.metric, ProbeAccuracy)
         prefix = self._shared_prefix(loaded)
         if probe and loaded.attention_tap is None:  # the model's own attention tuple: every layer is computed
@@ -419,7 +425,10 @@ class AblationAccumulator(Accumulator):
         return self.masks[list(group)].repeat_interleave(len(batch), dim=0)
 
     def _first_layer(self, condition: int) -> int:
-        return int(self.masks[condition].any(dim=1).nonzero()[0])
+        """The condition's lowest disabled layer; 0 (a whole pass) when it disables nothing, as a matched random
+        set does when the chosen set holds every head of its layers."""
+        layers = self.masks[condition].any(dim=1).nonzero()
+        return int(layers[0]) if len(layers) else 0
 
     def _shared_prefix(self, loaded):
         """probing.model.prefix's reusable layers of this model (found once per accumulator), or None."""
