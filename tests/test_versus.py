@@ -449,3 +449,24 @@ def test_a_result_probing_cannot_write_is_a_bug_not_a_refusal(tmp_path, capsys, 
                  "--output", str(output)]) == 1
     error = capsys.readouterr().err
     assert "internal error" in error and "bug" in error and not output.exists()
+
+
+def test_a_chosen_set_of_every_head_has_one_empty_matched_set_and_finishes(tmp_path, capsys):
+    """k = all 8 heads of the tiny Llama: no head is left in any layer, so the space holds one set, the empty
+    one (short by 8), whose effect is exactly 0; the run finishes (it crashed finding that set's first layer)."""
+    from helpers import tiny_model
+
+    from probing.cli import main
+    from probing.results.io import read_result
+
+    model = tiny_model("llama")
+    dev, test = scored_dev(model, tmp_path)
+    output = tmp_path / "all.json"
+    assert main(["ablate", "--quiet", "--model", model, "--treebank", test, "--limit", "4", "--metric", "lm",
+                 "--bootstrap", "10", "--chosen", "det", "--k", "8", "--random", "5", "--select-on", dev,
+                 "--output", str(output)]) == 0
+    capsys.readouterr()
+    row = read_result(output)["versus"]["parts"]["loss"]["det@8"]
+    assert row["exact"] is True and row["space"] == 1 and row["short_sets"] == 1
+    assert row["random"]["draws"] == row["random"]["distinct"] == 1  # nothing disabled: the intact model again
+    assert row["random"]["mean"] == pytest.approx(0.0, abs=1e-6) and row["random"]["percentiles"] == [row["random"]["mean"]] * 2
