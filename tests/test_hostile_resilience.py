@@ -259,7 +259,8 @@ def _(env):
     folder = _treebank_folder(env)
     _treebanks_at(env, folder)
     return Case(_quiet("score", "--model", NO_MODEL, "--treebank", "en_ewt:dev"),
-                [f"PROBING_TREEBANKS={folder}", "one level too deep", f"PROBING_TREEBANKS={folder.parent}"],
+                [f"PROBING_TREEBANKS={folder}", "one level too deep", f"looked for {folder}/en_ewt/en_ewt-ud-dev.conllu",
+                 f"PROBING_TREEBANKS={folder.parent}"],
                 inputs=[folder])
 
 

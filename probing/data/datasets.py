@@ -461,9 +461,9 @@ def _local_copy_path(tb: Treebank, tb_file: TreebankFile) -> Path | None:
     root = places[0].parent.parent if places else None
     if root is not None and (root / tb_file.filename).is_file():
         above = f"; set {ENVIRONMENT}={root.parent}" if root.name in (tb.name, tb.repo) else ""
-        raise ProbingError(f"holds {tb_file.filename} itself: the variable names a folder one level too deep, "
-                           f"it should name the folder that holds {tb.name}/{tb_file.filename}{above}",
-                           source=f"{ENVIRONMENT}={root}")
+        raise ProbingError(f"holds {tb_file.filename} itself: the variable names a folder one level too deep "
+                           f"(looked for {' and '.join(str(path) for path in places)}); it should name the folder "
+                           f"that holds {tb.name}/{tb_file.filename}{above}", source=f"{ENVIRONMENT}={root}")
     return None
 
 
