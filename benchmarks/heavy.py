@@ -82,6 +82,17 @@ def render(grids: list[dict], pairs: dict | None, command: str, missing: list[st
     return "\n".join(lines).rstrip("\n") + "\n" + END + "\n"
 
 
+def section_of(report: str) -> str | None:
+    r"""The heavy-runs section of a report (its comments and the newline after them included), or None.
+
+    >>> section_of(f"a\n{BEGIN}\nx\n{END}\nb\n") == f"{BEGIN}\nx\n{END}\n"
+    True
+    """
+    if BEGIN not in report or END not in report:
+        return None
+    return report[report.index(BEGIN) : report.index(END) + len(END)] + "\n"
+
+
 def replace_section(report: str, section: str) -> str:
     """``report`` with its heavy-runs section replaced by ``section`` (added at the end when it has none).
 
