@@ -476,8 +476,9 @@ def render(measured: dict, context: dict, command: str) -> str:
                   f"runs them, {entry['seconds']['one whole pass each']:.1f} s with one whole forward pass per "
                   f"condition: {entry['speedup']:.2f} times as fast. The losses agree to "
                   f"{entry['largest_relative_difference']:.1e} (relative). The gain is the layers below each "
-                  "condition's disabled head, taken from the intact model's pass instead of recomputed; stacking "
-                  "copies of a batch into one pass adds nothing measurable on a CPU.", ""]
+                  "condition's disabled head, taken from the intact model's pass instead of recomputed (on a CPU "
+                  "conditions are stacked only to 2^16 attention cells a pass: bigger stacks cost time there, "
+                  "\"Affordable heavy runs\" below).", ""]
     if measured.get("weighting"):
         entry = measured["weighting"]
         t = entry["timings"]
