@@ -23,6 +23,7 @@ def held_out():
     return probing.score(tiny_bert(), test, select_on=dev, relations=["det", "all", "nsubj"], bootstrap=30)
 
 
+@pytest.mark.slow
 def test_import_probing_loads_no_model_framework_and_reading_needs_none():
     code = ("import sys, probing; probing.read(sys.argv[1]).to_frame(); "
             "print(sorted(name for name in ('torch', 'transformers') if name in sys.modules))")

@@ -319,6 +319,7 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": str(REPO) + (os.pathsep + path if path else "")}
 
 
+@pytest.mark.slow
 def test_top_level_help_exits_0_and_lists_every_command():
     completed = subprocess.run([sys.executable, "-m", "probing", "--help"], capture_output=True, text=True,
                                env=_env(), timeout=120)
@@ -368,6 +369,7 @@ def test_a_bug_is_exit_1_and_one_line_naming_a_log_with_the_traceback(tmp_path, 
 
 
 
+@pytest.mark.slow
 def test_a_reader_that_leaves_early_is_not_a_bug(tmp_path):
     # `probing data list | head -1`: the pipe is closed before the command writes, so every write fails
     read_end, write_end = os.pipe()

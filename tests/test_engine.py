@@ -145,6 +145,7 @@ def test_figures_can_be_vector_graphics(tmp_path):
     assert np.isfinite(json.loads(output.read_text())["surface"]["layer_means"]["entropy"]).all()
 
 
+@pytest.mark.slow
 def test_importing_probing_never_switches_the_matplotlib_backend():
     code = ("import matplotlib; before = matplotlib.get_backend(); import probing.analyses.probe.plots, probing.report.drawing, "
             "probing.report.figures, probing.analyses.patterns.accumulator, probing.analyses.compare.accumulator; "

@@ -24,7 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 _REASON = missing_reason()
 if _REASON and os.environ.get("CI"):
     pytest.fail(f"browser tests cannot run under CI: {_REASON}", pytrace=False)
-pytestmark = pytest.mark.skipif(_REASON is not None, reason=_REASON or "")
+# every test drives a browser: a child process (chromium), so the slow tier
+pytestmark = [pytest.mark.skipif(_REASON is not None, reason=_REASON or ""), pytest.mark.slow]
 
 LIMIT = 40
 

@@ -142,11 +142,16 @@ def digest(path: Path) -> str:
 # ---------------------------------------------------------------------------- refused cases
 
 REFUSED: dict[str, Callable[[Env], Case]] = {}
+IN_A_CHILD: set[str] = set()
+"""The refused cases that run the command in a child process (``Case.subprocess`` or ``memory_gib``): their
+tests are marked slow, as every test that starts a Python process is (pyproject.toml's markers)."""
 
 
-def refused(name: str):
+def refused(name: str, *, in_a_child: bool = False):
     def register(builder):
         REFUSED[name] = builder
+        if in_a_child:
+            IN_A_CHILD.add(name)
         return builder
 
     return register
@@ -361,7 +366,7 @@ def _(env):
                 ["--model", "cannot load model", str(folder)], inputs=[folder], absent=[output])
 
 
-@refused("a pytorch_model.bin that is not a pickle")
+@refused("a pytorch_model.bin that is not a pickle", in_a_child=True)
 def _(env):
     folder = _model_copy(env)
     (folder / "model.safetensors").unlink()
@@ -458,7 +463,7 @@ LONG_SENTENCE = "".join(
 )
 
 
-@refused("every sentence longer than the model allows, without transformers' warning")
+@refused("every sentence longer than the model allows, without transformers' warning", in_a_child=True)
 def _(env):
     treebank = env.tmp / "long.conllu"
     treebank.write_text(LONG_SENTENCE + "\n" + LONG_SENTENCE + "\n", encoding="utf-8")
@@ -717,7 +722,7 @@ READERS = {
 for _text in HOSTILE_TEXT:
     for _reader in READERS:
 
-        @refused(f"{_reader}: {_text}")
+        @refused(f"{_reader}: {_text}", in_a_child="inflates" in _text)
         def _(env, text=_text, reader=_reader):
             spoil, where = HOSTILE_TEXT[text]
             path = _spoiled_text(env, spoil)
@@ -807,9 +812,12 @@ def _(env):
     return Case(_quiet("explore", "--model", env.model, "--sentences", "1000000000"), ["--sentences", "at most"])
 
 
-@pytest.mark.parametrize("name", REFUSED)
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in IN_A_CHILD else name
+                                  for name in REFUSED])
 def test_refused(name, env, capsys):
-    assert_refused(REFUSED[name](env), env, capsys)
+    case = REFUSED[name](env)
+    assert (case.subprocess or case.memory_gib is not None) == (name in IN_A_CHILD), "register it in_a_child"
+    assert_refused(case, env, capsys)
 
 
 def assert_refused(case: Case, env: Env, capsys) -> None:
@@ -893,6 +901,7 @@ def _dead_pid() -> int:
     return child.pid
 
 
+@pytest.mark.slow
 def test_stale_temporaries_of_a_dead_process_are_removed_by_the_next_write(env, capsys):
     output = env.tmp / "out.json"
     stale = env.tmp / f".out.json.{_dead_pid()}.abc123.tmp"
@@ -918,6 +927,7 @@ with atomic_path(sys.argv[1]) as temporary:
 """
 
 
+@pytest.mark.slow
 def test_a_killed_write_leaves_the_old_file_and_the_next_write_cleans_up(env, capsys):
     output = env.tmp / "out.json"
     shutil.copyfile(env.result, output)  # the previous result

@@ -259,6 +259,7 @@ def test_bad_inputs_fail_with_one_line(tmp_path, capsys):
     assert main(["leaderboard", str(tmp_path / "missing.json")]) == 2
 
 
+@pytest.mark.slow
 def test_leaderboard_and_plot_never_import_torch():
     code = (
         "import sys, probing.cli, probing.commands.leaderboard, probing.commands.plot, probing.report.board, "

@@ -52,6 +52,7 @@ def whole(tmp_path_factory):
     return json.loads(path.read_text())
 
 
+@pytest.mark.slow
 def test_the_variable_finds_the_plug_in_and_gives_it_a_command():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGINS), os.environ.get("PYTHONPATH", "")]),
            "PROBING_PLUGINS": "toy_analysis"}

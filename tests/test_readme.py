@@ -66,6 +66,7 @@ def test_the_offline_commands_run(tmp_path):
         assert second.startswith("in-sample: heads and offsets chosen and reported on the same 75 sentences")
 
 
+@pytest.mark.slow
 def test_the_hub_commands_stop_at_once_without_a_network(tmp_path):
     import os
 
@@ -90,6 +91,7 @@ def test_the_real_treebank_commands_run_in_order(tmp_path):
     assert (tmp_path / "minilm-ewt.json").is_file() and (tmp_path / "minilm-ewt.png").is_file()
 
 
+@pytest.mark.slow
 def test_the_error_examples_are_what_the_tool_prints(tmp_path):
     examples = re.findall(r"^\$ (probing .*)\n(probing .*)$", README, flags=re.MULTILINE)
     assert len(examples) == 2

@@ -367,6 +367,7 @@ def test_state_round_trips_through_a_checkpoint(model, parts, runs):
     assert all(tensor.dtype == torch.long for tensor in rebuilt.state().values())
 
 
+@pytest.mark.slow
 def test_tables_and_leaderboard_rows_need_no_torch():
     code = ("import sys; import probing.analyses.trees.report as report; "
             "assert 'torch' not in sys.modules, 'torch was imported'; print(report.leaderboard_table([]).key)")
