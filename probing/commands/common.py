@@ -354,6 +354,10 @@ def _named_output(output, result):
 class EngineCommand:
     """The run of one command over one input: inputs and outputs checked first, then processes,
     checkpoints and the model, then passes; rank 0 writes. Use as a context manager.
+
+    ``analysis`` names what ``--output`` holds (``"surface"``: an existing file there must be an earlier surface
+    result; an :class:`probing.atomic.Earlier` for a page); ``outputs`` adds other files, each a path, a
+    ``(path, option)`` or a ``(path, option, Earlier)``; ``figures`` the figures beside ``--output``.
     """
 
     def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple = (),
