@@ -390,7 +390,6 @@ def test_scores_only_keeps_every_number_and_refuses_a_merge(tmp_path, capsys):
     json.loads(slim.read_text())  # plain JSON still
 
 
-@pytest.mark.slow
 def test_a_relation_rare_in_the_units_finishes_with_no_data_where_there_is_none(tmp_path, capsys):
     """On 5 sentences some bootstrap replicates draw no unit (and iobj has no pair at all): those intervals are
     undefined, which the run writes as no data (null), finishing with a written result, not a crash at the end."""
