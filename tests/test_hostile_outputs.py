@@ -351,6 +351,7 @@ REPLACED: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "leaderboard --format json": ("board.json", lambda path: "tables" in json.loads(path.read_text())),
     "plot": ("figure.png", lambda path: path.read_bytes().startswith(b"\x89PNG")),
     "transfer": ("atlas.md", lambda path: path.read_text().startswith("# ")),
+    "explore": ("page.html", lambda path: path.read_text().startswith("<!DOCTYPE html>")),
 }
 
 
@@ -380,3 +381,20 @@ def test_an_empty_file_holds_nothing_to_lose_and_is_replaced(env, capsys):
     code, _, err = run_cli(_argv("score", files, output), capsys)
     assert code == 0, err
     assert json.loads(output.read_text())["analysis"] == "probe"
+
+
+def test_a_report_reruns_into_its_own_folder(env, capsys):
+    """Every file of an earlier report (results, figures, its README.md) is replaced by the next run's."""
+    from test_hostile import run_cli
+
+    files = _files(env)
+    folder = env.tmp / "report"
+    argv = _quiet("report", "--model", str(files.encoder), "--treebank", str(files.treebank), "--limit", "3",
+                  "--bootstrap", "0", "--output", str(folder))
+    code, _, err = run_cli(argv, capsys)
+    assert code == 0, err
+    first = {path.name: path.stat().st_ino for path in folder.iterdir()}
+    assert "README.md" in first and "surface.json" in first
+    code, _, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert all(folder.joinpath(name).stat().st_ino != inode for name, inode in first.items())
