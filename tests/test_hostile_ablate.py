@@ -138,7 +138,7 @@ def _(env, devs, base_bert):
 @refused("ablate: DEV was read as norms, this run as weights")
 def _(env, devs, base_bert):
     return Case(_ablate("--treebank", _test_split(), "--chosen", "det", "--select-on", str(devs["norms"])),
-                ["--select-on", "config.attention", "'norms' in DEV"], inputs=[devs["norms"]])
+                ["--select-on", "config.attention", "'norms' in DEV but 'weights' in this run"], inputs=[devs["norms"]])
 
 
 @refused("ablate: DEV of the random-init control, this run of the trained weights")

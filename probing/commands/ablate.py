@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         dev = _dev(args, command) if args.chosen else None  # before the model loads: a bad DEV costs no model time
         loaded = command.loaded
         if isinstance(dev, dict):  # a DEV result of other weights chooses other heads: refused before any pass
-            check_dev_model(dev, loaded, source=f"--select-on {args.select_on}")
+            check_dev_model(dev, loaded, source=f"--select-on {args.select_on}", run="this run")
         metric.setup(loaded)
         layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
         chosen_on = dev_relations(dev, args.chosen, command) if args.chosen else None

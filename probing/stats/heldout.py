@@ -283,7 +283,7 @@ IN_SAMPLE_SELECTION = ("holds the very sentences this run reports on (choosing a
 
 
 def check_dev_test(dev: dict, test: dict, *, source: str = "--select-on", may_differ: tuple[str, ...] = (),
-                   relations=(), planned: bool = False) -> None:
+                   relations=(), planned: bool = False, run: str = "TEST") -> None:
     """The one DEV/TEST check of every analysis that chooses on DEV (``probing score``, ``ablate --chosen``,
     coref): DEV is not the sentences reported on (another split, or the other half), not one shard, of the same
     weights and options (``may_differ``: config fields that may differ, such as the probe's relations), and holds
@@ -292,6 +292,7 @@ def check_dev_test(dev: dict, test: dict, *, source: str = "--select-on", may_di
     ``test`` is the result reported on, or, with ``planned``, as much of it as is known before the model runs or
     once it has loaded: its ``input`` block (sha256, half), and any ``model`` and ``config`` fields; only the
     fields given are compared, so a command checks DEV before any model time and again once the model is loaded.
+    ``run`` names the run in messages (``TEST``; ``this run`` for ablation, which measures no TEST accuracy).
 
     >>> dev = {"analysis": "probe", "input": {"sha256": "aa"}, "model": {"fingerprint": "sha256:ff"},
     ...        "config": {"shard": None, "attention": "weights"}, "relations": {"det": {}}}
@@ -325,19 +326,19 @@ is 'weights' in DEV but 'norms' in TEST
     for name in may_differ:
         dev_identity["config"].pop(name, None)
         test_identity["config"].pop(name, None)
-    found = difference(dev_identity, test_identity, labels=("DEV", "TEST"))
+    found = difference(dev_identity, test_identity, labels=("DEV", run))
     if found:
-        raise ProbingError(f"DEV and TEST are not of the same model and options: {found}", source=source)
+        raise ProbingError(f"DEV and {run} are not of the same model and options: {found}", source=source)
 
 
-def check_dev_model(dev: dict, loaded, *, source: str = "--select-on") -> None:
+def check_dev_model(dev: dict, loaded, *, source: str = "--select-on", run: str = "TEST") -> None:
     """:func:`check_dev_test` of a DEV result against the model just loaded, before any pass: head 3-5 of other
     weights (or of the same weights read from another stack or after another prepended token) is another head."""
     from probing.results.io import model_block
 
     model = model_block(loaded)
     check_dev_test(dev, {"model": model, "config": {"stack": model["stack"], "prepended_token": model["prepended_token"]}},
-                   source=source, planned=True)
+                   source=source, planned=True, run=run)
 
 
 def check_other_sentences(dev, report_on, *, source: str = "--select-on") -> None:

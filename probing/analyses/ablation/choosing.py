@@ -35,7 +35,8 @@ def open_dev(select_on: str | None, report_on: InputSource | None, limit: int | 
     if is_result_file(select_on):
         dev = read_dev_result(select_on)
         test = {**(planned or {}), **({"input": report_on.describe()} if report_on is not None else {})}
-        check_dev_test(dev, test, source=where, may_differ=DEV_MAY_DIFFER, relations=relations, planned=True)
+        check_dev_test(dev, test, source=where, may_differ=DEV_MAY_DIFFER, relations=relations, planned=True,
+                       run="this run")
         heads = dev["model"]["num_layers"] * dev["model"]["num_heads"]
         if max(sizes, default=1) > heads:
             raise ProbingError(f"k must be between 1 and the model's {heads} heads (its DEV result has "
