@@ -96,6 +96,14 @@ def _(env):
                 ["--probe-epochs", "at most 1000"], absent=[output])
 
 
+@refused("trees --candidates 100000: past the stated cap")
+def _(env):
+    output = env.tmp / "out.json"
+    return Case(_quiet("trees", "--model", env.model, "--bootstrap", "0", "--limit", "2", "--no-probes",
+                       "--candidates", "100000", "--output", str(output)),
+                ["--candidates", "at most 256"], absent=[output])
+
+
 @refused("patterns --maps 1000: past the stated cap")
 def _(env):
     output = env.tmp / "out.json"

@@ -22,6 +22,20 @@ MAX_PROBE_EPOCHS = 1000
 already; a larger count would run for days before the result could say anything."""
 
 
+MAX_CANDIDATES = 256
+"""The most single heads an ensemble is chosen among: the choosing pass keeps every pair's attention row of each
+candidate (122 MB for the default 25 over en_ewt dev's arcs, probing.analyses.trees.ensembles), so ten times
+the default already holds over a gigabyte."""
+
+
+def candidate_count(text: str) -> int:
+    """``--candidates``: a positive number of heads, at most :data:`MAX_CANDIDATES`."""
+    value = positive_int(text)
+    if value > MAX_CANDIDATES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_CANDIDATES} heads, got {value}")
+    return value
+
+
 def probe_epochs(text: str) -> int:
     """``--probe-epochs``: a positive number of passes, at most :data:`MAX_PROBE_EPOCHS`."""
     value = positive_int(text)
@@ -54,9 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f"poss, or UD labels (default: {' '.join(DEFAULT_TREE_RELATIONS)})")
     group.add_argument("--ensemble-size", type=positive_int, default=ENSEMBLE_SIZE, metavar="K",
                        help=f"most heads in an ensemble (default: {ENSEMBLE_SIZE})")
-    group.add_argument("--candidates", type=positive_int, default=CANDIDATES, metavar="N",
-                       help=f"each ensemble is chosen among the N best single heads of its relation and direction "
-                            f"(default: {CANDIDATES})")
+    group.add_argument("--candidates", type=candidate_count, default=CANDIDATES, metavar="N",
+                       help=f"each ensemble is chosen among the N best single heads of its relation and direction, "
+                            f"at most {MAX_CANDIDATES} (default: {CANDIDATES})")
     group.add_argument("--no-probes", action="store_true",
                        help="train no attention probe (only single heads and ensembles)")
     group.add_argument("--probe-epochs", type=probe_epochs, default=PROBE_EPOCHS, metavar="N",
