@@ -349,7 +349,10 @@ if [ -d "$atlas/results" ]; then
 fi
 # Chosen against matched random heads: one table of every model's --chosen ablations (every metric), and per
 # model and metric the figure of the chosen sets' effects against the random sets' histograms.
-shopt -s nullglob; versus_results=("$versus"/results/*-{lm,probe,minimal-pairs}-*-k*.json); shopt -u nullglob
+# (results/MODEL-METRIC.json: a whole model's grid in one file, as the smaller boards before the pieces were made)
+shopt -s nullglob
+versus_results=("$versus"/results/*-{lm,probe,minimal-pairs}.json "$versus"/results/*-{lm,probe,minimal-pairs}-*-k*.json)
+shopt -u nullglob
 if [ "${#versus_results[@]}" -gt 0 ]; then
   for format in md:md csv:csv json:json latex:tex html:html; do
     probing leaderboard "${versus_results[@]}" --format "${format%%:*}" --output "$versus/versus.${format#*:}"
