@@ -91,6 +91,93 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "real_data: needs a real treebank or checkpoint (see tests/conftest.py)")
 
 
+DOCTEST_MODEL_WORDS = ("tiny_bert", "tiny_model", "tiny_slow_bert", "load_model", "score(", "BertModel")
+"""Words in a doctest's code that build or run a model. A doctest takes no decorator: every doctest without
+them is marked ``unit`` here (the unit tier's guard, below, fails one that this lets through)."""
+
+
+UNIT_MODULES = frozenset({
+    "test_architecture", "test_bootstrap_draws", "test_coref_baselines", "test_coref_entities",
+    "test_coref_windows", "test_datasets", "test_relations", "test_repository", "test_sample_treebank",
+    "test_scorer_reference", "test_startup", "test_tiers", "test_transfer", "test_treebank", "test_treebank_cases",
+    "test_trees_counts", "test_trees_decode", "test_trees_ensembles", "test_trees_probes",
+})
+"""The test modules that need no model: their tests (but the slow and real-data ones) make the unit tier with the
+doctests. A module that needs a model for one test stays out (test_cli: a mistake that is found after the model
+loads), or the tier's guard fails it."""
+
+
+def pytest_collection_modifyitems(items):
+    """Mark the unit tier: the tests of ``UNIT_MODULES`` and the doctests that build no model, none slow or
+    needing real data."""
+    for item in items:
+        if item.get_closest_marker("slow") or item.get_closest_marker("real_data"):
+            continue
+        if isinstance(item, pytest.DoctestItem):
+            unit = not any(word in example.source for example in item.dtest.examples for word in DOCTEST_MODEL_WORDS)
+        else:
+            unit = item.path.stem in UNIT_MODULES
+        if unit:
+            item.add_marker(pytest.mark.unit)
+
+
+_MODEL_CALLS = [0]
+"""Models built or called so far in this session (counted once transformers' model code is imported)."""
+
+
+def _model_calls() -> int | None:
+    """How many models were built or called so far; None while transformers' model code is not imported."""
+    import sys
+
+    module = sys.modules.get("transformers.modeling_utils")
+    if module is None:
+        return None
+    model = module.PreTrainedModel
+    if not getattr(model, "_probing_counted", False):
+        post_init, call = model.post_init, torch.nn.Module.__call__
+
+        def counted_post_init(self, *args, **kwargs):
+            _MODEL_CALLS[0] += 1
+            return post_init(self, *args, **kwargs)
+
+        def counted_call(self, *args, **kwargs):
+            _MODEL_CALLS[0] += 1
+            return call(self, *args, **kwargs)
+
+        model.post_init, model.__call__, model._probing_counted = counted_post_init, counted_call, True
+    return _MODEL_CALLS[0]
+
+
+def _guarded(item) -> bool:
+    """Whether the unit tier's guard watches ``item``: a unit test, in a session that selects by ``unit``."""
+    return "unit" in (item.config.option.markexpr or "") and item.get_closest_marker("unit") is not None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    if _guarded(item):  # before any fixture: a module's fixture may build the model
+        item.stash[_MODELS_BEFORE] = _model_calls()
+    yield
+
+
+_MODELS_BEFORE = pytest.StashKey()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under ``-m unit``, a unit test that imported transformers' model code, built a model or ran one fails: the
+    tier promises to need none (take the test's ``unit`` mark off, or keep the model out of it)."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" or _MODELS_BEFORE not in item.stash or report.failed:
+        return
+    before = item.stash[_MODELS_BEFORE]
+    if _model_calls() != before:
+        report.outcome = "failed"
+        what = "built or ran a model" if before is not None else "imported transformers' model code"
+        report.longrepr = f"{item.nodeid} is in the unit tier but {what}"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def fixed_threads():
     """``TEST_THREADS`` torch threads for the session, here and in child processes (see the module's note).

@@ -121,6 +121,7 @@ def test_heldout_chooses_the_causal_head_on_dev_and_reports_it_on_test():
         assert low <= high
 
 
+@pytest.mark.slow  # a real checkpoint over a whole treebank split: well over 10 s
 @pytest.mark.real_data
 def test_smollm2_causal_counts_on_en_ewt_dev_equal_the_reference(request):
     from conftest import real_model, real_treebank

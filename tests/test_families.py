@@ -456,6 +456,7 @@ def test_windowed_attention_is_an_error_not_a_misread(tmp_path):
 # ---------------------------------------------------------------------------------------- real checkpoints
 
 
+@pytest.mark.slow  # a real checkpoint over a whole treebank split: well over 10 s
 @pytest.mark.real_data
 @pytest.mark.parametrize("name", ["minilm", "mpnet"])
 def test_real_checkpoints_align_exactly_and_count_consistently(name):

@@ -183,6 +183,7 @@ def test_the_download_fills_the_cache_checked_by_sha256(tmp_path, monkeypatch):
         server.shutdown()
 
 
+@pytest.mark.slow  # a real checkpoint over a whole treebank split: well over 10 s
 @pytest.mark.real_data
 def test_smollm2_on_two_paradigms_equals_the_reference():
     from conftest import real_model
