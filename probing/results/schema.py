@@ -453,11 +453,14 @@ ENVIRONMENT = Obj(
 
 TIMING = Obj(
     {
-        "seconds_total": Field(SECONDS, "wall-clock seconds of the run (summed over parts in a merge)"),
+        "seconds_total": Field(SECONDS, "wall-clock seconds of the run's passes: a held-out run's DEV and TEST "
+                                        "passes together (summed over parts in a merge)"),
         "seconds_model": Field(SECONDS, "of which in the model's forward passes"),
         "seconds_waiting_for_input": Field(SECONDS, "of which the model waited for its next batch: reading, "
                                                     "tokenising and batching not hidden behind it (absent in older "
                                                     "files)", required=False),
+        "seconds_selecting_on_dev": Field(SECONDS, "of which the DEV pass of a held-out run that scored DEV itself "
+                                                   "(absent otherwise)", required=False),
     }
 )
 
