@@ -92,7 +92,7 @@ TARGETS = {
     "SmolLM2-135M-Instruct": 1.03,
 }
 LOOP_TARGET = 50.0  # pooling + scoring at least 50 x faster than the plain loop
-MEMORY_TARGET = 1.05  # peak memory of the 4 x treebank within 5% of the 1 x one
+MEMORY_TARGET = 1.02  # peak memory of the 4 x treebank within 2% of the 1 x one (issue 44: flat again)
 TREES_TARGET = 1.0  # tree decoding costs no more than the forward pass it reads
 NORMS_TARGET = 1.20  # norms add at most 20% to a probe run
 
