@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 DEFAULT_BATCH_SIZE = 32
@@ -53,12 +54,28 @@ def non_negative_int(text: str) -> int:
     return value
 
 
-def batch_size(text: str) -> int:
-    """``--batch-size``: a positive number of units, at most :data:`MAX_BATCH_SIZE`."""
-    value = positive_int(text)
-    if value > MAX_BATCH_SIZE:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_BATCH_SIZE} units, got {value}")
-    return value
+def positive_at_most(cap: int, unit: str) -> Callable[[str], int]:
+    """The argparse type of a count with a stated cap: a positive integer of ``unit``, at most ``cap``.
+
+    >>> heads = positive_at_most(256, "heads")
+    >>> heads("25")
+    25
+    >>> heads("300")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be at most 256 heads, got 300
+    """
+
+    def count(text: str) -> int:
+        value = positive_int(text)
+        if value > cap:
+            raise argparse.ArgumentTypeError(f"must be at most {cap} {unit}, got {value}")
+        return value
+
+    return count
+
+
+batch_size = positive_at_most(MAX_BATCH_SIZE, "units")
+"""``--batch-size``: a positive number of units, at most :data:`MAX_BATCH_SIZE`."""
 
 
 def worker_count(text: str) -> int:

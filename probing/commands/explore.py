@@ -14,18 +14,15 @@ import shlex
 import sys
 from pathlib import Path
 
-from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, positive_int
+from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, positive_at_most
 
 DEFAULT_SENTENCES = 8
 MAX_SENTENCES = 1000
 """Sentence views kept for the page: each holds every head's maps, so the page (and memory) grows with N."""
 
 
-def sentence_count(text: str) -> int:
-    value = positive_int(text)
-    if value > MAX_SENTENCES:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_SENTENCES} sentences, got {value}")
-    return value
+sentence_count = positive_at_most(MAX_SENTENCES, "sentences")
+"""``--sentences``: a positive number of sentence views, at most :data:`MAX_SENTENCES`."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

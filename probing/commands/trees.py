@@ -14,6 +14,7 @@ from probing.commands.common import (
     add_output_options,
     add_reading_options,
     add_run_options,
+    positive_at_most,
     positive_int,
 )
 
@@ -28,20 +29,10 @@ candidate (122 MB for the default 25 over en_ewt dev's arcs, probing.analyses.tr
 the default already holds over a gigabyte."""
 
 
-def candidate_count(text: str) -> int:
-    """``--candidates``: a positive number of heads, at most :data:`MAX_CANDIDATES`."""
-    value = positive_int(text)
-    if value > MAX_CANDIDATES:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_CANDIDATES} heads, got {value}")
-    return value
-
-
-def probe_epochs(text: str) -> int:
-    """``--probe-epochs``: a positive number of passes, at most :data:`MAX_PROBE_EPOCHS`."""
-    value = positive_int(text)
-    if value > MAX_PROBE_EPOCHS:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_PROBE_EPOCHS} passes over DEV, got {value}")
-    return value
+candidate_count = positive_at_most(MAX_CANDIDATES, "heads")
+"""``--candidates``: a positive number of heads, at most :data:`MAX_CANDIDATES`."""
+probe_epochs = positive_at_most(MAX_PROBE_EPOCHS, "passes over DEV")
+"""``--probe-epochs``: a positive number of passes, at most :data:`MAX_PROBE_EPOCHS`."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
