@@ -141,20 +141,38 @@ def digest(path: Path) -> str:
 
 # ---------------------------------------------------------------------------- refused cases
 
+def registrar(table: dict[str, Callable], marked: set[str] | None = None, *, mark: str = "slow"):
+    """The decorator that files each case's builder in ``table`` under the case's name, and the name in ``marked``
+    too when the case is registered with ``mark=True``: every hostile test file's registry is made by it.
+
+    >>> CASES, SLOW = {}, set()
+    >>> case = registrar(CASES, SLOW)
+    >>> @case("spawns a process", slow=True)
+    ... def _(env): ...
+    >>> list(CASES), SLOW
+    (['spawns a process'], {'spawns a process'})
+    """
+
+    def register(name: str, **marks: bool):
+        if set(marks) - {mark} or (marks and marked is None):  # a misspelt mark would quietly leave a case unmarked
+            raise TypeError(f"{name!r}: this registry takes no mark but {mark}=, got {sorted(marks)}")
+
+        def file(builder):
+            table[name] = builder
+            if marks.get(mark):
+                marked.add(name)
+            return builder
+
+        return file
+
+    return register
+
+
 REFUSED: dict[str, Callable[[Env], Case]] = {}
 IN_A_CHILD: set[str] = set()
 """The refused cases that run the command in a child process (``Case.subprocess`` or ``memory_gib``): their
 tests are marked slow, as every test that starts a Python process is (pyproject.toml's markers)."""
-
-
-def refused(name: str, *, in_a_child: bool = False):
-    def register(builder):
-        REFUSED[name] = builder
-        if in_a_child:
-            IN_A_CHILD.add(name)
-        return builder
-
-    return register
+refused = registrar(REFUSED, IN_A_CHILD, mark="in_a_child")
 
 
 def _quiet(command: str, *argv: str) -> list[str]:
@@ -971,14 +989,7 @@ class Written:
 
 
 WRITTEN: dict[str, Callable[[Env], Written]] = {}
-
-
-def written(name: str):
-    def register(builder):
-        WRITTEN[name] = builder
-        return builder
-
-    return register
+written = registrar(WRITTEN)
 
 
 def _hostile_result(env: Env, relation: str = HOSTILE_RELATION) -> Path:

@@ -34,6 +34,7 @@ from test_hostile import (  # noqa: F401
     env,
     heldout_result,
     payload_results,
+    registrar,
     run_cli,
     valid_result,
 )
@@ -82,16 +83,7 @@ def base_bert(tmp_path_factory) -> str:
 REFUSED: dict[str, Callable[..., Case]] = {}
 SLOW: set[str] = set()
 """The cases run in a subprocess (so that a warning printed on the way would be seen): marked slow."""
-
-
-def refused(name: str, *, slow: bool = False):
-    def register(builder):
-        REFUSED[name] = builder
-        if slow:
-            SLOW.add(name)
-        return builder
-
-    return register
+refused = registrar(REFUSED, SLOW)
 
 
 def _ablate(*argv: str, model: str = NO_MODEL, metric: str = "mlm") -> list[str]:

@@ -34,6 +34,7 @@ from test_hostile import (  # noqa: F401  (the env fixture and the fixtures it u
     env,
     heldout_result,
     payload_results,
+    registrar,
     run_cli,
     valid_result,
 )
@@ -45,16 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 CASES: dict[str, Callable] = {}
 SLOW: set[str] = set()
-
-
-def case(name: str, *, slow: bool = False):
-    def register(check):
-        CASES[name] = check
-        if slow:
-            SLOW.add(name)
-        return check
-
-    return register
+case = registrar(CASES, SLOW)
 
 
 def _lines(err: str, prefix: str) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers import markdown_markup
-from test_hostile import Case, Env, assert_refused, env, heldout_result, payload_results, run_cli, valid_result
+from test_hostile import Case, Env, assert_refused, env, heldout_result, payload_results, registrar, run_cli, valid_result
 
 from probing.cli import main
 from probing.testing import sample_path, tiny_bert
@@ -43,22 +43,8 @@ class Accepted:
 
 ACCEPTED: dict[str, Callable[[Env], Accepted]] = {}
 REFUSED: dict[str, Callable[[Env], Case]] = {}
-
-
-def accepted(name: str):
-    def register(builder):
-        ACCEPTED[name] = builder
-        return builder
-
-    return register
-
-
-def refused(name: str):
-    def register(builder):
-        REFUSED[name] = builder
-        return builder
-
-    return register
+accepted = registrar(ACCEPTED)
+refused = registrar(REFUSED)
 
 
 def _unescaped_pipes(line: str) -> int:

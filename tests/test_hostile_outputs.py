@@ -27,7 +27,17 @@ from pathlib import Path
 import pytest
 import torch
 from helpers import tiny_model
-from test_hostile import Case, Env, _quiet, assert_refused, env, heldout_result, payload_results, valid_result  # noqa: F401
+from test_hostile import (  # noqa: F401
+    Case,
+    Env,
+    _quiet,
+    assert_refused,
+    env,
+    heldout_result,
+    payload_results,
+    registrar,
+    valid_result,
+)
 
 from probing.testing import sample_path
 
@@ -173,14 +183,7 @@ def test_no_output_changes_an_input(writer, kind, env, capsys):
 
 
 DESTROYED: dict[str, Callable[[Env], Case]] = {}
-
-
-def destroyed(name: str):
-    def register(builder):
-        DESTROYED[name] = builder
-        return builder
-
-    return register
+destroyed = registrar(DESTROYED)
 
 
 def _pairs(files: Files, output: Path) -> list[str]:

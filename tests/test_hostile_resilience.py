@@ -28,7 +28,19 @@ from pathlib import Path
 
 import pytest
 from helpers import tiny_model
-from test_hostile import NO_MODEL, Case, Env, _env, _quiet, assert_refused, env, heldout_result, payload_results, valid_result  # noqa: F401
+from test_hostile import (  # noqa: F401
+    NO_MODEL,
+    Case,
+    Env,
+    _env,
+    _quiet,
+    assert_refused,
+    env,
+    heldout_result,
+    payload_results,
+    registrar,
+    valid_result,
+)
 
 from probing.cli import main
 from probing.testing import sample_path, tiny_bert
@@ -38,14 +50,7 @@ CLOSED_PORT = "http://127.0.0.1:9"
 there at once instead of downloading."""
 
 RESILIENCE: dict[str, Callable[[Env], Case]] = {}
-
-
-def refused(name: str):
-    def register(builder):
-        RESILIENCE[name] = builder
-        return builder
-
-    return register
+refused = registrar(RESILIENCE)
 
 
 # --- item 2: every count has a stated cap or is checked against the machine, before any work -------------------
