@@ -40,19 +40,25 @@ def sample_path() -> Path:
 
 
 @functools.lru_cache(maxsize=None)
-def sample_split(dev_sentences: int = 40) -> tuple[str, str]:
+def sample_split(dev_sentences: int = 40, test_sentences: int | None = None,
+                 folder: Path | None = None) -> tuple[str, str]:
     """The sample treebank cut in two files, its first ``dev_sentences`` sentences as a dev split and the
-    rest as a test split, for held-out examples; their paths (``dev.conllu``, ``test.conllu``).
+    next ``test_sentences`` (by default the rest) as a test split, for held-out examples; their paths
+    (``dev.conllu``, ``test.conllu`` in ``folder``, by default a scratch folder of this process).
 
     >>> dev, test = sample_split()
     >>> len(list(read_treebank(dev))), len(list(read_treebank(test)))
     (40, 35)
+    >>> [len(list(read_treebank(path))) for path in sample_split(10, 10)]
+    [10, 10]
     """
     blocks = [block for block in sample_path().read_text(encoding="utf-8").split("\n\n") if block.strip()]
-    folder = scratch_folder() / f"sample-split-{dev_sentences}"
-    folder.mkdir(exist_ok=True)
+    if folder is None:
+        folder = scratch_folder() / f"sample-split-{dev_sentences}"
+        folder.mkdir(exist_ok=True)
+    test_end = None if test_sentences is None else dev_sentences + test_sentences
     paths = folder / "dev.conllu", folder / "test.conllu"
-    for path, part in zip(paths, (blocks[:dev_sentences], blocks[dev_sentences:])):
+    for path, part in zip(paths, (blocks[:dev_sentences], blocks[dev_sentences:test_end])):
         write_text_atomic("\n\n".join(part) + "\n\n", path)
     return str(paths[0]), str(paths[1])
 

@@ -40,7 +40,7 @@ import torch
 
 from probing.cli import main
 from probing.results.schema import decode_array, encode_array
-from probing.testing import sample_path, tiny_bert
+from probing.testing import sample_path, sample_split, tiny_bert
 
 REPO = Path(__file__).resolve().parents[1]
 NO_MODEL = "./no-such-model"
@@ -549,9 +549,7 @@ for _label, _argv, _option in (
 def heldout_result(tmp_path_factory) -> Path:
     """A held-out probe result of the tiny BERT: chosen on the sample's first 20 sentences, reported on the next 20."""
     folder = tmp_path_factory.mktemp("heldout")
-    blocks = sample_path().read_text(encoding="utf-8").split("\n\n")
-    (folder / "dev.conllu").write_text("\n\n".join(blocks[:20]) + "\n\n", encoding="utf-8")
-    (folder / "test.conllu").write_text("\n\n".join(blocks[20:40]) + "\n\n", encoding="utf-8")
+    sample_split(20, 20, folder)
     path = folder / "h.json"
     assert main(["score", "--quiet", "--model", tiny_bert(), "--treebank", str(folder / "test.conllu"),
                  "--select-on", str(folder / "dev.conllu"), "--bootstrap", "20", "--output", str(path)]) == 0

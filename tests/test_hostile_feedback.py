@@ -40,7 +40,7 @@ from test_hostile import (  # noqa: F401  (the env fixture and the fixtures it u
 )
 
 from probing.cli import main
-from probing.testing import planted_language_result, sample_path, tiny_bert
+from probing.testing import planted_language_result, sample_path, sample_split, tiny_bert
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -51,15 +51,6 @@ case = registrar(CASES, SLOW)
 
 def _lines(err: str, prefix: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith(prefix)]
-
-
-def _split_sample(folder: Path) -> tuple[Path, Path]:
-    """DEV and TEST treebanks: the sample's first 10 sentences and the next 10."""
-    blocks = sample_path().read_text(encoding="utf-8").split("\n\n")
-    dev, test = folder / "dev.conllu", folder / "test.conllu"
-    dev.write_text("\n\n".join(blocks[:10]) + "\n\n", encoding="utf-8")
-    test.write_text("\n\n".join(blocks[10:20]) + "\n\n", encoding="utf-8")
-    return dev, test
 
 
 # ---------------------------------------------------------------------------- item 7: progress off a terminal
@@ -82,7 +73,7 @@ def _score_lines(run: Env, capsys, monkeypatch):
 
 @case("held-out score off a terminal names its stages: choosing on DEV, reporting on TEST, writing")
 def _heldout_stages(run: Env, capsys, monkeypatch):
-    dev, test = _split_sample(run.tmp)
+    dev, test = sample_split(10, 10, run.tmp)
     output = run.tmp / "out.json"
     code, _, err = run_cli(["score", "--model", run.model, "--treebank", str(test), "--select-on", str(dev),
                             "--bootstrap", "0", "--output", str(output)], capsys)
@@ -163,7 +154,7 @@ def _long_load(run: Env, capsys, monkeypatch):
 @case("under nohup or CI (stderr a pipe, a process of its own) a held-out run shows its stages and progress",
       slow=True)
 def _subprocess_pipe(run: Env, capsys, monkeypatch):
-    dev, test = _split_sample(run.tmp)
+    dev, test = sample_split(10, 10, run.tmp)
     path = os.environ.get("PYTHONPATH")
     environment = {**os.environ, "PYTHONPATH": str(REPO) + (os.pathsep + path if path else ""),
                    "PROBING_PROGRESS_EVERY": "0"}

@@ -22,7 +22,7 @@ from helpers import markdown_markup
 from test_hostile import Case, Env, assert_refused, env, heldout_result, payload_results, registrar, run_cli, valid_result
 
 from probing.cli import main
-from probing.testing import sample_path, tiny_bert
+from probing.testing import sample_split, tiny_bert
 
 SHARED_FIXTURES = (env, heldout_result, payload_results, valid_result)
 """test_hostile's fixtures that the tests here ask for (``env`` and what it is made of): pytest finds them here."""
@@ -102,9 +102,7 @@ for _label, (_fields, _shown) in LEADERBOARD_NAMES.items():
 def chosen_result(tmp_path_factory) -> Path:
     """An ``ablate --chosen det --k 1`` result of the tiny BERT (masked-LM loss, two random sets)."""
     folder = tmp_path_factory.mktemp("chosen")
-    blocks = sample_path().read_text(encoding="utf-8").split("\n\n")
-    (folder / "dev.conllu").write_text("\n\n".join(blocks[:20]) + "\n\n", encoding="utf-8")
-    (folder / "test.conllu").write_text("\n\n".join(blocks[20:40]) + "\n\n", encoding="utf-8")
+    sample_split(20, 20, folder)
     assert main(["score", "--quiet", "--model", tiny_bert(), "--treebank", str(folder / "dev.conllu"), "--limit",
                  "5", "--bootstrap", "0", "--output", str(folder / "dev.json")]) == 0
     path = folder / "chosen.json"
