@@ -53,7 +53,10 @@ SHARED = {
     "--resume": ("long runs", None, False),
     "--output": ("output", "FILE", None),
     "--follow-symlinks": ("output", None, False),
-    "--quiet": ("options", None, False),
+    # None: on a terminal a bar, off one a line per stage and now and then (--progress/--no-progress force either)
+    "--progress": ("options", None, None),
+    "--no-progress": ("options", None, None),
+    "--quiet": ("options", None, None),
 }
 """What every attention command offers; the exceptions below say where and why one differs."""
 
