@@ -213,7 +213,7 @@ def _(env):
 
 
 for _option, _value in (("--plots", "javascript:alert(1)//"), ("--pages", "https://example.com/pages"),
-                        ("--plots", "/tmp/plots")):
+                        ("--plots", "/srv/plots")):
 
     @refused(f"leaderboard --format html {_option} {_value}: links stay relative")
     def _(env, option=_option, value=_value):

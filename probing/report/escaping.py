@@ -191,7 +191,7 @@ URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 def is_relative_path(path: str) -> bool:
     """Whether ``path`` names a place relative to a folder: not absolute, no URL scheme, no host.
 
-    >>> [is_relative_path(path) for path in ("plots", "../plots", "/tmp/plots", "//host/x", "javascript:x")]
+    >>> [is_relative_path(path) for path in ("plots", "../plots", "/srv/plots", "//host/x", "javascript:x")]
     [True, True, False, False, False]
     """
     return not (path.startswith(("/", "\\")) or URL_SCHEME.match(path))
