@@ -6,6 +6,7 @@ import argparse
 
 from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, share
 from probing.errors import ProbingError
+from probing.stats.intervals import bootstrap_block
 
 MAX_RANDOM = 1000
 """The most matched random sets per chosen set: each is one more condition, a copy of every batch in the pass
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             check_dev_model(dev, loaded, source=f"--select-on {args.select_on}", run="this run")
         metric.setup(loaded)
         layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
-        chosen_on = dev_relations(dev, args.chosen, command) if args.chosen else None
+        chosen_on = dev_relations(dev, args.chosen, command.engine_run, args.select_on) if args.chosen else None
         conditions = _conditions(args, layers, heads, chosen_on and chosen_on.relations)
         if chosen_on and command.is_main:
             print(chosen_on.describe(conditions[1:]))
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         options = {"metric": args.metric, "metric_options": {"seed": args.seed, "mask_rate": args.mask_rate,
                                                               "relations": list(args.relations)},
-                   "bootstrap": {"replicates": args.bootstrap, "seed": args.seed, "method": "poisson"},
+                   "bootstrap": bootstrap_block(args.bootstrap, args.seed),
                    **({"select_on": args.select_on} if args.chosen else {})}
         if pairs is not None:
             options["metric_options"]["layout"] = metric.layout

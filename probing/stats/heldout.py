@@ -29,7 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probing.errors import ProbingError
-from probing.stats.intervals import LEVEL, accuracy_interval, bootstrap_arrays, head_vs_baseline
+from probing.stats.intervals import LEVEL, accuracy_interval, bootstrap_arrays, head_vs_baseline, interval_pair
 from probing.stats.selection import HeadChoice, OffsetChoice, choose
 
 METHOD = (
@@ -130,7 +130,7 @@ def _causal_report(entry: dict, relation: int, choice: dict | None, arrays, leve
         interval = accuracy_interval(arrays["boot_causal"][:, relation, layer, head], arrays["boot_total"][:, relation],
                                      level)
     return {"layer": layer, "head": head, "direction": "causal", "accuracy": entry["causal"]["heads"][layer][head] / total,
-            "interval": _pair(interval)}
+            "interval": interval_pair(interval)}
 
 
 def reattach_heldout(merged: dict, parts: list[dict]) -> dict:
@@ -259,23 +259,19 @@ def _report(entry: dict, relation: int, head: HeadChoice | None, offset: OffsetC
             "head": head.head,
             "direction": head.direction,
             "accuracy": head_accuracy,
-            "interval": _pair(intervals and intervals["head"]),
+            "interval": interval_pair(intervals and intervals["head"]),
         },
         "baseline": {
             "offset": offset.offset,
             "accuracy": offset_accuracy,
-            "interval": _pair(intervals and intervals["baseline"]),
+            "interval": interval_pair(intervals and intervals["baseline"]),
         },
         "difference": {
             "value": head_accuracy - offset_accuracy,
-            "interval": _pair(intervals and intervals["difference"]["interval"]),
+            "interval": interval_pair(intervals and intervals["difference"]["interval"]),
             "p_not_better": intervals and intervals["difference"]["p_not_better"],
         },
     }
-
-
-def _pair(interval) -> list[float] | None:
-    return None if interval is None else [interval[0], interval[1]]
 
 
 IN_SAMPLE_SELECTION = ("holds the very sentences this run reports on (choosing and measuring on the same sentences "

@@ -28,6 +28,21 @@ LEVEL = 0.95
 BOOTSTRAP_ARRAYS = ("boot_total", "boot_heads", "boot_baselines")
 
 
+def bootstrap_block(replicates: int, seed: int, *, method: str | None = "poisson", **more) -> dict:
+    """The bootstrap's settings as a result's config or payload records them: ``replicates``, ``seed`` and the
+    ``method`` (left out where ``None``), then ``more`` in its order (a ``unit``, a ``level``, replicate sums).
+
+    >>> bootstrap_block(1000, 0)
+    {'replicates': 1000, 'seed': 0, 'method': 'poisson'}
+    >>> bootstrap_block(200, 3, unit="window"), bootstrap_block(0, 1, method=None, level=0.95)
+    ({'replicates': 200, 'seed': 3, 'method': 'poisson', 'unit': 'window'}, {'replicates': 0, 'seed': 1, 'level': 0.95})
+    """
+    block = {"replicates": replicates, "seed": seed}
+    if method is not None:
+        block["method"] = method
+    return {**block, **more}
+
+
 def replicate_accuracies(correct, total) -> np.ndarray:
     """Accuracy of every replicate, float [replicate]; replicates that drew no pair are dropped
     (their accuracy is undefined, and a relation with few pairs can draw none)."""
@@ -55,6 +70,30 @@ def percentile_interval(values, level: float = LEVEL) -> tuple[float, float] | N
     tail = 100.0 * (1.0 - level) / 2.0
     low, high = np.percentile(values, [tail, 100.0 - tail])
     return float(low), float(high)
+
+
+def interval_pair(interval, *, decimals: int | None = None) -> list[float] | None:
+    """An interval as a result stores it, ``[low, high]`` as floats (rounded to ``decimals`` where given), or
+    None for none (``None`` or empty).
+
+    >>> interval_pair((0.25, 0.75)), interval_pair(np.array([1 / 3, 2 / 3]), decimals=2), interval_pair(None)
+    ([0.25, 0.75], [0.33, 0.67], None)
+    """
+    if interval is None or len(interval) == 0:
+        return None
+    low, high = float(interval[0]), float(interval[1])
+    return [low, high] if decimals is None else [round(low, decimals), round(high, decimals)]
+
+
+def finite_interval(values, level: float = LEVEL, *, decimals: int | None = None) -> list[float] | None:
+    """:func:`interval_pair` of the percentile interval of the finite ``values`` (a replicate's ratio is
+    infinite or undefined where it drew no unit of the denominator).
+
+    >>> finite_interval(np.array([np.inf, 1.0, 3.0, np.nan]), level=0.5)
+    [1.5, 2.5]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    return interval_pair(percentile_interval(values[np.isfinite(values)], level), decimals=decimals)
 
 
 def accuracy_interval(correct, total, level: float = LEVEL) -> tuple[float, float] | None:

@@ -45,7 +45,7 @@ from probing.registry import Registry
 from probing.scoring.bootstrap import poisson_weights
 from probing.scoring.counts import OFFSETS, BootstrapSpec, ProbeCounts
 from probing.scoring.pairs import collect_pairs
-from probing.stats.intervals import percentile_interval
+from probing.stats.intervals import finite_interval
 from probing.stats.selection import best_cell
 
 CONDITION_CELLS = 1 << 19
@@ -525,14 +525,14 @@ class AblationAccumulator(Accumulator):
     def result(self) -> dict:
         values, replicates, details = self.scores()
         parts = self.metric.parts()
-        intact = {part: {"value": _number(values[0, p]), "interval": _interval(replicates[:, 0, p]),
+        intact = {part: {"value": _number(values[0, p]), "interval": finite_interval(replicates[:, 0, p]),
                          "detail": details[0][p]} for p, part in enumerate(parts)}
         conditions = []
         for index, condition in enumerate(self.conditions[1:], start=1):
             changes = {}
             for p, part in enumerate(parts):
                 change = values[index, p] - values[0, p]
-                interval = _interval(replicates[:, index, p] - replicates[:, 0, p])
+                interval = finite_interval(replicates[:, index, p] - replicates[:, 0, p])
                 better = change if self.metric.higher_is_better else -change
                 helps = interval is not None and (interval[0] > 0 if self.metric.higher_is_better else interval[1] < 0)
                 hurts = interval is not None and (interval[1] < 0 if self.metric.higher_is_better else interval[0] > 0)
@@ -550,12 +550,6 @@ class AblationAccumulator(Accumulator):
             "conditions": [{"label": INTACT.label, "heads": [], "parts": {}}] + conditions,
             "state": self.encoded_state(),
         }
-
-
-def _interval(values: np.ndarray) -> list[float] | None:
-    values = values[np.isfinite(values)]
-    interval = percentile_interval(values)
-    return None if interval is None else [float(interval[0]), float(interval[1])]
 
 
 def _number(value) -> float | None:

@@ -37,6 +37,7 @@ from probing.analyses.coref.report import TYPE_AXIS, best_by_type, in_sample_blo
 from probing.engine.passes import Accumulator, BatchView
 from probing.naming import DIRECTIONS
 from probing.scoring.bootstrap import poisson_weights, replicate
+from probing.stats.intervals import bootstrap_block
 
 TYPE_INDEX = {name: index for index, name in enumerate(TYPE_AXIS)}
 
@@ -171,8 +172,7 @@ class CorefAccumulator(Accumulator):
                        for t, name in enumerate(TYPE_AXIS)},
             "best": best_by_type(arrays),
             "in_sample": in_sample_block(arrays),
-            "bootstrap": {"replicates": self.replicates, "seed": self.seed, "method": "poisson", "unit": "window"}
-            if self.replicates else None,
+            "bootstrap": bootstrap_block(self.replicates, self.seed, unit="window") if self.replicates else None,
         }
         return {"coref": coref, "state": self.encoded_state()}
 

@@ -30,7 +30,7 @@ from probing.data.entities import TYPES
 from probing.errors import ProbingError
 from probing.naming import head_name, percent_with_interval
 from probing.report.board import Cell, Row, Table, leaderboard_position, rank_rows, result_label
-from probing.stats.intervals import LEVEL, accuracy_interval, paired_difference
+from probing.stats.intervals import LEVEL, accuracy_interval, interval_pair, paired_difference
 from probing.stats.selection import HeadChoice, select_head
 
 TYPE_AXIS = ("all",) + TYPES
@@ -106,7 +106,7 @@ def type_reports(arrays: dict, choice: HeadChoice | None, level: float = LEVEL) 
                 head_boot = np.asarray(arrays["boot_heads"])[:, t, d, choice.layer, choice.head]
             entry["head"] = {"layer": choice.layer, "head": choice.head, "direction": choice.direction,
                              "accuracy": correct / scored,
-                             "interval": _pair(accuracy_interval(head_boot, total, level) if boot else None)}
+                             "interval": interval_pair(accuracy_interval(head_boot, total, level) if boot else None)}
         for k, baseline in enumerate(BASELINES):
             if not scored:
                 entry["baselines"][baseline] = None
@@ -115,13 +115,13 @@ def type_reports(arrays: dict, choice: HeadChoice | None, level: float = LEVEL) 
             accuracy = int(arrays["baselines"][t, k]) / scored
             entry["baselines"][baseline] = {
                 "accuracy": accuracy,
-                "interval": _pair(accuracy_interval(base_boot, total, level) if boot else None),
+                "interval": interval_pair(accuracy_interval(base_boot, total, level) if boot else None),
             }
             if entry["head"] is not None:
                 paired = paired_difference(head_boot, base_boot, total, level) if boot else None
                 entry["difference"][baseline] = {
                     "value": entry["head"]["accuracy"] - accuracy,
-                    "interval": _pair(paired and paired["interval"]),
+                    "interval": interval_pair(paired and paired["interval"]),
                     "p_not_better": paired and paired["p_not_better"],
                 }
         reports[name] = entry
@@ -319,7 +319,3 @@ def _cell(entry: dict | None, mentions: int, choice: dict | None) -> Cell:
     head = "" if choice is None else head_name(choice["layer"], choice["head"])
     return Cell(accuracy=entry["accuracy"], interval=entry.get("interval"), head=head,
                       direction=None if choice is None else choice["direction"], pairs=mentions)
-
-
-def _pair(interval) -> list[float] | None:
-    return None if interval is None else [interval[0], interval[1]]

@@ -24,6 +24,7 @@ from probing.errors import ProbingError
 from probing.naming import WORDS, head_name
 from probing.report.page import render_page, sentence_block
 from probing.scoring.counts import OFFSETS
+from probing.stats.intervals import bootstrap_block
 
 
 def check_same(given: dict, model: dict, *, sha256: str) -> None:
@@ -63,7 +64,7 @@ class ExploreRun:
                 chosen_from: str) -> tuple[dict, dict]:
         """The probe result (the given one, or this pass's as ``probing score`` records it) and the no-op result
         of the heads it chose; ``make_result`` adds the common blocks (EngineCommand.result)."""
-        boot = {"replicates": bootstrap, "seed": seed, "method": "poisson"}
+        boot = bootstrap_block(bootstrap, seed)
         probe = self.given or make_result("probe", stats, self.probe, {
             "relations": list(self.relations), "offsets": list(OFFSETS), "random_init": random_init,
             "bootstrap": boot, "stack": loaded.stack, "prepended_token": loaded.prepended_token})

@@ -61,7 +61,7 @@ from probing.engine.token_roles import pooled_rows, punctuation_words
 from probing.naming import head_name
 from probing.scoring.bootstrap import poisson_weights
 from probing.scoring.pairs import collect_pairs
-from probing.stats.intervals import LEVEL, percentile_interval
+from probing.stats.intervals import LEVEL, finite_interval
 
 DECIMALS = 6
 
@@ -226,13 +226,6 @@ def noop_block(noop: NoopAccumulator) -> dict:
     }
 
 
-def _interval(values: np.ndarray | None, level: float) -> list[float] | None:
-    if values is None:
-        return None
-    found = percentile_interval(values[np.isfinite(values)], level)
-    return None if found is None else [round(found[0], DECIMALS), round(found[1], DECIMALS)]
-
-
 def _replicate_shares(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """[B, target, layer, head] shares of every replicate; NaN in replicates that drew no word of the group."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -248,7 +241,7 @@ def _layers(shares: dict, replicates: dict | None, level: float) -> dict:
         layers[group] = {
             target: None if values is None else [
                 {"share": round(float(values[t, layer].mean()), DECIMALS),
-                 "interval": None if boot is None else _interval(boot[:, t, layer], level)}
+                 "interval": None if boot is None else finite_interval(boot[:, t, layer], level, decimals=DECIMALS)}
                 for layer in range(values.shape[1])
             ]
             for t, target in enumerate(TARGETS)
@@ -268,12 +261,13 @@ def _chosen(choice: dict | None, shares: dict, replicates: dict | None, level: f
     entry = {**choice, "name": head_name(layer, head, choice["direction"]), "attending": attending}
     for group in GROUPS:
         entry[group] = {target: {"share": round(float(shares[group][t, layer, head]), DECIMALS),
-                                 "interval": None if boot is None else _interval(boot[group][:, t], level)}
+                                 "interval": None if boot is None else finite_interval(boot[group][:, t], level, decimals=DECIMALS)}
                         for t, target in enumerate(TARGETS)}
 
     def difference(high: str, low: str) -> dict:
         return {target: {"value": round(float(shares[high][t, layer, head] - shares[low][t, layer, head]), DECIMALS),
-                         "interval": None if boot is None else _interval(boot[high][:, t] - boot[low][:, t], level)}
+                         "interval": None if boot is None else finite_interval(boot[high][:, t] - boot[low][:, t], level,
+                                                                                    decimals=DECIMALS)}
                 for t, target in enumerate(TARGETS)}
 
     entry["difference"] = difference(others, attending)

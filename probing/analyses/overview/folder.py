@@ -11,12 +11,13 @@ result's surface half (its state without the ``surface.`` prefix), so the two al
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from probing.analyses.gradients.accumulator import GradientAccumulator
 from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
-from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
+from probing.analyses.probe.accumulator import ProbeAccumulator
+from probing.analyses.probe.api import probe_result
+from probing.analyses.probe.config import ScoreConfig
 from probing.atomic import FIGURE_FORMATS, Earlier, figure_of, result_of, text_matching, write_text_atomic
 from probing.data.relations import DEFAULT_RELATIONS
 from probing.engine.readings import READINGS
@@ -84,25 +85,33 @@ class OverviewRun:
     def accumulators(self) -> list:
         return [accumulator for accumulator in (self.heads, self.probe, self.gradients) if accumulator is not None]
 
-    def results(self, make_result: Callable, stats, source, *, loaded, random_init: bool, bootstrap: int,
-                seed: int) -> dict[str, dict | None]:
-        """``probe``, ``surface``, ``heads`` and ``gradients`` results (None where that analysis did not run);
-        ``make_result(analysis, stats, accumulator, config)`` adds the common blocks (EngineCommand.result)."""
+    def results(self, engine_run, stats, *, random_init: bool, bootstrap: int, seed: int) -> dict[str, dict | None]:
+        """``probe``, ``surface``, ``heads`` and ``gradients`` results of the pass of ``engine_run`` (a
+        probing.engine.run.EngineRun, which adds the common blocks), None where that analysis did not run; the
+        probe's is made as ``probing score`` makes it (probing.analyses.probe.api.probe_result)."""
+        make_result, loaded = engine_run.result, engine_run.loaded
         heads = make_result("heads", stats, self.heads, {})
         surface = {**heads, "analysis": "surface", "state": _surface_state(heads)}
         surface.pop("heads")
         probe = gradients = None
         heads["heads"]["probe"], heads["heads"]["probe_marks"] = None, []
         if self.probe is not None:
-            probe = make_result("probe", stats, self.probe, {
-                "relations": list(DEFAULT_RELATIONS), "offsets": list(OFFSETS), "random_init": random_init,
-                "bootstrap": {"replicates": bootstrap, "seed": seed, "method": "poisson"}})
-            probe["treebank"] = treebank_block(source, stats, self.probe.counts)
+            probe = probe_result(engine_run, stats, self.probe,
+                                 report_probe_config(engine_run, random_init=random_init, bootstrap=bootstrap, seed=seed))
             heads["heads"]["probe"] = "probe.json"
             heads["heads"]["probe_marks"] = probe_marks(probe, loaded.num_layers, self.heads_per_layer)
         if self.gradients is not None:
             gradients = make_result("gradients", stats, self.gradients, {"loss": loaded.head, "mask_rate": MASK_RATE})
         return {"probe": probe, "surface": surface, "heads": heads, "gradients": gradients}
+
+
+def report_probe_config(engine_run, *, random_init: bool, bootstrap: int, seed: int) -> ScoreConfig:
+    """The probe run of a report, as ``probing score`` with its default relations and offsets would describe it."""
+    options = engine_run.options()
+    return ScoreConfig(relations=DEFAULT_RELATIONS, offsets=OFFSETS, pool_from=options.pool_from,
+                       max_length=options.max_length, batch_size=options.batch_size, workers=options.workers,
+                       limit=engine_run.source.limit, bootstrap=bootstrap, seed=seed, random_init=random_init,
+                       shard=options.shard, attention=options.attention)
 
 
 def write_folder(results: dict[str, dict | None], summary: str, target: dict[str, str]) -> list:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from probing.stats.intervals import LEVEL, percentile_interval
+from probing.stats.intervals import LEVEL, bootstrap_block, interval_pair, percentile_interval
 
 
 def paradigm_draws(size: int, bootstrap: int, seed: int, index: int) -> np.ndarray:
@@ -51,7 +51,7 @@ def accuracies(pairs, good: Sequence[float], bad: Sequence[float], *, bootstrap:
         replicated[uid] = None if draws is None else right[rows[uid]][draws].sum(axis=1)
 
     def interval(values):
-        return None if not bootstrap else list(percentile_interval(values, level))
+        return None if not bootstrap else interval_pair(percentile_interval(values, level))
 
     paradigms = {}
     for uid in uids:
@@ -73,4 +73,4 @@ def accuracies(pairs, good: Sequence[float], bad: Sequence[float], *, bootstrap:
                "accuracy": float(np.mean([paradigms[uid]["accuracy"] for uid in uids])) if uids else None,
                "interval": interval(overall_boot) if uids else None}
     return {"overall": overall, "fields": by_field, "paradigms": paradigms,
-            "bootstrap": {"replicates": bootstrap, "seed": seed, "level": level}}
+            "bootstrap": bootstrap_block(bootstrap, seed, method=None, level=level)}

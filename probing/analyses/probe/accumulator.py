@@ -19,18 +19,15 @@ replicate sums, which give intervals and which merges add up.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from probing.engine.passes import Accumulator, BatchView
-from probing.errors import ProbingError
 from probing.naming import DIRECTIONS
 from probing.results.io import apart_count
 from probing.scoring.bootstrap import poisson_weights
 from probing.scoring.counts import BootstrapSpec, ProbeCounts
 from probing.scoring.pairs import collect_pairs, pairs_key, pairs_of
+from probing.stats.intervals import bootstrap_block
 from probing.stats.selection import best_cell, select_head, select_offset
-
-COUNTERS = ("sentences", "words")
 
 
 class ProbeAccumulator(Accumulator):
@@ -76,36 +73,18 @@ class ProbeAccumulator(Accumulator):
         return {"analysis": self.analysis, "relations": list(counts.relations), "offsets": list(counts.offsets),
                 "bootstrap": bootstrap, "causal": counts.causal, "shape": [counts.num_layers, counts.num_heads]}
 
-    def state(self) -> dict:
-        state = {name: getattr(self.counts, name).clone() for name in self.counts.tensor_names()}
-        state.update({name: torch.tensor(getattr(self.counts, name)) for name in COUNTERS})
-        return state
-
-    def load_state(self, state: dict) -> "ProbeAccumulator":
-        if "reachable" not in state:
-            raise ProbingError("the probe counts have no reachable counts (written by an older probing); score again")
-        for name in self.counts.tensor_names():
-            tensor = getattr(self.counts, name)
-            if name not in state or tuple(state[name].shape) != tuple(tensor.shape):
-                raise ProbingError(f"the saved probe counts lack {name} of shape {tuple(tensor.shape)}")
-            tensor.copy_(state[name])
-        for name in COUNTERS:
-            setattr(self.counts, name, int(state[name]))
-        return self
+    def parts(self) -> dict:
+        """Every number is the probe counts' (probing.engine.counts gives state, load_state and merge)."""
+        return {"": self.counts}
 
     def fresh(self) -> "ProbeAccumulator":
         counts = self.counts
         return ProbeAccumulator(ProbeCounts(counts.relations, counts.num_layers, counts.num_heads, offsets=counts.offsets,
                                             bootstrap=counts.bootstrap, causal=counts.causal))
 
-    def merge(self, other: "ProbeAccumulator") -> "ProbeAccumulator":
-        self.counts.merge(other.counts)
-        return self
-
     def result(self) -> dict:
         bootstrap = self.counts.bootstrap
-        settings = None if bootstrap is None else {"replicates": bootstrap.replicates, "seed": bootstrap.seed,
-                                                   "method": "poisson"}
+        settings = None if bootstrap is None else bootstrap_block(bootstrap.replicates, bootstrap.seed)
         return {"relations": relations_summary(self.counts), "bootstrap": settings, "state": self.encoded_state()}
 
     @classmethod

@@ -14,6 +14,7 @@ from probing.data.relations import DEFAULT_RELATIONS, check_relation_names
 from probing.engine.pooling import check_from_pooling
 from probing.errors import ProbingError
 from probing.scoring.counts import OFFSETS
+from probing.stats.intervals import bootstrap_block
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class ScoreConfig:
             "max_length": self.max_length,
             "batch_size": self.batch_size,
             "limit": self.limit,
-            "bootstrap": {"replicates": self.bootstrap, "seed": self.seed, "method": "poisson"},
+            "bootstrap": bootstrap_block(self.bootstrap, self.seed),
             "random_init": self.random_init,
             "shard": None if self.shard is None else {"index": self.shard[0], "count": self.shard[1]},
             "attention": self.attention,

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from probing.errors import ProbingError
 from probing.report.escaping import csv_text, markdown_cell, markdown_text
+from probing.stats.intervals import interval_pair
 
 CHECKPOINT_NAME = re.compile(r"^checkpoint-(\d+)$")
 """A Trainer checkpoint folder's name; the number is the training step."""
@@ -140,10 +141,10 @@ class CurvePoint:
     pairs: int
     head: str | None
     accuracy: float | None
-    interval: tuple[float, float] | None
+    interval: list[float] | None
     offset: int | None
     offset_accuracy: float | None
-    offset_interval: tuple[float, float] | None
+    offset_interval: list[float] | None
     selection: str
     random_init: bool = False
 
@@ -163,10 +164,10 @@ def points_of(step: int, result: dict) -> list[CurvePoint]:
             pairs=entry["total"],
             head=None if head is None else head_name(head["layer"], head["head"], head["direction"]),
             accuracy=None if head is None else head["accuracy"],
-            interval=_pair(head and head.get("interval")),
+            interval=interval_pair(head and head.get("interval")),
             offset=None if baseline is None else baseline["offset"],
             offset_accuracy=None if baseline is None else baseline["accuracy"],
-            offset_interval=_pair(baseline and baseline.get("interval")),
+            offset_interval=interval_pair(baseline and baseline.get("interval")),
             selection=report["selection"],
             random_init=bool(result["model"].get("random_init")),
         ))
@@ -176,10 +177,6 @@ def points_of(step: int, result: dict) -> list[CurvePoint]:
 def curve(results: Iterable[tuple[int, dict]]) -> list[CurvePoint]:
     """Every point of ``(step, result)`` pairs, in step order (relations in each result's order)."""
     return [point for step, result in sorted(results, key=lambda item: item[0]) for point in points_of(step, result)]
-
-
-def _pair(interval) -> tuple[float, float] | None:
-    return None if not interval else (float(interval[0]), float(interval[1]))
 
 
 def relations_of(points: list[CurvePoint]) -> list[str]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import torch
 
-from probing.analyses.trees.counts import BASELINES, DECODINGS, METRICS, SKIP_REASONS, TreeCounts
+from probing.analyses.trees.counts import BASELINES, DECODINGS, METRICS, TreeCounts
 from probing.analyses.trees.ensembles import Ensemble, EnsembleCounts
 from probing.analyses.trees.probes import DECODINGS as PROBE_DECODINGS
 from probing.analyses.trees.probes import ProbeTreeCounts
@@ -46,7 +46,7 @@ from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.naming import DIRECTIONS
 from probing.scoring.counts import BootstrapSpec
-from probing.stats.intervals import LEVEL, accuracy_interval, paired_difference
+from probing.stats.intervals import LEVEL, accuracy_interval, bootstrap_block, paired_difference
 from probing.stats.selection import select_head
 
 METHOD = (
@@ -58,11 +58,6 @@ METHOD = (
 
 CAUSAL = "causal"
 """The direction name of the causal reading (a decoder's later word's attention to the earlier one)."""
-
-_SINGLE_INTS = ("total", "sentences")
-_ENSEMBLE_INTS = ("words", "sentences")
-_PROBE_INTS = ("total", "sentences")
-
 
 def _measured(correct: int, total: int, boot_correct, boot_total, level: float) -> dict:
     """Counts here, the accuracy, and its interval from replicate counts (None without replicates)."""
@@ -103,6 +98,7 @@ class TreesAccumulator(Accumulator):
             self.ensembles = EnsembleCounts(chosen, causal, bootstrap) if chosen else None
             self.probes = {name: ProbeTreeCounts(bootstrap) for name in selection.get("probes") or {}}
         self.vector_counts = torch.zeros(2, dtype=torch.long)  # words looked up in a vector file, and not found
+        self.state_tensors = {"vector_counts": self.vector_counts}
 
     # -- counting ------------------------------------------------------------------------------
 
@@ -147,56 +143,24 @@ class TreesAccumulator(Accumulator):
             "selection": None if self.selection is None else self.selection["digest"],
         }
 
-    def _parts(self):
-        """(prefix, counts object, its integer attributes) of every counter."""
-        parts = [("single", self.single, _SINGLE_INTS)]
+    def parts(self) -> dict:
+        """The count objects (probing.engine.counts gives state, load_state and merge), by the prefix of their
+        names in the state; ``vector_counts`` is the accumulator's own."""
+        parts = {"single.": self.single}
         if self.ensembles is not None:
-            parts.append(("ensembles", self.ensembles, _ENSEMBLE_INTS))
-        parts += [(f"probe.{name}", counts, _PROBE_INTS) for name, counts in self.probes.items()]
+            parts["ensembles."] = self.ensembles
+        parts.update({f"probe.{name}.": counts for name, counts in self.probes.items()})
         return parts
-
-    def state(self) -> dict:
-        state = {"vector_counts": self.vector_counts.clone()}
-        for prefix, counts, ints in self._parts():
-            state.update({f"{prefix}.{name}": getattr(counts, name).detach().cpu().clone()
-                          for name in counts.tensor_names()})
-            state.update({f"{prefix}.{name}": torch.tensor(int(getattr(counts, name))) for name in ints})
-            state[f"{prefix}.skipped"] = torch.tensor([counts.skipped[reason] for reason in SKIP_REASONS])
-        return state
-
-    def load_state(self, state: dict) -> TreesAccumulator:
-        expected = self.state()
-        for name, tensor in expected.items():
-            if name not in state or tuple(state[name].shape) != tuple(tensor.shape):
-                found = "nothing" if name not in state else f"shape {tuple(state[name].shape)}"
-                raise ProbingError(f"the saved trees counts hold {found} for {name}, this run needs shape "
-                                   f"{tuple(tensor.shape)}")
-        self.vector_counts = state["vector_counts"].clone().long()
-        for prefix, counts, ints in self._parts():
-            for name in counts.tensor_names():
-                getattr(counts, name).copy_(state[f"{prefix}.{name}"])
-            for name in ints:
-                setattr(counts, name, int(state[f"{prefix}.{name}"]))
-            counts.skipped = dict(zip(SKIP_REASONS, (int(v) for v in state[f"{prefix}.skipped"])))
-        return self
 
     def fresh(self) -> TreesAccumulator:
         return TreesAccumulator(*self.shape, bootstrap=self.bootstrap, causal=self.causal, selection=self.selection,
                                 evaluate=self.evaluate, probe_modules=self.probe_modules, vectors=self.vectors)
 
     def merge(self, other: TreesAccumulator) -> TreesAccumulator:
-        if not isinstance(other, TreesAccumulator):
-            raise ProbingError(f"cannot merge {other.analysis} counts into trees counts")
-        mine, theirs = self.identity(), other.identity()
-        if mine["selection"] != theirs["selection"]:
+        if isinstance(other, TreesAccumulator) and other.identity()["selection"] != self.identity()["selection"]:
             raise ProbingError("parts were not all made with the same selection (the heads, ensembles and probes "
                                "chosen on DEV differ); give every part the same --select-on")
-        if mine != theirs:
-            raise ProbingError(f"cannot merge trees counts made with other options ({mine} vs {theirs})")
-        for (_, counts, _), (_, their_counts, _) in zip(self._parts(), other._parts()):
-            counts.merge(their_counts)
-        self.vector_counts += other.vector_counts
-        return self
+        return super().merge(other)
 
     # -- results -------------------------------------------------------------------------------
 
@@ -272,8 +236,8 @@ class TreesAccumulator(Accumulator):
             "decodings": decodings,
             "baselines": {baseline: {metric: int(single.baselines[m, b]) for m, metric in enumerate(METRICS)}
                           for b, baseline in enumerate(BASELINES)},
-            "bootstrap": None if self.bootstrap is None else {
-                "replicates": self.bootstrap.replicates, "seed": self.bootstrap.seed, "method": "poisson"},
+            "bootstrap": None if self.bootstrap is None else bootstrap_block(self.bootstrap.replicates,
+                                                                             self.bootstrap.seed),
         }
         if self.causal:
             block["causal"] = self._causal_summary()

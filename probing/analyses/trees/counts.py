@@ -43,10 +43,12 @@ import torch
 
 from probing.analyses.trees.decode import mst_heads
 from probing.data.treebank import ROOT, Sentence
+from probing.engine.counts import Counts
 from probing.engine.predictions import predict_heads
 from probing.naming import DIRECTIONS
 from probing.scoring.bootstrap import ReplicateSums, replicated
 from probing.scoring.counts import BootstrapSpec
+from probing.stats.intervals import bootstrap_block
 from probing.stats.selection import select_head
 
 DECODINGS = ("max", "mst")
@@ -138,7 +140,7 @@ def branching_heads(num_words: torch.Tensor, words: int) -> torch.Tensor:
     return torch.where(keep, heads, torch.full_like(heads, -1))
 
 
-class TreeCounts:
+class TreeCounts(Counts):
     """UAS/UUAS counts of single-head trees; ``update`` per batch, ``merge`` across parts.
 
     Shapes (L layers, H heads, B bootstrap replicates): ``heads`` [metric,
@@ -226,48 +228,18 @@ class TreeCounts:
         if self.replicates is not None:
             self.replicates.add([s.index for s in sentences], parts)
 
-    def merge(self, other: "TreeCounts") -> "TreeCounts":
-        """Add another part's counts (same shape and bootstrap) into this one."""
-        if self._options() != other._options():
-            raise ValueError(f"cannot merge tree counts of different shape or options: {self._options()} vs {other._options()}")
-        for name in self.tensor_names():
-            getattr(self, name).add_(getattr(other, name))
-        self.total += other.total
-        self.sentences += other.sentences
-        for reason in SKIP_REASONS:
-            self.skipped[reason] += other.skipped[reason]
-        return self
+    # -- counts (probing.engine.counts) ---------------------------------------------------------
 
-    def tensor_names(self) -> list[str]:
+    counts_name = "tree counts"
+
+    def counted(self) -> list[str]:
         names = ["heads", "baselines"] + (["causal_heads", "head_first"] if self.causal else [])
         if self.bootstrap is not None:
             names += ["boot_total", "boot_heads", "boot_baselines"] + (["boot_causal"] if self.causal else [])
-        return names
+        return names + ["total", "sentences", "skipped"]
 
-    def _options(self) -> tuple:
+    def options(self) -> tuple:
         return (self.num_layers, self.num_heads, self.bootstrap, self.causal)
-
-    def state_dict(self) -> dict:
-        """Tensors and ints only, for checkpoints."""
-        state = {name: getattr(self, name).clone() for name in self.tensor_names()}
-        state.update(total=self.total, sentences=self.sentences, num_layers=self.num_layers, num_heads=self.num_heads)
-        state.update({f"skipped_{reason}": count for reason, count in self.skipped.items()})
-        state["bootstrap_replicates"] = -1 if self.bootstrap is None else self.bootstrap.replicates
-        state["bootstrap_seed"] = -1 if self.bootstrap is None else self.bootstrap.seed
-        state["causal"] = self.causal
-        return state
-
-    def load_state_dict(self, state: dict) -> None:
-        bootstrap = None
-        if state["bootstrap_replicates"] >= 0:
-            bootstrap = BootstrapSpec(state["bootstrap_replicates"], state["bootstrap_seed"])
-        theirs = (state["num_layers"], state["num_heads"], bootstrap, bool(state.get("causal", False)))
-        if theirs != self._options():
-            raise ValueError(f"checkpoint of tree counts with other options: {theirs} vs {self._options()}")
-        for name in self.tensor_names():
-            getattr(self, name).copy_(state[name])
-        self.total, self.sentences = int(state["total"]), int(state["sentences"])
-        self.skipped = {reason: int(state[f"skipped_{reason}"]) for reason in SKIP_REASONS}
 
     def result(self) -> dict:
         """Plain ints and lists; layers and heads count from 0."""
@@ -299,13 +271,11 @@ class TreeCounts:
             result["causal"] = {decoding: {metric: self.causal_heads[m, d].tolist() for m, metric in enumerate(METRICS)}
                                 for d, decoding in enumerate(DECODINGS)}
         if self.bootstrap is not None:
-            result["bootstrap"] = {
-                "replicates": self.bootstrap.replicates,
-                "seed": self.bootstrap.seed,
-                "method": "poisson",
-                "total": self.boot_total.tolist(),
-                "heads": self.boot_heads.tolist(),  # [replicate, metric, decoding, direction, layer, head]
-                "baselines": self.boot_baselines.tolist(),  # [replicate, metric, baseline]
-            }
+            result["bootstrap"] = bootstrap_block(
+                self.bootstrap.replicates, self.bootstrap.seed,
+                total=self.boot_total.tolist(),
+                heads=self.boot_heads.tolist(),  # [replicate, metric, decoding, direction, layer, head]
+                baselines=self.boot_baselines.tolist(),  # [replicate, metric, baseline]
+            )
         return result
 

@@ -66,10 +66,12 @@ import torch
 from probing.analyses.trees.counts import METRICS, SKIP_REASONS, causal_scores, edge_counts, gold_tensors, single_root
 from probing.analyses.trees.decode import mst_heads
 from probing.data.treebank import Sentence
+from probing.engine.counts import Counts
 from probing.naming import DIRECTIONS
 from probing.scoring.bootstrap import ReplicateSums, replicated
 from probing.scoring.counts import BootstrapSpec
 from probing.scoring.pairs import collect_pairs
+from probing.stats.intervals import bootstrap_block
 
 CANDIDATES = 25
 ENSEMBLE_SIZE = 4
@@ -283,7 +285,7 @@ def ensemble_attention(word_attention: torch.Tensor, ensemble: Ensemble) -> torc
     return word_attention[:, layer, head].to(torch.float64).sum(dim=1) / len(ensemble.members)
 
 
-class EnsembleCounts:
+class EnsembleCounts(Counts):
     """Held-out counts of chosen ensembles: relation accuracy (ensemble and best single head) and trees.
 
     Shapes (E ensembles): ``total`` [E] pairs, ``correct`` [E], ``single_correct`` [E];
@@ -378,25 +380,21 @@ class EnsembleCounts:
         scored_words[kept] = scored.sum(-1).cpu()
         return counts, scored_words
 
-    def merge(self, other: "EnsembleCounts") -> "EnsembleCounts":
-        if (self.ensembles, self.causal, self.bootstrap) != (other.ensembles, other.causal, other.bootstrap):
-            raise ValueError("cannot merge ensemble counts of different ensembles or options")
-        for name in self.tensor_names():
-            getattr(self, name).add_(getattr(other, name))
-        self.words += other.words
-        self.sentences += other.sentences
-        for reason in SKIP_REASONS:
-            self.skipped[reason] += other.skipped[reason]
-        return self
-
     def _counted(self) -> list[str]:
         return ["total", "correct", "single_correct", "trees"] + (["causal_trees"] if self.has_causal else [])
 
-    def tensor_names(self) -> list[str]:
+    # -- counts (probing.engine.counts) ---------------------------------------------------------
+
+    counts_name = "ensemble counts"
+
+    def counted(self) -> list[str]:
         names = self._counted()
         if self.bootstrap is not None:
             names += [f"boot_{name}" for name in names] + ["boot_words"]
-        return names
+        return names + ["words", "sentences", "skipped"]
+
+    def options(self) -> tuple:
+        return (self.ensembles, self.causal, self.bootstrap)
 
     def result(self) -> dict:
         """Plain ints and lists; layers and heads count from 0."""
@@ -420,8 +418,7 @@ class EnsembleCounts:
             result["causal_trees"] = {"decoding": "mst", "words": self.words,
                                       **{metric: int(self.causal_trees[m]) for m, metric in enumerate(METRICS)}}
         if self.bootstrap is not None:
-            result["bootstrap"] = {
-                "replicates": self.bootstrap.replicates, "seed": self.bootstrap.seed, "method": "poisson",
-                **{name: getattr(self, f"boot_{name}").tolist() for name in self._counted() + ["words"]},
-            }
+            result["bootstrap"] = bootstrap_block(
+                self.bootstrap.replicates, self.bootstrap.seed,
+                **{name: getattr(self, f"boot_{name}").tolist() for name in self._counted() + ["words"]})
         return result

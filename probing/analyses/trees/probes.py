@@ -45,8 +45,10 @@ from probing.analyses.trees.counts import METRICS, SKIP_REASONS, edge_counts, go
 from probing.analyses.trees.decode import mst_heads
 from probing.analyses.trees.features import ProbeBatch, ProbeExample, gold_targets
 from probing.data.treebank import Sentence
+from probing.engine.counts import Counts
 from probing.scoring.bootstrap import ReplicateSums, replicated
 from probing.scoring.counts import BootstrapSpec
+from probing.stats.intervals import bootstrap_block
 
 PROBES = ("attn", "attn+vectors", "distances+vectors")
 DECODINGS = ("argmax", "mst")
@@ -253,7 +255,7 @@ def decode(scores: torch.Tensor, num_words: torch.Tensor, roots: torch.Tensor) -
     return torch.stack([best, tree], dim=1)
 
 
-class ProbeTreeCounts:
+class ProbeTreeCounts(Counts):
     """UAS/UUAS counts of a trained probe on a held-out treebank, for both decodings.
 
     ``heads`` [metric, decoding]; ``total`` scored words; sentences without exactly
@@ -293,22 +295,16 @@ class ProbeTreeCounts:
         if self.replicates is not None:
             self.replicates.add([s.index for s in sentences], {"total": totals, "heads": per_sentence})
 
-    def tensor_names(self) -> list[str]:
-        """The count tensors (the integers ``total`` and ``sentences`` and ``skipped`` besides)."""
-        return ["heads"] + (["boot_total", "boot_heads"] if self.bootstrap is not None else [])
+    # -- counts (probing.engine.counts) ---------------------------------------------------------
 
-    def merge(self, other: "ProbeTreeCounts") -> "ProbeTreeCounts":
-        if self.bootstrap != other.bootstrap:
-            raise ValueError("cannot merge probe counts of different bootstrap options")
-        self.heads += other.heads
-        self.total += other.total
-        self.sentences += other.sentences
-        for reason in SKIP_REASONS:
-            self.skipped[reason] += other.skipped[reason]
-        if self.bootstrap is not None:
-            self.boot_total.add_(other.boot_total)
-            self.boot_heads.add_(other.boot_heads)
-        return self
+    counts_name = "probe tree counts"
+
+    def counted(self) -> list[str]:
+        return ["heads"] + (["boot_total", "boot_heads"] if self.bootstrap is not None else []) + \
+            ["total", "sentences", "skipped"]
+
+    def options(self):
+        return self.bootstrap
 
     def result(self) -> dict:
         result = {
@@ -318,8 +314,7 @@ class ProbeTreeCounts:
             "bootstrap": None,
         }
         if self.bootstrap is not None:
-            result["bootstrap"] = {
-                "replicates": self.bootstrap.replicates, "seed": self.bootstrap.seed, "method": "poisson",
-                "total": self.boot_total.tolist(), "heads": self.boot_heads.tolist(),  # [replicate, metric, decoding]
-            }
+            result["bootstrap"] = bootstrap_block(  # heads: [replicate, metric, decoding]
+                self.bootstrap.replicates, self.bootstrap.seed, total=self.boot_total.tolist(),
+                heads=self.boot_heads.tolist())
         return result
