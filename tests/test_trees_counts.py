@@ -169,7 +169,7 @@ def test_merge_of_two_halves_equals_the_whole_and_state_round_trips():
     merged = first.merge(second)
     assert merged.result() == whole.result()
     restored = TreeCounts(2, 2, bootstrap=spec)
-    restored.load_state_dict(whole.state_dict())
+    restored.load_state(whole.state())
     assert restored.result() == whole.result()
     with pytest.raises(ValueError):
         TreeCounts(2, 2).merge(whole)

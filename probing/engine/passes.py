@@ -60,6 +60,7 @@ import torch
 
 from probing.data.inputs import InputSource, Unit
 from probing.engine.batching import Batch, BatchStats
+from probing.engine.counts import Counts
 from probing.engine.feeding import ChunkPlan, InputWorkerStopped, add_stats, prepared_chunks, stopped_input_worker
 from probing.engine.pooling import WordPooling, check_from_pooling
 from probing.engine.predictions import HeadPrediction
@@ -68,12 +69,14 @@ from probing.errors import ProbingError
 from probing.model.loading import LoadedModel
 
 
-class Accumulator:
+class Accumulator(Counts):
     """What an analysis adds up over a pass (see the module docstring for the protocol).
 
-    The default ``merge``, ``state``, ``load_state`` and ``fresh`` work for
-    accumulators that keep every number in ``self.state_tensors`` (a dict of
-    tensors that add up) and everything else in options that never change.
+    ``merge``, ``state`` and ``load_state`` are :class:`probing.engine.counts.Counts`': by default over the
+    tensors of ``self.state_tensors`` (a dict of tensors that add up), with ``identity`` as the options two parts
+    must share; an accumulator that keeps its counts in count objects names them in ``parts``. ``fresh`` works
+    for accumulators that keep every number in ``state_tensors`` and everything else in options that never
+    change.
     ``needs_attention`` False means the accumulator runs the model itself
     (ablation, gradients): the pass then skips its own forward pass.
     """
@@ -113,35 +116,26 @@ class Accumulator:
         """The options that decide this accumulator's numbers (checkpoints refuse others)."""
         return {"analysis": self.analysis}
 
-    def state(self) -> dict:
-        return {name: tensor.detach().cpu().clone() for name, tensor in self.state_tensors.items()}
+    # -- counts (probing.engine.counts): every number in ``state_tensors``, options in ``identity`` ---------------
 
-    def load_state(self, state: dict) -> "Accumulator":
-        for name, tensor in self.state_tensors.items():
-            if name not in state:
-                raise ProbingError(f"the saved {self.analysis} state lacks {name!r}")
-            if tuple(state[name].shape) != tuple(tensor.shape):
-                raise ProbingError(
-                    f"the saved {self.analysis} state's {name} has shape {tuple(state[name].shape)}, "
-                    f"this run's {tuple(tensor.shape)}"
-                )
-            tensor.copy_(state[name])
-        return self
+    @property
+    def counts_name(self) -> str:
+        return f"{self.analysis} counts"
+
+    def count_values(self) -> dict:
+        return self.state_tensors
+
+    def set_count(self, name: str, value) -> None:
+        self.state_tensors[name] = value
+
+    def options(self) -> dict:
+        return self.identity()
 
     def fresh(self) -> "Accumulator":
         """An empty accumulator with the same options."""
         empty = copy.copy(self)
         empty.state_tensors = {name: torch.zeros_like(tensor) for name, tensor in self.state_tensors.items()}
         return empty
-
-    def merge(self, other: "Accumulator") -> "Accumulator":
-        if type(other) is not type(self) or other.identity() != self.identity():
-            raise ProbingError(f"cannot merge {other.analysis} counts made with other options into {self.analysis}")
-        for name, tensor in self.state_tensors.items():
-            if other.state_tensors[name].shape != tensor.shape:
-                raise ProbingError(f"cannot merge {self.analysis} counts of different shapes ({name})")
-            tensor.add_(other.state_tensors[name].to(tensor.device))
-        return self
 
     def result(self) -> dict:
         """The analysis's payload; the default is its encoded state, from which merges rebuild it."""

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import torch
 
+from probing.engine.counts import Counts
 from probing.errors import ProbingError
 from probing.scoring.bootstrap import ReplicateSums, replicated
 from probing.scoring.pairs import PairBatch
@@ -56,7 +57,7 @@ class BootstrapSpec:
     seed: int = 0
 
 
-class ProbeCounts:
+class ProbeCounts(Counts):
     """Correct counts of every head, direction and baseline offset, per relation.
 
     Shapes (R relations, L layers, H heads, O offsets, B bootstrap replicates):
@@ -206,20 +207,20 @@ class ProbeCounts:
             start += size
         self.replicates.add(sentence_indices, parts, weights)
 
-    def merge(self, other: "ProbeCounts") -> "ProbeCounts":
-        """Add another part's counts into this one (same relations, shape and bootstrap)."""
-        mine = (self.relations, self.num_layers, self.num_heads, self.offsets, self.bootstrap, self.causal)
-        theirs = (other.relations, other.num_layers, other.num_heads, other.offsets, other.bootstrap, other.causal)
-        if mine != theirs:
-            raise ProbingError(f"cannot merge counts of different shape or options: {mine} vs {theirs}")
-        for name in self.tensor_names():
-            getattr(self, name).add_(getattr(other, name))
-        self.sentences += other.sentences
-        self.words += other.words
-        return self
+    # -- counts (probing.engine.counts) ---------------------------------------------------------
 
-    def tensor_names(self) -> list[str]:
+    counts_name = "probe counts"
+
+    def counted(self) -> list[str]:
         names = ["total", "heads", "baselines", "reachable"] + (["causal_heads", "head_first"] if self.causal else [])
         if self.bootstrap is not None:
             names += ["boot_total", "boot_heads", "boot_baselines"] + (["boot_causal"] if self.causal else [])
-        return names
+        return names + ["sentences", "words"]
+
+    def options(self) -> tuple:
+        return (self.relations, self.num_layers, self.num_heads, self.offsets, self.bootstrap, self.causal)
+
+    def _check_state(self, state, prefix: str) -> None:
+        if prefix + "reachable" not in state:
+            raise ProbingError("the probe counts have no reachable counts (written by an older probing); score again")
+        super()._check_state(state, prefix)
