@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from probing.data.inputs import InputSource
-from probing.naming import head_name
+from probing.naming import head_name, interval_text
 
 SURFACE_COLUMNS = ("first_special", "separator", "punctuation", "previous", "next", "self",
                    "separator_to_separator", "other_to_separator")
@@ -147,9 +147,8 @@ def ablation(result: dict, name: str) -> None:
         best = max(rows, key=lambda row: row[1]["change"])
         worst = min(rows, key=lambda row: row[1]["change"])
         for label, entry in (worst, best):
-            low, high = entry["interval"] or (float("nan"), float("nan"))
             print(f"  {label}: {100 * entry['value']:.1f}% change {100 * entry['change']:+.1f} "
-                  f"[{100 * low:+.1f}, {100 * high:+.1f}] {entry['verdict']}, {entry['detail'] or ''}")
+                  f"{interval_text(entry['interval'], 'points')} {entry['verdict']}, {entry['detail'] or ''}")
 
 
 def decoder(folder: Path) -> None:

@@ -86,17 +86,11 @@ def parse_head_names(text: str, *, num_layers: int, num_heads: int, option: str 
     return heads
 
 
-def percent(value: float | None, *, signed: bool = False) -> str:
+def percent(value: float | None, *, signed: bool = False, decimals: int = 1) -> str:
     """A fraction in percent with one decimal (``86.8``; ``+1.2`` when ``signed``); ``-`` for no value."""
     if value is None:
         return "-"
-    return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
-
-
-def interval_text(interval, *, signed: bool = False) -> str:
-    """An interval of fractions in percent, ``[85.1, 88.4]``."""
-    low, high = interval
-    return f"[{percent(low, signed=signed)}, {percent(high, signed=signed)}]"
+    return f"{100 * value:{'+' if signed else ''}.{decimals}f}"
 
 
 SCALES = ("percent", "points", "nats")
@@ -104,15 +98,16 @@ SCALES = ("percent", "points", "nats")
 points, or a signed difference in nats (a loss)."""
 
 
-def scaled(value: float | None, scale: str = "percent") -> str:
-    """``value`` on its ``scale`` (:data:`SCALES`): ``86.8``, ``-1.2`` (points), ``+0.012`` (nats).
+def scaled(value: float | None, scale: str = "percent", *, decimals: int | None = None) -> str:
+    """``value`` on its ``scale`` (:data:`SCALES`): ``86.8``, ``-1.2`` (points), ``+0.012`` (nats), with
+    ``decimals`` digits after the point where given (else 1 in percent and points, 3 in nats).
 
     >>> scaled(0.868), scaled(-0.012, "points"), scaled(0.0123, "nats")
     ('86.8', '-1.2', '+0.012')
     """
     if scale == "nats":
-        return "-" if value is None else f"{value:+.3f}"
-    return percent(value, signed=scale == "points")
+        return "-" if value is None else f"{value:+.{3 if decimals is None else decimals}f}"
+    return percent(value, signed=scale == "points", decimals=1 if decimals is None else decimals)
 
 
 def p_value_text(p: float | None) -> str:
@@ -126,10 +121,22 @@ def p_value_text(p: float | None) -> str:
     return "-" if p is None else f"{p:.2g}"
 
 
-def scaled_interval(interval, scale: str = "percent") -> str:
-    """An interval on a scale, ``[85.1, 88.4]``, ``[-2.0, -0.4]``, ``[+0.010, +0.015]``."""
-    low, high = interval
-    return f"[{scaled(low, scale)}, {scaled(high, scale)}]"
+def interval_text(interval, scale: str = "percent", *, decimals: int | None = None, missing: str = "-",
+                  absent: str | None = None) -> str:
+    """The one way an interval reads in a table, a terminal, a page or a figure: its ends on a scale
+    (:func:`scaled`), ``[85.1, 88.4]``, ``[-2.0, -0.4]`` (points), ``[+0.010, +0.015]`` (nats). A missing end
+    reads ``missing``, a missing interval ``absent`` (``missing`` unless given): ``ablate``'s tables write
+    ``-``, the versus board's ``[no data]`` with ``no data`` ends, each kept exactly so.
+
+    >>> interval_text([0.851, 0.884]), interval_text([-0.02, -0.004], "points"), interval_text(None)
+    ('[85.1, 88.4]', '[-2.0, -0.4]', '-')
+    >>> interval_text([0.01, None], "nats", decimals=4, missing="no data"), interval_text(None, absent="[no data]")
+    ('[+0.0100, no data]', '[no data]')
+    """
+    if interval is None:
+        return missing if absent is None else absent
+    low, high = (missing if end is None else scaled(end, scale, decimals=decimals) for end in interval)
+    return f"[{low}, {high}]"
 
 
 def percent_with_interval(value: float | None, interval=None, *, signed: bool = False) -> str:
@@ -138,4 +145,4 @@ def percent_with_interval(value: float | None, interval=None, *, signed: bool = 
     if value is None:
         return "-"
     text = percent(value, signed=signed)
-    return f"{text} {interval_text(interval, signed=signed)}" if interval else text
+    return f"{text} {interval_text(interval, 'points' if signed else 'percent')}" if interval else text

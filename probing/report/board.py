@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from probing.errors import ProbingError
-from probing.naming import percent, scaled, scaled_interval
+from probing.naming import interval_text, percent, scaled
 
 COUNTING = "layers and heads counted from 1 (8-10 = layer 8, head 10)"
 
@@ -278,7 +278,7 @@ def cell_text(cell: Cell | None) -> str:
         return "not scored"
     if cell.accuracy is None:
         return "none" if cell.pairs == 0 else "no pairs"
-    text = scaled(cell.accuracy, cell.scale) + (f" {scaled_interval(cell.interval, cell.scale)}" if cell.interval else "")
+    text = scaled(cell.accuracy, cell.scale) + (f" {interval_text(cell.interval, cell.scale)}" if cell.interval else "")
     suffix = cell_suffix(cell)
     return f"{text} {suffix}" if suffix else text
 

@@ -40,7 +40,7 @@ from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.model.interventions import uniform_heads
 from probing.model.masking import IGNORED, MASK_RATE, mask_batch
-from probing.naming import DIRECTIONS, head_name, parse_head_names
+from probing.naming import DIRECTIONS, head_name, interval_text, parse_head_names
 from probing.registry import Registry
 from probing.scoring.bootstrap import poisson_weights
 from probing.scoring.counts import OFFSETS, BootstrapSpec, ProbeCounts
@@ -568,6 +568,8 @@ def ablation_tables(result: dict, top: int | None = None) -> str:
     from tabulate import tabulate
 
     scale, unit = (100.0, " %") if result["metric"]["higher_is_better"] else (1.0, "")
+    # a change's interval: signed percentage points, or a loss's signed change to four decimals
+    interval_scale, decimals = ("points", None) if scale == 100.0 else ("nats", 4)
     blocks = []
     for part, base in result["baseline"].items():
         rows = ranked(result, part)
@@ -575,10 +577,9 @@ def ablation_tables(result: dict, top: int | None = None) -> str:
         table = []
         for condition in shown:
             entry = condition["parts"][part]
-            interval = entry["interval"]
             table.append(
                 [condition["label"], _fmt(entry["value"], scale), _fmt(entry["change"], scale, signed=True),
-                 "-" if interval is None else f"[{_fmt(interval[0], scale, True)}, {_fmt(interval[1], scale, True)}]",
+                 interval_text(entry["interval"], interval_scale, decimals=decimals),
                  entry["verdict"]] + ([entry["detail"] or "-"] if base["detail"] else [])
             )
         headers = ["disabled (layer-head)", f"{part}{unit}", "change", "95% interval", "removal"]

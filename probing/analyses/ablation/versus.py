@@ -318,7 +318,7 @@ def versus_table(block: dict) -> str:
     """The terminal table of a versus block: per chosen set and metric part, the effect [95%] and the random mean
     [2.5, 97.5] in the board's unit (percentage points for an accuracy, nats for a loss), p (``exact`` when the
     whole space of matched sets was used) and the short sets; ``no data`` where a part had no unit to measure."""
-    from probing.naming import p_value_text, scaled
+    from probing.naming import interval_text, p_value_text, scaled
 
     scale = effect_scale(block["higher_is_better"])
 
@@ -326,7 +326,7 @@ def versus_table(block: dict) -> str:
         return "no data" if value is None else scaled(value, scale)
 
     def interval(pair) -> str:
-        return "[no data]" if pair is None else f"[{number(pair[0])}, {number(pair[1])}]"
+        return interval_text(pair, scale, missing="no data", absent="[no data]")
 
     width = max([10, *(len(part) for part in block["parts"])])
     unit = "points" if scale == "points" else "nats"
