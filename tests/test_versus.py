@@ -59,6 +59,21 @@ def test_chosen_set_takes_the_better_direction_and_the_tie_rule():
             assert (l1, h1) < (l2, h2)
 
 
+def test_chosen_set_makes_the_choices_of_the_one_tie_rule():
+    # tie-heavy counts: the chosen set is ranked_heads' order, and its first head is select_head's choice
+    from probing.naming import DIRECTIONS
+    from probing.stats.selection import ranked_heads, select_head
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        heads = rng.integers(0, 3, size=(2, 3, 4))
+        for k in (1, 5, 12):
+            expected = tuple((layer, head, DIRECTIONS[d]) for d, layer, head in ranked_heads(heads, k))
+            assert chosen_set(heads, k) == expected
+        choice = select_head(heads, total=1)
+        assert chosen_set(heads, 1) == ((choice.layer, choice.head, choice.direction),)
+
+
 def test_a_decoders_causal_direction_competes_for_the_chosen_set():
     # head 0-1 is the best later-to-earlier head (it reaches pairs on both sides); a classic direction wins a tie
     classic = np.array([[[4, 1]], [[0, 2]]])                 # [direction, layer, head]

@@ -50,8 +50,8 @@ from probing.naming import DIRECTIONS
 def chosen_set(heads, k: int, directions=DIRECTIONS) -> tuple[tuple[int, int, str], ...]:
     """The top-``k`` (layer, head, direction) of ``heads`` [direction, layer, head] correct counts.
 
-    Each head counts once, in its better direction (``directions`` names the first axis; a tie goes to the
-    earlier one); ranks by count, ties to the lower layer, then head.
+    Each head counts once, in its better direction (``directions`` names the first axis), ranked by
+    :func:`probing.stats.selection.ranked_heads`, the one tie rule every choice of a head follows.
 
     >>> chosen_set(np.array([[[1, 2]], [[0, 2]], [[3, 1]]]), 1, ("dep_to_head", "head_to_dep", "causal"))
     ((0, 0, 'causal'),)
