@@ -356,6 +356,31 @@ def progress_wanted(args: argparse.Namespace) -> bool:
     return wanted
 
 
+def model_spec(args: argparse.Namespace, *, device: str | None = None, device_map: str | None = None,
+               head: str | None = None):
+    """The :class:`probing.engine.run.ModelSpec` of the model options (``device``: this process's, under torchrun;
+    ``device_map``: checked by :func:`device_map_of`).
+
+    >>> model_spec(argparse.Namespace(model="m", revision=None, dtype="float32", device="cpu", seed=3,
+    ...                               trust_remote_code=False, stack=None)).seed
+    3
+    """
+    from probing.engine.run import ModelSpec
+
+    return ModelSpec(model=args.model, revision=args.revision, device=device or args.device, device_map=device_map,
+                     dtype=args.dtype, random_init=getattr(args, "random_init", False), seed=args.seed,
+                     trust_remote_code=args.trust_remote_code, stack=args.stack, head=head)
+
+
+def pass_options(args: argparse.Namespace):
+    """The :class:`probing.engine.passes.PassOptions` of the batching, reading, run and progress options."""
+    from probing.engine.passes import PassOptions
+
+    return PassOptions(batch_size=args.batch_size, max_length=args.max_length, shard=args.shard,
+                       attention=args.attention, pool_from=getattr(args, "pool_from", "mean"), workers=args.workers,
+                       progress=progress_wanted(args))
+
+
 def _named_output(output, result):
     """(path, option, what it may replace) of an output given to EngineCommand: a path alone is another result
     (``--save-results``), a figure when its suffix says so."""
@@ -369,8 +394,10 @@ def _named_output(output, result):
 
 
 class EngineCommand:
-    """The run of one command over one input: inputs and outputs checked first, then processes,
-    checkpoints and the model, then passes; rank 0 writes. Use as a context manager.
+    """The command layer of one run over one input: inputs and outputs checked first, then processes and
+    checkpoints; the run itself (the model, its passes, the result's common blocks) is :attr:`engine_run`, a
+    :class:`probing.engine.run.EngineRun` built from the options, which is what an analysis is handed; rank 0
+    writes. Use as a context manager.
 
     ``analysis`` names what ``--output`` holds (``"surface"``: an existing file there must be an earlier surface
     result; an :class:`probing.atomic.Earlier` for a page); ``outputs`` adds other files, each a path, a
@@ -384,6 +411,7 @@ class EngineCommand:
         from probing.data.inputs import open_input
         from probing.engine import checkpointing
         from probing.engine.distributed import from_environment
+        from probing.engine.run import EngineRun
 
         self.args = args
         self.source = source or open_input(getattr(args, "treebank", None), getattr(args, "text", None),
@@ -404,13 +432,13 @@ class EngineCommand:
         self.figures = {name: self.figure_path(name) for name in figures} if args.output else {}
         if args.checkpoint:
             check_output_path(args.checkpoint, option="--checkpoint", inputs=self.inputs)
-        self.ranks = from_environment(args.device)
+        ranks = from_environment(args.device)
         self.checkpointer = checkpointing.from_options(
-            self.ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
+            ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
         )
-        self.hooks = self.checkpointer or self.ranks
-        self.head = head
-        self._loaded = None
+        self.engine_run = EngineRun(model_spec(args, device=ranks.device, device_map=device_map_of(args, ranks),
+                                               head=head),
+                                    self.source, pass_options(args), ranks=ranks, hooks=self.checkpointer or ranks)
 
     def figure_path(self, name: str) -> Path:
         """Where figure ``name`` goes (see :func:`figure_path`), checked like ``--output`` (a followed

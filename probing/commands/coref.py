@@ -53,12 +53,12 @@ def run(args: argparse.Namespace) -> int:
     with EngineCommand(args, analysis="coref", source=inputs.source, inputs=(inputs.dev_path,)) as command:
         loaded = command.loaded
         window = window_length(args.window, args.max_length, loaded)
-        passes = WindowPasses(loaded, window, command.options, hooks=command.hooks)
+        passes = WindowPasses(command.engine_run, window)
         heads = READINGS[args.attention].heads(loaded.num_heads)
         config = {"window": window, "bootstrap": args.bootstrap}
         dev_result = inputs.dev_result
         if inputs.dev_source is not None:
-            dev_result = passes.dev_result(inputs.dev_source, heads=heads, config=config, seed=args.seed)
+            dev_result = passes.dev_result(inputs.dev_source, heads=heads, config=config)
         test = CorefAccumulator(loaded.num_layers, heads, window=window, bootstrap=args.bootstrap, seed=args.seed)
         stats = passes.run(inputs.source, test, "coreference")
         if args.shard is None:

@@ -41,14 +41,14 @@ def run(args: argparse.Namespace) -> int:
     outputs = tuple((str(folder / name), "--output", earlier_file(name)) for name in FILES)
     with EngineCommand(report_args, head="lm", outputs=outputs) as command:
         target = dict(zip(FILES, command.outputs))  # checked paths (a followed symbolic link gives its target)
-        loaded = command._loaded = _load(args)
+        loaded = command.engine_run.loaded = _load(args)
         overview = OverviewRun.create(loaded, command.source, attention=args.attention, bootstrap=args.bootstrap,
                                       seed=args.seed)
         stats = command.run(overview.accumulators(), "report")
         if not command.is_main:
             return 0
-        results = overview.results(command.result, stats, command.source, loaded=loaded, random_init=args.random_init,
-                                   bootstrap=args.bootstrap, seed=args.seed)
+        results = overview.results(command.engine_run, stats, random_init=args.random_init, bootstrap=args.bootstrap,
+                                   seed=args.seed)
         reason = loaded.extra.get("no_head") or "the attention is not read as raw weights"
         summary = summarise(results["heads"], results["gradients"], reason, results["probe"], command=_command_line(),
                             no_probe=no_probe_reason(command.source.kind, pairs=command.source.pairs))

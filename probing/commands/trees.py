@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                              bootstrap=args.bootstrap, seed=args.seed, shard=args.shard)
     inputs = tuple(path for path in (args.word_vectors, run_plan.dev_path) if path)
     with EngineCommand(args, analysis="trees", source=run_plan.source, inputs=inputs, figures=("uas",)) as command:
-        result = run_trees(command, run_plan)
+        result = run_trees(command.engine_run, run_plan)
         if result is None:  # another process of a torchrun: rank 0 writes
             return 0
         if args.drop_probe_weights and result.get("selection"):

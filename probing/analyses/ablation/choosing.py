@@ -84,26 +84,24 @@ class ChosenOn:
         return f"heads chosen on DEV ({self.select_on}, {self.sentences:,} sentences{cut}): {sets}"
 
 
-def dev_relations(dev: dict | InputSource, relations, command) -> ChosenOn:
-    """DEV's counts per relation (``heads`` per direction, a decoder's ``causal``), and on what they were made.
+def dev_relations(dev: dict | InputSource, relations, engine_run, select_on: str) -> ChosenOn:
+    """DEV's counts per relation (``heads`` per direction, a decoder's ``causal``), and on what they were made;
+    ``select_on``: DEV as given.
 
     A treebank is scored here: one pass of :class:`~probing.analyses.probe.accumulator.ProbeAccumulator` over
-    it with ``command``'s loaded model (never sharded: every process must choose the same heads).
+    it with ``engine_run``'s loaded model and reading (a probing.engine.run.EngineRun; never sharded: every
+    process must choose the same heads).
     """
-    select_on = command.args.select_on
     if isinstance(dev, dict):
         made_of = dev["input"].get("given_as") or dev["input"].get("file") or dev["input"]["path"]
         return ChosenOn(dev["relations"], select_on, dev["input"]["units_used"], dev["input"].get("limit"), made_of)
     from probing.analyses.probe.accumulator import ProbeAccumulator
-    from probing.engine.passes import require_units, run_pass
     from probing.engine.readings import READINGS
     from probing.scoring.counts import OFFSETS
 
-    loaded = command.loaded
-    heads = READINGS[command.args.attention].heads(loaded.num_heads)
+    loaded = engine_run.loaded
+    heads = READINGS[engine_run.options().attention].heads(loaded.num_heads)
     probe = ProbeAccumulator.create(tuple(relations), loaded.num_layers, heads, offsets=OFFSETS, bootstrap=0, seed=0,
                                     causal=loaded.is_causal)
-    options = dataclasses.replace(command.options("scoring DEV to choose the heads"), shard=None)
-    stats = run_pass(loaded, dev, [probe], options, hooks=command.hooks)
-    require_units(stats, dev, options)
-    return ChosenOn(command.ranks.share(probe.result()["relations"]), select_on, stats.units_used, dev.limit)
+    stats = engine_run.run([probe], "scoring DEV to choose the heads", source=dev, shard=None)
+    return ChosenOn(engine_run.share(probe.result()["relations"]), select_on, stats.units_used, dev.limit)

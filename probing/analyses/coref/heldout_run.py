@@ -17,16 +17,13 @@ probing.errors.ProbingError: --window: 1000 tokens is more than the longest unit
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from probing.analyses.coref.accumulator import CorefAccumulator
 from probing.analyses.coref.report import arrays_of, choice_summary, choose_head, heldout_block, select_on_block
 from probing.data.inputs import InputSource, sample_treebank_path
 from probing.engine.batching import window_rule
-from probing.engine.passes import require_units, run_pass
 from probing.errors import ProbingError
-from probing.results.io import provenance
 from probing.stats.heldout import check_dev_test, check_other_sentences, is_result_file, plan, read_dev_result
 
 
@@ -78,30 +75,22 @@ class CorefInputs:
 
 @dataclass
 class WindowPasses:
-    """Passes over windows of one length, with the command's options and hooks (checkpoints, ranks)."""
+    """Passes over windows of one length through ``engine_run`` (a probing.engine.run.EngineRun: the model, the
+    pass options, checkpoints and processes)."""
 
-    loaded: object
+    engine_run: object
     window: int
-    options: object
-    """The command's :class:`probing.engine.passes.PassOptions` maker: ``options(description)``."""
-    hooks: object = None
 
     def run(self, source: InputSource, accumulator: CorefAccumulator, description: str, **changes):
-        source.windows = window_rule(self.loaded.tokenizer, self.window, prepend=self.loaded.prepend_token_id)
-        options = dataclasses.replace(self.options(description), max_length=self.window, **changes)
-        stats = run_pass(self.loaded, source, [accumulator], options, hooks=self.hooks)
-        require_units(stats, source, options)
-        return stats
+        loaded = self.engine_run.loaded
+        source.windows = window_rule(loaded.tokenizer, self.window, prepend=loaded.prepend_token_id)
+        return self.engine_run.run([accumulator], description, source=source, max_length=self.window, **changes)
 
-    def dev_result(self, dev_source: InputSource, *, heads: int, config: dict, seed: int) -> dict:
+    def dev_result(self, dev_source: InputSource, *, heads: int, config: dict) -> dict:
         """DEV scored whole (no shard, no bootstrap): the result a head is chosen on."""
-        dev = CorefAccumulator(self.loaded.num_layers, heads, window=self.window)
+        dev = CorefAccumulator(self.engine_run.loaded.num_layers, heads, window=self.window)
         stats = self.run(dev_source, dev, "selecting on DEV", shard=None)
-        result = provenance("coref", self.loaded, dev_source, stats,
-                            {**self.options().config(), **config, "shard": None})
-        result["config"].update({"limit": dev_source.limit, "seed": seed})
-        result.update(dev.result())
-        return result
+        return self.engine_run.result("coref", stats, dev, config, source=dev_source, shard=None)
 
 
 def require_mentions(test: CorefAccumulator, source: InputSource) -> None:

@@ -15,30 +15,31 @@ from collections.abc import Sequence
 
 from probing.analyses.probe.config import ScoreConfig
 from probing.data.inputs import InputSource, open_input
-from probing.engine.passes import PassHooks, PassOptions, require_units, run_pass
+from probing.engine.passes import PassHooks, PassOptions
 from probing.engine.readings import READINGS
-from probing.engine.startup import load_while_validating, model_name
-from probing.model.loading import LoadedModel, load_model
+from probing.engine.run import EngineRun, ModelSpec
+from probing.model.loading import LoadedModel
 from probing.results.io import provenance
+
+
+def model_spec(config: ScoreConfig) -> ModelSpec:
+    """The model a probe config names, and how to load it."""
+    return ModelSpec(model=config.model, revision=config.revision, device=config.device, device_map=config.device_map,
+                     dtype=config.dtype, random_init=config.random_init, seed=config.seed,
+                     trust_remote_code=config.trust_remote_code, stack=config.stack)
+
+
+def pass_options(config: ScoreConfig, *, progress: bool = False) -> PassOptions:
+    """The pass options of a probe config (``progress``: whether the pass shows it)."""
+    return PassOptions(batch_size=config.batch_size, max_length=config.max_length, shard=config.shard,
+                       attention=config.attention, pool_from=config.pool_from, progress=progress,
+                       workers=config.workers)
 
 
 def load_for(config: ScoreConfig, *, validate: Sequence[InputSource] = (), progress: bool = False) -> LoadedModel:
     """The model a probe config names (its options, validated first), loaded while the ``validate``
     inputs are read through (probing.engine.startup); ``progress`` shows the loading line."""
-    return load_while_validating(
-        lambda: load_model(
-            config.model,
-            revision=config.revision,
-            device=config.device,
-            device_map=config.device_map,
-            dtype=config.dtype,
-            random_init=config.random_init,
-            seed=config.seed,
-            trust_remote_code=config.trust_remote_code,
-            stack=config.stack,
-        ),
-        validate, name=model_name(config.model), announce=progress,
-    )
+    return model_spec(config.validated()).load(validate, announce=progress)
 
 
 def run_probe(config: ScoreConfig, *, loaded: LoadedModel | None = None, progress: bool = False,
@@ -47,25 +48,38 @@ def run_probe(config: ScoreConfig, *, loaded: LoadedModel | None = None, progres
 
     ``source`` is the config's treebank already opened (and perhaps validated, so that its progress bar
     has a total); by default it is opened here."""
-    from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
+    from probing.analyses.probe.accumulator import ProbeAccumulator
 
     config = config.validated()
     source = source or open_input(config.treebank, limit=config.limit)
-    loaded = loaded or load_for(config, validate=[source], progress=progress)
-    options = PassOptions(batch_size=config.batch_size, max_length=config.max_length, shard=config.shard,
-                          attention=config.attention, pool_from=config.pool_from, progress=progress,
-                          description=description, workers=config.workers)
+    run = EngineRun(model_spec(config), source, pass_options(config, progress=progress), hooks=hooks, loaded=loaded)
+    loaded = run.loaded
     accumulator = ProbeAccumulator.create(
         config.relations, loaded.num_layers, READINGS[config.attention].heads(loaded.num_heads),
         offsets=config.offsets, bootstrap=config.bootstrap, seed=config.seed, causal=loaded.is_causal,
     )
-    stats = run_pass(loaded, source, [accumulator], options, hooks=hooks)
-    require_units(stats, source, options)
-    result = provenance("probe", loaded, source, stats, {**config.as_result_dict(), **options.config()})
-    result["config"].update({"stack": loaded.stack, "prepended_token": loaded.prepended_token})
-    result["treebank"] = treebank_block(source, stats, accumulator.counts)
+    stats = run.run([accumulator], description)
+    return probe_result(run, stats, accumulator, config)
+
+
+def probe_result(run: EngineRun, stats, accumulator, config: ScoreConfig) -> dict:
+    """The probe's result of a pass of ``run`` into ``accumulator`` (a ProbeAccumulator made for ``config``): the
+    common blocks, :func:`probe_config`, the treebank block and the counts. The one builder of every probe result
+    (``probing score``, ``probing.score``, the folder of ``probing report``)."""
+    from probing.analyses.probe.accumulator import treebank_block
+
+    result = provenance("probe", run.loaded, run.source, stats, probe_config(config, run.options(), run.loaded))
+    result["treebank"] = treebank_block(run.source, stats, accumulator.counts)
     result.update(accumulator.result())
     return result
+
+
+def probe_config(config: ScoreConfig, options: PassOptions, loaded: LoadedModel) -> dict:
+    """A probe result's ``config`` block (docs/results.md): the config's fields, the pass's options, and how the
+    model was read (its stack, the token prepended to every unit). probing.results.io.provenance sets
+    ``max_length`` to the longest unit the pass read."""
+    return {**config.as_result_dict(), **options.config(), "stack": loaded.stack,
+            "prepended_token": loaded.prepended_token}
 
 
 def score(model: str | None = None, treebank: str | None = None, *, progress: bool = False, **options) -> dict:

@@ -8,7 +8,6 @@ its bootstrap. The command (probing.commands.trees) plans the inputs and writes 
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 from dataclasses import dataclass
@@ -71,22 +70,22 @@ class TreesRun:
         return str(self.dev_source.path) if self.dev_source else None
 
 
-def run_trees(command, run: TreesRun) -> dict | None:
-    """The trees result of ``run`` through ``command`` (an open probing.commands.common.EngineCommand: the
+def run_trees(engine_run, run: TreesRun) -> dict | None:
+    """The trees result of ``run`` through ``engine_run`` (a probing.engine.run.EngineRun over ``run.source``: the
     model, the pass options, checkpoints and the processes of a torchrun); None in processes other than rank 0."""
-    loaded = command.loaded
+    loaded = engine_run.loaded
     heads = READINGS[run.reading["attention"]].heads(loaded.num_heads)
     bootstrap = BootstrapSpec(run.bootstrap, run.seed) if run.bootstrap else None
-    log = (lambda text: print(f"probing trees: {text}", file=sys.stderr)) if command.is_main else (lambda text: None)
+    log = (lambda text: print(f"probing trees: {text}", file=sys.stderr)) if engine_run.is_main else (lambda text: None)
     if not run.select_on:
         trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal)
-        stats, selection = _choose_on(command, run.source, trees, run.options, run.vectors, run.reading,
+        stats, selection = _choose_on(engine_run, run.source, trees, run.options, run.vectors, run.reading,
                                       shard=run.shard, choose=run.shard is None, log=log)
         trees.selection = selection
     else:
         if run.dev_selection is None:
             dev_trees = TreesAccumulator(loaded.num_layers, heads, causal=loaded.is_causal)
-            _, selection = _choose_on(command, run.dev_source, dev_trees, run.options, run.vectors, run.reading,
+            _, selection = _choose_on(engine_run, run.dev_source, dev_trees, run.options, run.vectors, run.reading,
                                       shard=None, choose=True, log=log)
             selection = {**selection, "source": {"select_on": run.select_on, "result": None}}
         else:
@@ -97,16 +96,16 @@ def run_trees(command, run: TreesRun) -> dict | None:
                                  selection=selection, evaluate=True,
                                  probe_modules=probe_modules(selection, loaded.num_layers, heads), vectors=run.vectors)
         started = time.perf_counter()
-        stats = command.run([trees], "trees: reporting on TEST")
+        stats = engine_run.run([trees], "trees: reporting on TEST")
         log(f"TEST pass ({stats.units_used} sentences, every counter): {time.perf_counter() - started:.1f} s")
-    if not command.is_main:
+    if not engine_run.is_main:
         return None
     config = {"mode": "heldout" if run.select_on else "in_sample", **run.options.as_dict(), "bootstrap": run.bootstrap,
               "stack": loaded.stack}
-    return command.result("trees", stats, trees, config)
+    return engine_run.result("trees", stats, trees, config)
 
 
-def _choose_on(command, source, trees, options, vectors, reading: dict, *, shard, choose: bool, log):
+def _choose_on(engine_run, source, trees, options, vectors, reading: dict, *, shard, choose: bool, log):
     """The selection passes over ``source`` (see probing.analyses.trees.selection): pass 1 counts every head as a
     tree, the relations and the probes' examples; unless ``choose`` is False (a shard chooses nothing), pass 2
     keeps the ensemble candidates' attention, then the search and the probes' training run on rank 0 and every
@@ -115,33 +114,29 @@ def _choose_on(command, source, trees, options, vectors, reading: dict, *, shard
     from probing.analyses.trees.selection import CollectorAccumulator, ExamplesAccumulator, ensemble_candidates
     from probing.analyses.trees.selection import choose as make_selection
 
-    loaded, heads = command.loaded, trees.shape[1]
+    loaded, heads = engine_run.loaded, trees.shape[1]
     relations = ProbeAccumulator.create(options.relations, loaded.num_layers, heads, offsets=(), bootstrap=0,
                                         seed=options.seed, causal=loaded.is_causal) if choose else None
     examples = ExamplesAccumulator(vectors) if choose and options.probes else None
     accumulators = [accumulator for accumulator in (trees, relations, examples) if accumulator is not None]
     what = "every head as a tree" + (", relations, probe examples" if choose else "")
-    stats = _pass(command, source, accumulators, shard, f"trees: {what}", log)
+    stats = _pass(engine_run, source, accumulators, shard, f"trees: {what}", log)
     if not choose:
         return stats, None
     collector = CollectorAccumulator(ensemble_candidates(relations, options.candidates), loaded.is_causal)
-    _pass(command, source, [collector], shard, "trees: ensemble candidates' attention", log)
+    _pass(engine_run, source, [collector], shard, "trees: ensemble candidates' attention", log)
     selection = None
-    if command.is_main:
+    if engine_run.is_main:
         made_on = {"path": source.recorded_path, "sha256": source.sha256, "given_as": source.given_as,
                    "limit": source.limit, "units_total": stats.units_total, "units_used": stats.units_used,
                    "sentences": trees.single.sentences, "words": trees.single.total}
         selection = make_selection(trees, collector, examples, options, loaded=loaded, num_heads=heads,
                                    reading=reading, made_on=made_on, vectors=vectors, log=log)
-    return stats, command.ranks.share(selection)
+    return stats, engine_run.share(selection)
 
 
-def _pass(command, source, accumulators, shard, description: str, log):
-    from probing.engine.passes import require_units, run_pass
-
-    options = dataclasses.replace(command.options(description), shard=shard)
+def _pass(engine_run, source, accumulators, shard, description: str, log):
     started = time.perf_counter()
-    stats = run_pass(command.loaded, source, accumulators, options, hooks=command.hooks)
-    require_units(stats, source, options)
+    stats = engine_run.run(accumulators, description, source=source, shard=shard)
     log(f"{description} on {source.path.name} ({stats.units_used} sentences): {time.perf_counter() - started:.1f} s")
     return stats

@@ -1,0 +1,127 @@
+"""One run of an analysis: a model loaded for a spec, passes over opened units, the result's common blocks.
+
+Every way of running an analysis goes through :class:`EngineRun`: the commands (probing.commands.common builds one
+from the parsed options), the Python API (probing.analyses.probe.api), the held-out passes of trees, coref and the
+ablation's DEV, and ``probing.run``. It is built from plain values, so an analysis handed one never sees the
+command line: :class:`ModelSpec` (which model and how to load it), the opened
+:class:`~probing.data.inputs.InputSource`, the pass's :class:`~probing.engine.passes.PassOptions`, and the
+processes of a torchrun (:class:`~probing.engine.distributed.Ranks`) with the checkpoint hooks.
+
+>>> from probing.data.inputs import InputSource, sample_treebank_path
+>>> from probing.engine.passes import PassOptions
+>>> run = EngineRun(ModelSpec(), InputSource.treebank(str(sample_treebank_path())), PassOptions(batch_size=8))
+>>> run.is_main, run.options("scoring").description, run.options().batch_size
+(True, 'scoring', 8)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from probing.data.inputs import InputSource
+from probing.engine.distributed import Ranks
+from probing.engine.passes import PassHooks, PassOptions
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Which model a run reads and how it is loaded (probing.model.loading.load_model's options).
+
+    ``model`` None is the packaged all-MiniLM-L6-v2; ``head`` a head the analysis needs (``"lm"``, ...);
+    ``stack`` the self-attention of an encoder-decoder model (None: its encoder).
+    """
+
+    model: str | None = None
+    revision: str | None = None
+    device: str = "cpu"
+    device_map: str | None = None
+    dtype: str = "float32"
+    random_init: bool = False
+    seed: int = 0
+    trust_remote_code: bool = False
+    stack: str | None = None
+    head: str | None = None
+
+    def load(self, validate: Sequence[InputSource] = (), *, announce: bool = False):
+        """The model, loaded while the ``validate`` inputs are read through (probing.engine.startup), so that a
+        bad input line costs no model time; ``announce`` shows the loading line."""
+        from probing.engine.startup import load_while_validating, model_name
+        from probing.model.loading import load_model
+
+        return load_while_validating(
+            lambda: load_model(self.model, revision=self.revision, device=self.device, dtype=self.dtype,
+                               random_init=self.random_init, seed=self.seed, trust_remote_code=self.trust_remote_code,
+                               stack=self.stack, head=self.head, device_map=self.device_map),
+            validate, name=model_name(self.model), announce=announce,
+        )
+
+
+class EngineRun:
+    """The run of one analysis over ``source``: the model of ``model`` loaded on first use, passes with
+    ``pass_options``, and the result's common blocks.
+
+    ``ranks`` are the processes of a torchrun (default: this process alone); ``hooks`` the passes' hooks
+    (checkpoints, ranks; None: those of the enclosing probing.engine.passes.using_hooks block); ``loaded`` a
+    model already loaded for ``model`` (DEV and TEST of one held-out run share it). ``pass_options.progress``
+    says whether progress is wanted: only the main process shows it.
+    """
+
+    def __init__(self, model: ModelSpec, source: InputSource, pass_options: PassOptions | None = None, *,
+                 ranks: Ranks | None = None, hooks: PassHooks | None = None, loaded=None):
+        self.model, self.source, self.pass_options = model, source, pass_options or PassOptions()
+        self.ranks = ranks or Ranks(device=model.device)
+        self.hooks = hooks
+        self._loaded = loaded
+
+    @property
+    def loaded(self):
+        """The model, loaded on first use while the units are read through."""
+        if self._loaded is None:
+            self._loaded = self.model.load([self.source], announce=self.pass_options.progress and self.is_main)
+        return self._loaded
+
+    @loaded.setter
+    def loaded(self, model) -> None:
+        """A model the caller loaded itself (``probing report`` loads one whose LM head is optional)."""
+        self._loaded = model
+
+    @property
+    def is_main(self) -> bool:
+        """Whether this process reports (rank 0 of a torchrun)."""
+        return self.ranks.is_main
+
+    def share(self, value):
+        """Rank 0's ``value`` in every process (a choice every process must make alike)."""
+        return self.ranks.share(value)
+
+    def options(self, description: str = "reading", **changes) -> PassOptions:
+        """The pass's options under ``description``, progress shown by the main process only; ``changes``: fields
+        that differ for one pass (DEV's is never sharded: ``shard=None``)."""
+        return dataclasses.replace(self.pass_options, description=description,
+                                   progress=self.pass_options.progress and self.is_main, **changes)
+
+    def run(self, accumulators, description: str = "reading", *, source: InputSource | None = None, **changes):
+        """One pass over ``source`` (default: the run's units) into ``accumulators``, with :meth:`options`;
+        its statistics. A pass that scored no unit is refused (probing.engine.passes.require_units)."""
+        from probing.engine.passes import require_units, run_pass
+
+        source = source or self.source
+        options = self.options(description, **changes)
+        stats = run_pass(self.loaded, source, accumulators, options, hooks=self.hooks)
+        require_units(stats, source, options)
+        return stats
+
+    def result(self, analysis: str, stats, accumulator, config: dict, *, source: InputSource | None = None,
+               **changes) -> dict:
+        """The result of ``analysis``: the common blocks (probing.results.io.provenance) of a pass over ``source``
+        (default: the run's units) with ``changes`` to the options, ``config`` over the options' part, the limit
+        and seed, and the accumulator's payload."""
+        from probing.results.io import provenance
+
+        source = source or self.source
+        result = provenance(analysis, self.loaded, source, stats, {**self.options(**changes).config(), **config})
+        result["config"].update({"limit": source.limit, "seed": self.model.seed})
+        result.update(accumulator.result())
+        return result
