@@ -125,12 +125,41 @@ def test_coref_runs_as_the_command_does_and_gives_its_object(tmp_path, capsys):
     assert result.chosen().name == by_cli.chosen().name
 
 
-def test_run_passes_options_through_the_command_line_and_refuses_what_writes_no_result():
-    assert probing.api.command_line({"relations": ("det",), "drop_probe_weights": True, "limit": 3}) == [
-        "--relations", "det", "--drop-probe-weights", "--limit", "3"]
+def test_run_reads_options_as_the_command_line_does_and_refuses_what_writes_no_result():
+    from probing.cli import command_parser
+
+    args = probing.api.command_namespace(command_parser("trees"), {"relations": ("det",), "drop_probe_weights": True,
+                                                                   "limit": "3", "no_progress": True})
+    assert (args.relations, args.drop_probe_weights, args.limit, args.progress) == (["det"], True, 3, False)
+    assert args.bootstrap == 1000 and args.seed == 0  # the command's defaults
+    with pytest.raises(ProbingError, match="required: --metric"):
+        probing.run("ablate", model=tiny_bert(), each_head=True)
+    with pytest.raises(ProbingError, match="--each-layer: not allowed with argument --each-head"):
+        probing.run("ablate", model=tiny_bert(), metric="mlm", each_head=True, each_layer=True)
+    with pytest.raises(ProbingError, match="--dtype: invalid choice"):
+        probing.run("surface", model=tiny_bert(), dtype="float8")
     with pytest.raises(ProbingError, match="writes no result"):
         probing.run("leaderboard")
     with pytest.raises(ProbingError, match="--limit"):
         probing.run("surface", model=tiny_bert(), limit=-1)
     with pytest.raises(ProbingError, match="unrecognized arguments: --no-such-option"):
         probing.run("surface", model=tiny_bert(), no_such_option=3)
+
+
+def test_run_gives_the_result_in_memory_without_a_temporary_file_and_writes_output_when_given(tmp_path, monkeypatch):
+    import tempfile
+
+    from probing.testing import sample_path
+
+    def no_temporary_file(*args, **kwargs):
+        raise AssertionError("probing.run made a temporary file")
+
+    options = dict(model=tiny_bert(), treebank=str(sample_path()), limit=5)
+    with monkeypatch.context() as patched:
+        for name in ("TemporaryDirectory", "NamedTemporaryFile", "mkdtemp", "mkstemp"):
+            patched.setattr(tempfile, name, no_temporary_file)
+        in_memory = probing.run("surface", **options)
+    assert in_memory.analysis == "surface" and not list(tmp_path.iterdir())
+    written = probing.run("surface", output=tmp_path / "surface.json", **options)
+    assert (tmp_path / "surface.json").exists() and (tmp_path / "surface-surface.png").exists()
+    assert written.data["surface"] == in_memory.data["surface"] == probing.read(tmp_path / "surface.json").data["surface"]

@@ -23,8 +23,10 @@ argparse.ArgumentTypeError: must be a positive integer, got 0
 from __future__ import annotations
 
 import argparse
+import contextlib
+import contextvars
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 DEFAULT_BATCH_SIZE = 32
@@ -457,71 +459,84 @@ class EngineCommand:
     def __exit__(self, *exc) -> None:
         self.ranks.close()
 
+    # What a command reads of its run (probing.engine.run.EngineRun), by the names the commands use.
+
     @property
     def loaded(self):
         """The model, loaded on first use (after every check of inputs and outputs)."""
-        if self._loaded is None:
-            from probing.engine.startup import load_while_validating, model_name
-            from probing.model.loading import load_model
-
-            args, device_map = self.args, self.device_map
-            self._loaded = load_while_validating(
-                lambda: load_model(
-                    args.model, revision=args.revision, device=self.ranks.device, dtype=args.dtype,
-                    random_init=getattr(args, "random_init", False), seed=args.seed,
-                    trust_remote_code=args.trust_remote_code, stack=args.stack, head=self.head,
-                    device_map=device_map,
-                ),
-                [self.source], name=model_name(args.model), announce=progress_wanted(args) and self.is_main,
-            )
-        return self._loaded
+        return self.engine_run.loaded
 
     @property
-    def device_map(self) -> str | None:
-        """``--device-map``: one process spreading one model, which torchrun's one copy per process is not."""
-        return device_map_of(self.args, self.ranks)
+    def ranks(self):
+        return self.engine_run.ranks
+
+    @property
+    def hooks(self):
+        return self.engine_run.hooks
 
     @property
     def is_main(self) -> bool:
-        return self.ranks.is_main
+        return self.engine_run.is_main
 
     def options(self, description: str = "reading"):
-        from probing.engine.passes import PassOptions
-
-        args = self.args
-        return PassOptions(batch_size=args.batch_size, max_length=args.max_length, shard=args.shard,
-                           attention=args.attention, pool_from=getattr(args, "pool_from", "mean"), workers=args.workers,
-                           progress=progress_wanted(args) and self.is_main, description=description)
+        return self.engine_run.options(description)
 
     def run(self, accumulators, description: str = "reading"):
         """One pass over the input into ``accumulators``; returns its statistics."""
-        from probing.engine.passes import require_units, run_pass
-
-        options = self.options(description)
-        stats = run_pass(self.loaded, self.source, accumulators, options, hooks=self.hooks)
-        require_units(stats, self.source, options)
-        return stats
+        return self.engine_run.run(accumulators, description)
 
     def result(self, analysis: str, stats, accumulator, config: dict) -> dict:
-        from probing.results.io import provenance
-
-        result = provenance(analysis, self.loaded, self.source, stats, {**self.options().config(), **config})
-        result["config"].update({"limit": self.source.limit, "seed": self.args.seed})
-        result.update(accumulator.result())
-        return result
+        return self.engine_run.result(analysis, stats, accumulator, config)
 
     def write(self, result: dict) -> Path | None:
-        """Write the result to ``--output`` (rank 0), then drop the checkpoint it no longer needs."""
-        from probing.results.io import write_result
-
-        if not self.is_main or not self.args.output:
+        """Give the result (rank 0): to ``--output`` when given (:func:`give_result`), then drop the checkpoint it
+        no longer needs."""
+        if not self.is_main:
             return None
-        path = write_result(result, self.args.output, follow_symlinks=self.args.follow_symlinks)
-        print(f"wrote {path}", file=sys.stderr)
-        if self.checkpointer:
+        path = give_result(result, self.args.output, follow_symlinks=self.args.follow_symlinks)
+        if path and self.checkpointer:
             self.checkpointer.discard()
         return path
 
     def hint(self) -> None:
         if self.is_main and not self.args.output:
             print("(pass --output FILE.json to keep the result and its figures)", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------- results given
+
+
+_KEPT: contextvars.ContextVar[list | None] = contextvars.ContextVar("probing_kept_results", default=None)
+
+
+@contextlib.contextmanager
+def keeping_results() -> Iterator[list[dict]]:
+    """The results that the commands run inside the block give (:func:`give_result`), in order, in memory: how
+    ``probing.run`` gets a command's result without a file to read back.
+
+    >>> with keeping_results() as kept:
+    ...     give_result({"analysis": "noop"}, None)
+    >>> kept
+    [{'analysis': 'noop'}]
+    """
+    kept: list[dict] = []
+    token = _KEPT.set(kept)
+    try:
+        yield kept
+    finally:
+        _KEPT.reset(token)
+
+
+def give_result(result: dict, output, *, follow_symlinks: bool = False) -> Path | None:
+    """A command's finished result: kept in memory inside :func:`keeping_results`, and written to ``output``
+    (validated, atomically, and said on stderr) when one is given; the path written, or None."""
+    kept = _KEPT.get()
+    if kept is not None:
+        kept.append(result)
+    if not output:
+        return None
+    from probing.results.io import write_result
+
+    path = write_result(result, output, follow_symlinks=follow_symlinks)
+    print(f"wrote {path}", file=sys.stderr)
+    return path

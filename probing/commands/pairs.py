@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from probing.commands.common import (
     MAX_BATCH_SIZE,
@@ -63,9 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.pairs.api import check_causal_lm, score_pairs
     from probing.analyses.pairs.report import pairs_header, pairs_table
     from probing.atomic import check_output_path, result_of
-    from probing.commands.common import model_inputs
+    from probing.commands.common import give_result, model_inputs
     from probing.data.minimal_pairs import blimp_folder, paradigms_of
-    from probing.results.io import write_result
 
     if args.output:  # BLiMP's files and the model's are inputs: no output goes among them
         check_output_path(args.output, inputs=[blimp_folder(args.blimp), *model_inputs(args)],
@@ -79,6 +77,5 @@ def run(args: argparse.Namespace) -> int:
                          context=args.context, shard=args.shard)
     print(pairs_header(result))
     print(pairs_table(result["pairs"]))
-    if args.output:
-        print(f"wrote {write_result(result, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)
+    give_result(result, args.output, follow_symlinks=args.follow_symlinks)
     return 0

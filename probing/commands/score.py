@@ -97,15 +97,14 @@ def run(args: argparse.Namespace) -> int:
 def _report(result: dict, args: argparse.Namespace, checkpointer) -> None:
     """The tables on stdout and the result to --output (then the checkpoint is no longer needed)."""
     from probing.analyses.probe.tables import run_header, score_tables
+    from probing.commands.common import give_result
     from probing.data.relations import warn_unmatched
-    from probing.results.io import write_result
 
     warn_unmatched({name: entry["total"] for name, entry in result["relations"].items()},
                    result["treebank"]["path"], command="score")
     print(run_header(result))
     print(score_tables(result))
-    if args.output:
-        print(f"wrote {write_result(result, args.output, follow_symlinks=args.follow_symlinks)}", file=sys.stderr)
+    if give_result(result, args.output, follow_symlinks=args.follow_symlinks):
         if checkpointer:
             checkpointer.discard()
     else:
