@@ -83,7 +83,8 @@ def one_thread(device: str = "cpu"):
 
 def the_batches(loaded, source, batch_size: int = 32) -> list:
     """The batches of a run: the same chunks, sort and padding the engine makes."""
-    from probing.engine.batching import CHUNK_BATCHES, BatchStats, batches_of_chunk
+    from probing.engine.batching import CHUNK_BATCHES, batches_of_chunk
+    from probing.results.pass_statistics import BatchStats
 
     units = list(source.units())
     batches, stats = [], BatchStats()

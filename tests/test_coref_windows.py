@@ -9,7 +9,8 @@ from probing.data.entities import Document, Mention, read_documents
 from probing.data.inputs import InputSource, Unit
 from probing.data.treebank import Sentence
 from probing.data.windows import WindowRule
-from probing.engine.batching import BatchStats, batches_of_chunk, encode_units, window_rule
+from probing.engine.batching import batches_of_chunk, encode_units, window_rule
+from probing.results.pass_statistics import BatchStats
 from probing.testing import tiny_wordpiece_tokenizer
 
 

@@ -14,12 +14,13 @@ from helpers import planted_head_attention
 from probing.analyses.gradients.accumulator import GradientAccumulator, batch_gradients
 from probing.cli import main
 from probing.data.inputs import InputSource
-from probing.engine.batching import BatchStats, batches_of_chunk
+from probing.engine.batching import batches_of_chunk
 from probing.engine.passes import BatchView, PassOptions, run_pass
 from probing.engine.token_roles import TokenRoles
 from probing.errors import ProbingError
 from probing.model.loading import load_model
 from probing.model.masking import choose_masked
+from probing.results.pass_statistics import BatchStats
 from probing.testing import sample_path, tiny_bert, tiny_wordpiece_tokenizer
 
 

@@ -21,9 +21,10 @@ import pytest
 import torch
 
 from probing.data.inputs import open_input
-from probing.engine.batching import BatchStats, batches_of_chunk
+from probing.engine.batching import batches_of_chunk
 from probing.engine.readings import READINGS
 from probing.model.loading import load_model
+from probing.results.pass_statistics import BatchStats
 
 SENTENCES = 12
 

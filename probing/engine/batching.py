@@ -30,6 +30,7 @@ from probing.data.inputs import Unit
 from probing.data.treebank import Sentence
 from probing.data.windows import WindowRule
 from probing.model.alignment import SPECIAL, AlignedSentence, align_word_pairs, align_words
+from probing.results.pass_statistics import BatchStats
 
 CHUNK_BATCHES = 16
 """Units are length-sorted within chunks of this many batches."""
@@ -78,18 +79,6 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.units)
-
-
-@dataclass
-class BatchStats:
-    """What batching saw: units of this part, units skipped as too long, words replaced by UNK."""
-
-    units_in_part: int = 0
-    too_long: int = 0
-    unk_substituted_words: int = 0
-    tokenized_apart_words: int = 0
-    words: int = 0
-    batches: int = 0
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,9 @@ import torch
 
 from probing.atomic import atomic_path, check_output_path
 from probing.engine.distributed import Ranks
-from probing.engine.passes import Pass, PassHooks, PassStats
+from probing.engine.passes import Pass, PassHooks
 from probing.errors import ProbingError
+from probing.results.pass_statistics import PassStats
 
 FORMAT = "probing-checkpoint"
 VERSION = 2
@@ -132,7 +133,7 @@ class Checkpointer(PassHooks):
 
     def finish(self, run: Pass) -> None:
         self.ranks.finish(run)
-        _add_stats(run.stats, self._previous)
+        run.stats.add(self._previous)
         # A finished pass is worth keeping only if this command already keeps a file (a
         # later pass may yet be killed); short runs never touch the disk.
         if self.ranks.is_main and (self.wrote or self.every == 0):
@@ -171,13 +172,9 @@ class Checkpointer(PassHooks):
     def _save(self, run: Pass, states: list[dict], *, complete: bool) -> None:
         stats = PassStats(**dataclasses.asdict(run.stats))
         if not complete:
-            counted = run.batching_counted  # batching may be ahead of the model: only finished chunks count
-            stats.units_in_part += counted.units_in_part
-            stats.too_long += counted.too_long
-            stats.unk_substituted_words += counted.unk_substituted_words
-            stats.tokenized_apart_words += counted.tokenized_apart_words
+            stats.add(run.batching_counted)  # batching may be ahead of the model: only finished chunks count
             stats.seconds_total += time.perf_counter() - self._started
-            _add_stats(stats, self._previous)
+            stats.add(self._previous)
         self.saved["passes"][self._key] = {
             "identity": self._identity,
             "complete": complete,
@@ -187,13 +184,6 @@ class Checkpointer(PassHooks):
         }
         save(self.saved, self.path)
         self.wrote = True
-
-
-def _add_stats(stats: PassStats, previous: PassStats) -> None:
-    """Add what earlier (killed) parts of a pass counted; ``units_total`` is the file's, not a sum."""
-    for name in ("units_in_part", "units_used", "too_long", "unk_substituted_words", "tokenized_apart_words", "words", "batches",
-                 "seconds_model", "seconds_waiting_for_input", "seconds_total"):
-        setattr(stats, name, getattr(stats, name) + getattr(previous, name))
 
 
 def save(state: dict, path: Path) -> None:

@@ -2,8 +2,8 @@
 
 Everything an analysis keeps over a pass is a sum over units, so shards, processes and resumed runs combine by
 addition. A count class names its counts (:meth:`Counts.counted`: tensors, whole numbers, or dicts of whole numbers
-by a fixed set of keys), the options two parts must share (:meth:`Counts.options`) and the count objects it holds
-under a key prefix (:meth:`Counts.parts`); :class:`Counts` gives, once for all of them:
+by a fixed set of keys), the options two parts must share (:meth:`Counts.count_options`) and the count objects it holds
+under a key prefix (:meth:`Counts.count_parts`); :class:`Counts` gives, once for all of them:
 
 - ``state()``: every count as a tensor, by name (checkpoints, torchrun, a result's ``state`` block);
 - ``load_state(state)``: every name and shape checked before anything is copied, one clear error otherwise;
@@ -54,11 +54,11 @@ class Counts:
         """The names of this object's own counts (attributes), in the order of :meth:`state`."""
         return ()
 
-    def options(self):
+    def count_options(self):
         """What two parts must share to be added up (their names and shapes are checked besides)."""
         return None
 
-    def parts(self) -> dict[str, Counts]:
+    def count_parts(self) -> dict[str, Counts]:
         """Count objects held inside this one, by the prefix of their names in :meth:`state` (``"single."``)."""
         return {}
 
@@ -79,18 +79,18 @@ class Counts:
     def state(self, prefix: str = "") -> dict[str, torch.Tensor]:
         """Every count as a CPU tensor of its own, by ``prefix`` + name: own counts first, then each part's."""
         state = {prefix + name: _as_tensor(value) for name, value in self.count_values().items()}
-        for part_prefix, part in self.parts().items():
+        for part_prefix, part in self.count_parts().items():
             state.update(part.state(prefix + part_prefix))
         return state
 
     def load_state(self, state: Mapping[str, torch.Tensor], prefix: str = "") -> Counts:
         """Take every count from ``state`` (as :meth:`state` wrote it); refuses, changing nothing, a state that
         lacks a count or holds one of another shape."""
-        self._check_state(state, prefix)
-        self._load(state, prefix)
+        self._check_counts_state(state, prefix)
+        self._load_counts(state, prefix)
         return self
 
-    def _check_state(self, state: Mapping[str, torch.Tensor], prefix: str) -> None:
+    def _check_counts_state(self, state: Mapping[str, torch.Tensor], prefix: str) -> None:
         for name, value in self.count_values().items():
             key, expected = prefix + name, _shape(value)
             if key not in state:
@@ -98,10 +98,10 @@ class Counts:
             found = tuple(torch.as_tensor(state[key]).shape)
             if found != expected:
                 raise ProbingError(f"the saved {self.counts_name}' {key} has shape {found}, this run's {expected}")
-        for part_prefix, part in self.parts().items():
-            part._check_state(state, prefix + part_prefix)
+        for part_prefix, part in self.count_parts().items():
+            part._check_counts_state(state, prefix + part_prefix)
 
-    def _load(self, state: Mapping[str, torch.Tensor], prefix: str) -> None:
+    def _load_counts(self, state: Mapping[str, torch.Tensor], prefix: str) -> None:
         for name, value in self.count_values().items():
             saved = torch.as_tensor(state[prefix + name])
             if isinstance(value, torch.Tensor):
@@ -110,35 +110,35 @@ class Counts:
                 self.set_count(name, dict(zip(value, (int(count) for count in saved.tolist()))))
             else:
                 self.set_count(name, int(saved))
-        for part_prefix, part in self.parts().items():
-            part._load(state, prefix + part_prefix)
+        for part_prefix, part in self.count_parts().items():
+            part._load_counts(state, prefix + part_prefix)
 
     # -- merging -----------------------------------------------------------------------------
 
     def merge(self, other: Counts) -> Counts:
         """Add another part's counts into these (same type, options, names and shapes); returns self."""
-        self._check_mergeable(other)
-        self._add(other)
+        self._check_counts_mergeable(other)
+        self._add_counts(other)
         return self
 
-    def _check_mergeable(self, other: Counts) -> None:
-        if type(other) is not type(self) or other.options() != self.options():
+    def _check_counts_mergeable(self, other: Counts) -> None:
+        if type(other) is not type(self) or other.count_options() != self.count_options():
             raise ProbingError(f"cannot merge {self.counts_name} made with other options "
-                               f"({self.options()} vs {other.options()})")
+                               f"({self.count_options()} vs {other.count_options()})")
         mine, theirs = self.count_values(), other.count_values()
         for name, value in mine.items():
             if name not in theirs or _shape(theirs[name]) != _shape(value):
                 found = "nothing" if name not in theirs else f"shape {_shape(theirs[name])}"
                 raise ProbingError(f"cannot merge {self.counts_name} of different shapes: {name} has shape "
                                    f"{_shape(value)} here, {found} in the other part")
-        my_parts, their_parts = self.parts(), other.parts()
+        my_parts, their_parts = self.count_parts(), other.count_parts()
         if list(my_parts) != list(their_parts):
             raise ProbingError(f"cannot merge {self.counts_name} of different parts ({list(my_parts)} vs "
                                f"{list(their_parts)})")
         for part_prefix, part in my_parts.items():
-            part._check_mergeable(their_parts[part_prefix])
+            part._check_counts_mergeable(their_parts[part_prefix])
 
-    def _add(self, other: Counts) -> None:
+    def _add_counts(self, other: Counts) -> None:
         theirs = other.count_values()
         for name, value in self.count_values().items():
             if isinstance(value, torch.Tensor):
@@ -147,9 +147,9 @@ class Counts:
                 self.set_count(name, {key: count + theirs[name][key] for key, count in value.items()})
             else:
                 self.set_count(name, value + theirs[name])
-        their_parts = other.parts()
-        for part_prefix, part in self.parts().items():
-            part._add(their_parts[part_prefix])
+        their_parts = other.count_parts()
+        for part_prefix, part in self.count_parts().items():
+            part._add_counts(their_parts[part_prefix])
 
 
 def _as_tensor(value: Count) -> torch.Tensor:

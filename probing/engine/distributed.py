@@ -25,8 +25,9 @@ from collections.abc import Sequence
 
 import torch
 
-from probing.engine.passes import Accumulator, Pass, PassHooks, PassStats
+from probing.engine.passes import Accumulator, Pass, PassHooks
 from probing.errors import ProbingError
+from probing.results.pass_statistics import across_processes
 
 
 class Ranks(PassHooks):
@@ -53,11 +54,7 @@ class Ranks(PassHooks):
         merged = self.merged_states(run.accumulators)
         for accumulator, state in zip(run.accumulators, merged):
             accumulator.load_state(state)
-        counters = [getattr(run.stats, name) for name in PassStats.SUMMED]
-        gathered = self._gather(counters)
-        for position, name in enumerate(PassStats.SUMMED):
-            values = [part[position] for part in gathered]
-            setattr(run.stats, name, max(values) if name.startswith("seconds_") else sum(values))
+        run.stats = across_processes(self._gather(run.stats))
 
     def merged_states(self, accumulators: Sequence[Accumulator]) -> list[dict]:
         """The state of each accumulator merged over all processes, in rank order (the same in every process)."""

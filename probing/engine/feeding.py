@@ -44,7 +44,6 @@ the workers at all (a cap on processes) is one line naming ``--workers``.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import io
 import itertools
@@ -58,8 +57,9 @@ import torch
 
 from probing.compiling import load_compiler
 from probing.data.inputs import InputSource, Unit
-from probing.engine.batching import CHUNK_BATCHES, Batch, BatchStats, batches_of_chunk
+from probing.engine.batching import CHUNK_BATCHES, Batch, batches_of_chunk
 from probing.errors import ProbingError
+from probing.results.pass_statistics import BatchStats
 
 WORKER_PREFETCH = 2
 """Chunks each worker makes ahead of the model (DataLoader's prefetch_factor)."""
@@ -342,9 +342,3 @@ def chunked(units: Iterable[Unit], size: int) -> Iterator[list[Unit]]:
             chunk = []
     if chunk:
         yield chunk
-
-
-def add_stats(total: BatchStats, part: BatchStats) -> None:
-    """``total += part``, field by field."""
-    for name in (field.name for field in dataclasses.fields(BatchStats)):
-        setattr(total, name, getattr(total, name) + getattr(part, name))

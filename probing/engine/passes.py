@@ -59,14 +59,15 @@ from functools import cached_property
 import torch
 
 from probing.data.inputs import InputSource, Unit
-from probing.engine.batching import Batch, BatchStats
+from probing.engine.batching import Batch
 from probing.engine.counts import Counts
-from probing.engine.feeding import ChunkPlan, InputWorkerStopped, add_stats, prepared_chunks, stopped_input_worker
+from probing.engine.feeding import ChunkPlan, InputWorkerStopped, prepared_chunks, stopped_input_worker
 from probing.engine.pooling import WordPooling, check_from_pooling
 from probing.engine.predictions import HeadPrediction
 from probing.engine.progress import progress_bar
 from probing.errors import ProbingError
 from probing.model.loading import LoadedModel
+from probing.results.pass_statistics import BatchStats, PassStats
 
 
 class Accumulator(Counts):
@@ -74,7 +75,7 @@ class Accumulator(Counts):
 
     ``merge``, ``state`` and ``load_state`` are :class:`probing.engine.counts.Counts`': by default over the
     tensors of ``self.state_tensors`` (a dict of tensors that add up), with ``identity`` as the options two parts
-    must share; an accumulator that keeps its counts in count objects names them in ``parts``. ``fresh`` works
+    must share; an accumulator that keeps its counts in count objects names them in ``count_parts``. ``fresh`` works
     for accumulators that keep every number in ``state_tensors`` and everything else in options that never
     change.
     ``needs_attention`` False means the accumulator runs the model itself
@@ -128,7 +129,7 @@ class Accumulator(Counts):
     def set_count(self, name: str, value) -> None:
         self.state_tensors[name] = value
 
-    def options(self) -> dict:
+    def count_options(self) -> dict:
         return self.identity()
 
     def fresh(self) -> "Accumulator":
@@ -279,30 +280,6 @@ class PassOptions:
 
 
 @dataclass
-class PassStats(BatchStats):
-    """What a pass saw and how long it took; summed over processes and resumed parts.
-
-    Batching's counts (:class:`BatchStats`: units of this part, too long, words replaced or tokenized apart) are
-    taken over from the batching when the pass ends; ``words`` and ``batches`` count the batches this process
-    gave the model (batching may run ahead of it).
-    """
-
-    units_total: int = 0
-    units_used: int = 0
-    max_length: int = 0
-    seconds_model: float = 0.0
-    seconds_waiting_for_input: float = 0.0
-    """Wall time this process spent waiting for its next batch: the input side's reading, tokenising and batching
-    that ran ahead of the model too slowly to hide (the first batch's included; all of it without a batching
-    thread). Near zero means the input side kept the model fed."""
-    seconds_total: float = 0.0
-
-    SUMMED = ("units_used", "words", "batches", "seconds_model", "seconds_waiting_for_input")
-    """Counted by each process for itself: the units of the batches it owns, and its own seconds (across
-    processes the seconds are the slowest process's, the rest a sum)."""
-
-
-@dataclass
 class Pass:
     """A pass in progress: what the hooks (processes, checkpoints) need to see of it."""
 
@@ -436,8 +413,7 @@ def run_pass(
                 shown = 0
                 hooks.chunk_done(run, item.units)
     run.stats.units_total = source.units_total or 0
-    for name in BATCHING_COUNTS:
-        setattr(run.stats, name, getattr(run.stats, name) + getattr(run.batching, name))
+    run.stats.add(run.batching)
     run.stats.seconds_total += time.perf_counter() - started
     hooks.finish(run)
     return run.stats
@@ -514,10 +490,6 @@ def _tokenising_on_one_core(loaded: LoadedModel, in_thread: bool) -> Iterator[No
         os.environ.pop("TOKENIZERS_PARALLELISM", None)
 
 
-BATCHING_COUNTS = ("units_in_part", "too_long", "unk_substituted_words", "tokenized_apart_words")
-"""The counts of :class:`BatchStats` a pass takes from its batching (its own ``words`` and ``batches`` count what
-the model was given)."""
-
 PREFETCH_CHUNKS = 2
 """Chunks read, tokenised and batched ahead of the model (each is batch_size x CHUNK_BATCHES units)."""
 
@@ -538,7 +510,7 @@ def _prepared(run: Pass, done: int, tokenizer) -> Iterator[Batch | ChunkEnd]:
                      prepend=run.loaded.prepend_token_id, preparers=tuple(run.accumulators))
     number = 0
     for chunk in prepared_chunks(plan, tokenizer, workers=run.options.workers):
-        add_stats(run.batching, chunk.stats)
+        run.batching.add(chunk.stats)
         for batch in chunk.batches:
             batch.number, number = number, number + 1  # the pass's numbering: torchrun deals batches by it
             yield pinned(batch) if run.loaded.device.startswith("cuda") else batch

@@ -9,9 +9,9 @@ version, analysis, model fingerprint, input bytes, every option but the
 shard) and shards of one split that neither overlap nor leave a gap. Each
 mismatch is one line that names the parts and the field.
 
-Timing is the one block that is not a count of the data: the merged
-``seconds_total``, ``seconds_model`` and ``seconds_waiting_for_input`` (where
-every part has it) are sums over the parts (compute spent), and
+Timing is the one block that is not a count of the data: the merged seconds
+(each where every part has it) are sums over the parts (compute spent), by
+the pass statistics' one rule (probing.results.pass_statistics), and
 ``merged_from`` lists each part's file, shard, device and time.
 
 >>> shard_label({"index": 1, "count": 4})
@@ -27,6 +27,7 @@ from probing.errors import ProbingError
 from probing.plugins import analyses
 from probing.results.identity import difference, run_identity
 from probing.results.io import now_iso, read_result
+from probing.results.pass_statistics import merged_timing
 
 
 def shard_label(shard: dict | None) -> str:
@@ -123,13 +124,7 @@ def _is_count(value) -> bool:
 
 
 def _merged_timing(parts: list[dict]) -> dict:
-    seconds_total = sum(part["timing"].get("seconds_total") or 0.0 for part in parts)
-    seconds_model = sum(part["timing"].get("seconds_model") or 0.0 for part in parts)
-    merged = {"seconds_total": round(seconds_total, 3), "seconds_model": round(seconds_model, 3),
-              "summed_over_parts": len(parts)}
-    if all("seconds_waiting_for_input" in part["timing"] for part in parts):  # a part from before it, no sum
-        merged["seconds_waiting_for_input"] = round(sum(part["timing"]["seconds_waiting_for_input"] for part in parts), 3)
-    return merged
+    return {**merged_timing([part["timing"] for part in parts]), "summed_over_parts": len(parts)}
 
 
 def _provenance(part: dict, name: str) -> dict:

@@ -217,10 +217,10 @@ class ProbeCounts(Counts):
             names += ["boot_total", "boot_heads", "boot_baselines"] + (["boot_causal"] if self.causal else [])
         return names + ["sentences", "words"]
 
-    def options(self) -> tuple:
+    def count_options(self) -> tuple:
         return (self.relations, self.num_layers, self.num_heads, self.offsets, self.bootstrap, self.causal)
 
-    def _check_state(self, state, prefix: str) -> None:
+    def _check_counts_state(self, state, prefix: str) -> None:
         if prefix + "reachable" not in state:
             raise ProbingError("the probe counts have no reachable counts (written by an older probing); score again")
-        super()._check_state(state, prefix)
+        super()._check_counts_state(state, prefix)

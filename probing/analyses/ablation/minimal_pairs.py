@@ -64,7 +64,7 @@ def pairs_pass(accumulator, loaded, pairs, batch_size: int):
     """Every pair under every condition of ``accumulator`` (stacked copies per forward pass); its statistics."""
     from types import SimpleNamespace
 
-    from probing.engine.passes import PassStats
+    from probing.results.pass_statistics import PassStats
 
     started = time.perf_counter()
     tokenizer = plain_tokenizer(loaded)

@@ -73,7 +73,7 @@ class ProbeAccumulator(Accumulator):
         return {"analysis": self.analysis, "relations": list(counts.relations), "offsets": list(counts.offsets),
                 "bootstrap": bootstrap, "causal": counts.causal, "shape": [counts.num_layers, counts.num_heads]}
 
-    def parts(self) -> dict:
+    def count_parts(self) -> dict:
         """Every number is the probe counts' (probing.engine.counts gives state, load_state and merge)."""
         return {"": self.counts}
 

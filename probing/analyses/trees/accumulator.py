@@ -143,7 +143,7 @@ class TreesAccumulator(Accumulator):
             "selection": None if self.selection is None else self.selection["digest"],
         }
 
-    def parts(self) -> dict:
+    def count_parts(self) -> dict:
         """The count objects (probing.engine.counts gives state, load_state and merge), by the prefix of their
         names in the state; ``vector_counts`` is the accumulator's own."""
         parts = {"single.": self.single}

@@ -238,7 +238,7 @@ class TreeCounts(Counts):
             names += ["boot_total", "boot_heads", "boot_baselines"] + (["boot_causal"] if self.causal else [])
         return names + ["total", "sentences", "skipped"]
 
-    def options(self) -> tuple:
+    def count_options(self) -> tuple:
         return (self.num_layers, self.num_heads, self.bootstrap, self.causal)
 
     def result(self) -> dict:

@@ -393,7 +393,7 @@ class EnsembleCounts(Counts):
             names += [f"boot_{name}" for name in names] + ["boot_words"]
         return names + ["words", "sentences", "skipped"]
 
-    def options(self) -> tuple:
+    def count_options(self) -> tuple:
         return (self.ensembles, self.causal, self.bootstrap)
 
     def result(self) -> dict:

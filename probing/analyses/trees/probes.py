@@ -303,7 +303,7 @@ class ProbeTreeCounts(Counts):
         return ["heads"] + (["boot_total", "boot_heads"] if self.bootstrap is not None else []) + \
             ["total", "sentences", "skipped"]
 
-    def options(self):
+    def count_options(self):
         return self.bootstrap
 
     def result(self) -> dict:
