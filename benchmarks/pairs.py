@@ -61,10 +61,11 @@ def measure_pairs(spec: PairsSpec, repeats: int, device: str = "cpu") -> dict | 
         from minicons import scorer as minicons_scorer
     except ImportError:
         return None
-    from probing.analyses.pairs.scoring import encode, plain_tokenizer
+    from probing.analyses.pairs.scoring import encode
     from probing.data.minimal_pairs import read_pairs
     from probing.errors import ProbingError
     from probing.model.loading import load_model
+    from probing.model.tokenizers import plain_tokenizer
 
     folder = model_folder(spec.model)
     if folder is None:

@@ -14,10 +14,11 @@ from helpers import tiny_model
 import probing.analyses.ablation.accumulator as ablation
 from probing.analyses.ablation.minimal_pairs import pairs_pass
 from probing.analyses.pairs.accuracy import accuracies
-from probing.analyses.pairs.scoring import plain_tokenizer, sentence_log_probs
+from probing.analyses.pairs.scoring import sentence_log_probs
 from probing.data.minimal_pairs import MinimalPair
 from probing.errors import ProbingError
 from probing.model.loading import load_model
+from probing.model.tokenizers import plain_tokenizer
 
 GOOD_BAD = [tuple(pair) for pair in json.loads((Path(__file__).parent / "data" / "hand_pairs.json")
                                                  .read_text(encoding="utf-8"))["good_bad"]]  # hand-written

@@ -68,6 +68,20 @@ def test_padding_changes_no_right_or_wrong(tiny):
     assert decisions[0] == decisions[1] == decisions[2]
 
 
+def test_the_plain_tokenizer_is_read_with_the_models_load_options(monkeypatch):
+    # the one tokenizer loader: the model's revision, and its own code only where the load trusted it
+    from types import SimpleNamespace
+
+    from probing.model.tokenizers import plain_tokenizer
+
+    seen = []
+    monkeypatch.setattr(AutoTokenizer, "from_pretrained", lambda name, **options: seen.append((name, options)))
+    for trusted in (True, False):
+        plain_tokenizer(SimpleNamespace(name_or_path="folder", revision="v1", trust_remote_code=trusted))
+    assert seen == [("folder", {"revision": "v1", "trust_remote_code": True}),
+                    ("folder", {"revision": "v1", "trust_remote_code": False})]
+
+
 def test_overall_is_the_mean_of_paradigm_accuracies_and_a_tie_is_wrong():
     pairs = [MinimalPair("a", "syntax", "", "")] * 3 + [MinimalPair("b", "semantics", "", "")]
     result = accuracies(pairs, [-1.0, -2.0, -3.0, -5.0], [-2.0, -2.0, -1.0, -6.0], bootstrap=200, seed=1)

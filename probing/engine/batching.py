@@ -9,6 +9,10 @@ and :data:`MAX_ATTENTION_CELLS` attention cells. Chunks start at fixed
 positions of the unit stream, so a resumed run (which skips whole chunks)
 makes exactly the batches of an uninterrupted one.
 
+The rule that groups by length (:func:`length_groups`) and the right padding (:func:`padded_rows`) are also
+what the minimal pairs' sentences, already encoded, are batched by (probing.analyses.pairs.scoring, ablate's
+minimal-pairs metric).
+
 >>> from probing.data.inputs import Unit
 >>> from probing.testing import tiny_wordpiece_tokenizer
 >>> units = [Unit(0, ("the", "cat", "sat")), Unit(1, ("a", "dog"))]
@@ -140,6 +144,25 @@ def _encode_text(tokenizer, unit: Unit, prepend: int | None) -> Encoded:
     return Encoded(tuple(ids), (SPECIAL,) * len(ids), tuple(segment), tuple(special))
 
 
+def length_groups(lengths: Sequence[int], batch_size: int, max_cells: int | None = None) -> Iterator[list[int]]:
+    """Positions of ``lengths`` shortest first (equal lengths keep their order), cut into groups of at most
+    ``batch_size`` and, with ``max_cells``, of at most that many cells of group size x longest**2 (a group's
+    attention) unless the group is one: the batches a pass makes of a chunk.
+
+    >>> list(length_groups([5, 2, 9, 2], batch_size=2)), list(length_groups([5, 2, 9, 2], 4, max_cells=100))
+    ([[1, 3], [0, 2]], [[1, 3, 0], [2]])
+    """
+    group: list[int] = []
+    for position in sorted(range(len(lengths)), key=lengths.__getitem__):  # sorted: stable
+        longest = lengths[position]
+        if group and (len(group) == batch_size or (max_cells is not None and (len(group) + 1) * longest**2 > max_cells)):
+            yield group
+            group = []
+        group.append(position)
+    if group:
+        yield group
+
+
 def batches_of_chunk(
     chunk: Sequence[Unit],
     tokenizer,
@@ -160,27 +183,44 @@ def batches_of_chunk(
         stats.unk_substituted_words += item.unk_substituted
         stats.tokenized_apart_words += item.tokenized_apart
         kept.append((unit, item))
-    kept.sort(key=lambda pair: len(pair[1]))  # stable: equal lengths keep their input order
-    group: list[tuple[Unit, Encoded]] = []
-    number = first_number
-    for pair in kept:
-        longest = len(pair[1])
-        if group and (len(group) == batch_size or (len(group) + 1) * longest**2 > MAX_ATTENTION_CELLS):
-            yield _pad(group, tokenizer, number)
-            number += 1
-            group = []
-        group.append(pair)
-    if group:
-        yield _pad(group, tokenizer, number)
+    lengths = [len(item) for _, item in kept]
+    for number, group in enumerate(length_groups(lengths, batch_size, MAX_ATTENTION_CELLS), start=first_number):
+        yield _pad([kept[position] for position in group], tokenizer, number)
+
+
+def _layout(lengths: np.ndarray) -> tuple[tuple[int, int], np.ndarray, np.ndarray]:
+    """Where rows of ``lengths`` [row] tokens lie, side by side and padded on the right: the padded shape, then
+    each token's row and column (tokens in row order)."""
+    rows = np.repeat(np.arange(len(lengths)), lengths)  # [token of the group]: its row
+    columns = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # [token]: its position
+    return (len(lengths), int(lengths.max())), rows, columns
+
+
+def _mask(shape: tuple[int, int], lengths: np.ndarray) -> torch.Tensor:
+    """long [row, token] attention mask: 1 on a row's real tokens, 0 on its padding."""
+    return torch.from_numpy((np.arange(shape[1])[None, :] < lengths[:, None]).astype(np.int64))
+
+
+def padded_rows(rows: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """ids and attention mask, long [row, token], of token rows side by side, right-padded with ``pad_id``, as a
+    batch's are (one numpy scatter of every row's tokens).
+
+    >>> ids, mask = padded_rows([[1, 5], [1]])
+    >>> ids.tolist(), mask.tolist()
+    ([[1, 5], [1, 0]], [[1, 1], [1, 0]])
+    """
+    lengths = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))  # [row]
+    shape, at_row, at_column = _layout(lengths)
+    ids = np.full(shape, pad_id, dtype=np.int64)
+    ids[at_row, at_column] = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=at_row.size)
+    return torch.from_numpy(ids), _mask(shape, lengths)
 
 
 def _pad(group: list[tuple[Unit, Encoded]], tokenizer, number: int) -> Batch:
     """The group's encodings side by side, padded to the longest: each column written with one numpy scatter
     of the group's tokens, not a copy per sentence."""
     lengths = np.fromiter((len(item) for _, item in group), dtype=np.int64, count=len(group))  # [batch]
-    shape = (len(group), int(lengths.max()))
-    rows = np.repeat(np.arange(len(group)), lengths)  # [token of the group]: its sentence
-    columns = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # [token]: its position
+    shape, rows, columns = _layout(lengths)
 
     def padded(field: str, fill, dtype) -> torch.Tensor:  # [batch, tok]
         values = np.full(shape, fill, dtype=dtype)
@@ -189,7 +229,7 @@ def _pad(group: list[tuple[Unit, Encoded]], tokenizer, number: int) -> Batch:
         return torch.from_numpy(values)
 
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    attention_mask = torch.from_numpy((np.arange(shape[1])[None, :] < lengths[:, None]).astype(np.int64))
+    attention_mask = _mask(shape, lengths)
     num_words = torch.tensor([len(unit.words) for unit, _ in group])  # [batch]
     return Batch([unit for unit, _ in group], padded("input_ids", pad_id, np.int64), attention_mask,
                  padded("word_of_token", SPECIAL, np.int64), padded("special", False, np.bool_),

@@ -108,6 +108,9 @@ class LoadedModel:
     spread_over: tuple[str, ...] = ()
     """The devices a model loaded with a device map spans, in layer order (``device`` is the first, where inputs
     go); empty when the whole model is on ``device``."""
+    trust_remote_code: bool = False
+    """Whether the checkpoint's own code was trusted at load; a later read of its files (the plain tokenizer of
+    probing.model.tokenizers) trusts it exactly as far."""
 
     @property
     def base(self) -> torch.nn.Module:
@@ -281,6 +284,7 @@ def load_model(
         head=head,
         position_limit=_position_limit(config),
         spread_over=spread_over if len(spread_over) > 1 else (),
+        trust_remote_code=trust_remote_code,
     )
     if no_head:
         loaded.extra["no_head"] = no_head

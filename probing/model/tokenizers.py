@@ -6,6 +6,8 @@ and only they, get ``add_prefix_space=True`` (or, when their class ignores
 the option, a normaliser that prepends the space); every other tokenizer is
 used as it comes. A tokenizer's warning about inputs longer than the model
 allows is silenced: passes measure every unit and skip those over the limit.
+Minimal pairs read running text, not pre-split words: they take the
+checkpoint's tokenizer as it comes (:func:`plain_tokenizer`), loaded here too.
 
 >>> from probing.testing import tiny_wordpiece_tokenizer
 >>> tokenizer = tiny_wordpiece_tokenizer()
@@ -18,23 +20,35 @@ from __future__ import annotations
 import json
 
 
-def load_tokenizer(name_or_path: str, common: dict):
-    """A tokenizer whose pre-split words are tokenised as in running text.
+def load_tokenizer(name_or_path: str, common: dict, *, plain: bool = False):
+    """A tokenizer whose pre-split words are tokenised as in running text; ``common``: the options of every read
+    of the checkpoint (``revision``, ``trust_remote_code``).
 
     Byte-level BPE marks a word start with a leading space, which pre-split
     words lack: such tokenizers (and only those) are reloaded with
     ``add_prefix_space=True``; a tokenizer class that ignores the option gets
-    a normaliser that prepends the space to each word instead.
+    a normaliser that prepends the space to each word instead. ``plain``: the
+    tokenizer as it comes, for text that is not pre-split.
     """
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(name_or_path, **common)
-    if lacks_prefix_space(tokenizer):
+    if not plain and lacks_prefix_space(tokenizer):
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, add_prefix_space=True, **common)
         if lacks_prefix_space(tokenizer):
             prepend_space_to_words(tokenizer)
     quiet_about_long_inputs(tokenizer)
     return tokenizer
+
+
+def plain_tokenizer(loaded):
+    """The checkpoint of ``loaded`` (a probing.model.loading.LoadedModel) tokenizer as it reads plain text, read
+    with the options the model was loaded with (its revision; its own code only where that was trusted): the
+    loaded one may have been given a space before every pre-split word, which would change a sentence's first
+    token.
+    """
+    return load_tokenizer(loaded.name_or_path, {"revision": loaded.revision,
+                                                "trust_remote_code": loaded.trust_remote_code}, plain=True)
 
 
 LONG_INPUT_WARNING = "sequence-length-is-longer-than-the-specified-maximum"

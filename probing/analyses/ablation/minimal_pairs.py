@@ -2,7 +2,9 @@
 
 A pair is read and scored as ``probing pairs`` does (probing.data.minimal_pairs, probing.analyses.pairs.scoring:
 one context token, the plain text, the float32 sum of token log-probabilities; right when log p(good) >
-log p(bad), a tie wrong), every condition's copies of a batch in one forward pass. The pass keeps one bit
+log p(bad), a tie wrong), every condition's copies of a batch in one forward pass; a batch is consecutive pairs
+in reading order, padded as the engine pads (probing.engine.batching), and the accumulator sees it as every
+pass's accumulators see theirs (probing.engine.passes.BatchView). The pass keeps one bit
 per (condition, pair): right or not; the parts and their bootstrap come from those bits
 (probing.analyses.ablation.pair_parts).
 
@@ -19,7 +21,10 @@ from dataclasses import dataclass
 
 import torch
 
-from probing.analyses.pairs.scoring import encode, padded, plain_tokenizer, scored_log_probs
+from probing.analyses.pairs.scoring import encode, scored_log_probs
+from probing.engine.batching import padded_rows
+from probing.engine.passes import BatchView
+from probing.model.tokenizers import plain_tokenizer
 
 
 @dataclass
@@ -43,7 +48,7 @@ def pair_batches(tokenizer, pairs, batch_size: int, encoded=None):
     encoded = encoded or encode(tokenizer, [text for pair in pairs for text in (pair.good, pair.bad)])
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start : start + batch_size]
-        ids, mask = padded(encoded[2 * start : 2 * (start + len(chunk))])
+        ids, mask = padded_rows(encoded[2 * start : 2 * (start + len(chunk))])
         yield PairBatch(ids, mask, list(range(start, start + len(chunk))))
 
 
@@ -62,8 +67,6 @@ def sentence_scores(loaded, batch: PairBatch, copies: int, logit_cells: int) -> 
 
 def pairs_pass(accumulator, loaded, pairs, batch_size: int):
     """Every pair under every condition of ``accumulator`` (stacked copies per forward pass); its statistics."""
-    from types import SimpleNamespace
-
     from probing.results.pass_statistics import PassStats
 
     started = time.perf_counter()
@@ -71,7 +74,7 @@ def pairs_pass(accumulator, loaded, pairs, batch_size: int):
     stats = PassStats(units_total=len(pairs), units_in_part=len(pairs), units_used=len(pairs))
     with torch.inference_mode():
         for batch in pair_batches(tokenizer, pairs, batch_size):
-            accumulator.update(SimpleNamespace(loaded=loaded, batch=batch))
+            accumulator.update(BatchView(batch, None, loaded))
             stats.batches += 1
             stats.max_length = max(stats.max_length, batch.input_ids.shape[1])
     stats.seconds_total = stats.seconds_model = time.perf_counter() - started

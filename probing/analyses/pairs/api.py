@@ -39,9 +39,10 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     with ``shard`` (index, count) only the pairs whose place in their paradigm is index modulo count, so that the
     parts of a long run can be scored apart and added up by ``probing merge`` into the whole run's result."""
     from probing.analyses.pairs.accuracy import accuracies
-    from probing.analyses.pairs.scoring import context_token, plain_tokenizer, sentence_log_probs
+    from probing.analyses.pairs.scoring import context_token, sentence_log_probs
     from probing.data.minimal_pairs import check_paradigms, read_pairs
     from probing.model.loading import load_model
+    from probing.model.tokenizers import plain_tokenizer
     from probing.results.io import environment_block, model_block, now_iso, tool_block
     from probing.results.schema import SCHEMA_VERSION
 

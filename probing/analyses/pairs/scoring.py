@@ -5,7 +5,8 @@ as plain text without special tokens and preceded by one token of context: the t
 its EOS token when it has none (as lm-evaluation-harness does for an empty context). One forward pass
 per batch of sentences of like lengths, one sentence per row, padded on the right: a causal model's token never
 sees the padding after it, and positions count from the first real token, so padding changes no score beyond
-float rounding. Log-probabilities are taken in float32 from the logits, which are computed only where a real
+float rounding; the batches are the engine's (probing.engine.batching: its length groups, its right padding).
+Log-probabilities are taken in float32 from the logits, which are computed only where a real
 token is predicted. The accuracies they give are
 computed in probing.analyses.pairs.accuracy.
 """
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 
 import torch
 
+from probing.engine.batching import length_groups, padded_rows
 from probing.errors import ProbingError
 
 CONTEXTS = ("bos", "eos", "none")
@@ -42,33 +44,11 @@ def context_token(tokenizer, context: str = "bos") -> int | None:
     return int(token)
 
 
-def plain_tokenizer(loaded):
-    """The checkpoint's own tokenizer, as it reads plain text: the loaded one may have been given a space before
-    every pre-split word (probing.model.tokenizers), which would change a sentence's first token."""
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(loaded.name_or_path, revision=loaded.revision)
-
-
 def encode(tokenizer, sentences: Sequence[str], context: str = "bos") -> list[list[int]]:
     """Each sentence's ids: the context token (none for ``none``), then the plain text's tokens."""
     start = context_token(tokenizer, context)
     prefix = [] if start is None else [start]
     return [[*prefix, *tokenizer(text, add_special_tokens=False)["input_ids"]] for text in sentences]
-
-
-def padded(encoded: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    """ids and attention mask [sentence, token] of encoded sentences, right-padded with 0.
-
-    >>> ids, mask = padded([[1, 5], [1]])
-    >>> ids.tolist(), mask.tolist()
-    ([[1, 5], [1, 0]], [[1, 1], [1, 0]])
-    """
-    longest = max(map(len, encoded))
-    ids = torch.tensor([[*tokens, *[0] * (longest - len(tokens))] for tokens in encoded])  # [sentence, token]
-    lengths = torch.tensor([len(tokens) for tokens in encoded])
-    mask = (torch.arange(longest)[None, :] < lengths[:, None]).long()
-    return ids, mask
 
 
 def row_log_probs(logits: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -138,11 +118,9 @@ def sentence_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size
     """
     encoded = encode(tokenizer, sentences, context)
     split = exact_head(model)
-    order = sorted(range(len(encoded)), key=lambda index: len(encoded[index]))
     scores = [0.0] * len(encoded)
-    for start in range(0, len(order), batch_size):
-        chosen = order[start : start + batch_size]
-        ids, mask = padded([encoded[index] for index in chosen])
+    for chosen in length_groups([len(ids) for ids in encoded], batch_size):
+        ids, mask = padded_rows([encoded[index] for index in chosen])
         ids, mask = ids.to(device), mask.to(device)
         if split:
             hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state  # [sentence, token, hidden]
