@@ -75,14 +75,14 @@ from benchmarks.gpu_check import DEVICE_CHECK_LIMIT, device_check
 from benchmarks.plain_loop import plain_counts
 from probing.analyses.probe.api import run_probe
 from probing.analyses.probe.config import ScoreConfig
+from probing.analyses.probe.counts import ProbeCounts
+from probing.analyses.probe.pairs import collect_pairs
 from probing.data.inputs import InputSource, sample_treebank_path
 from probing.data.relations import relation_pairs
 from probing.engine.pooling import pool_word_attention
 from probing.engine.predictions import predict_heads
 from probing.model.extraction import attention
 from probing.model.loading import load_model
-from probing.scoring.counts import ProbeCounts
-from probing.scoring.pairs import collect_pairs
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
@@ -279,7 +279,7 @@ def ablation_sharing(model: str, treebank: str, limit: int, heads_per_layer: int
 
 def bootstrap_weighting(sentences: int = 2001, batch: int = 32, replicates: int = 1000, repeats: int = 3) -> dict:
     """(7) Replicate sums of MiniLM-shaped per-sentence counts, weighted per batch against per chunk."""
-    from probing.scoring.bootstrap import CHUNK_SENTENCES, ReplicateSums
+    from probing.stats.bootstrap import CHUNK_SENTENCES, ReplicateSums
 
     width = 5 * (1 + 2 * 6 * 12 + 6)  # relations x (total, head-directions, offsets)
     generator = torch.Generator().manual_seed(0)
@@ -307,7 +307,7 @@ def compiled_kernels(loaded, treebank: str, repeats: int) -> dict:
     """(9) The compiled loops against the tensor and numpy code they replace: wall and CPU seconds, same numbers."""
     from probing.engine.pooling import WordPooling
     from probing.engine.predictions import HeadPrediction
-    from probing.scoring.poisson_draws import poisson_draws
+    from probing.stats.poisson_draws import poisson_draws
 
     layers = []  # (prediction, pooled word attention [batch, 1, head, word, word]) per batch and layer
     batches = the_batches(loaded, InputSource.treebank(treebank))

@@ -146,7 +146,7 @@ def planted_language_result(treebank: str, *, chosen: tuple[int, int, str], corr
     heads = {direction: [[0] * num_heads for _ in range(num_layers)] for direction in ("dep_to_head", "head_to_dep")}
     for (layer, head), count in correct.items():
         heads["dep_to_head"][layer][head] = count
-    from probing.scoring.counts import OFFSETS  # here: importing probing.testing loads no torch
+    from probing.analyses.probe.counts import OFFSETS  # here: importing probing.testing loads no torch
 
     offsets = list(OFFSETS)
     best = max(range(len(offsets)), key=lambda i: (offsets_correct[i], -i))

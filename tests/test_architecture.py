@@ -8,10 +8,10 @@ may import its own layer and the ones below it, never one above:
 0. foundations: ``errors``, ``registry``, ``naming``, ``atomic``, ``plugins``, ``version``, ``compiling``
 1. ``data``: treebanks, inputs, named treebanks, documents
 2. ``results``: schema, validated reading and writing, merging, result objects
-3. ``stats``: bootstrap intervals, selection, held-out rules, transfer
+3. ``stats``: the Poisson bootstrap, intervals, selection, held-out rules, transfer
 4. ``report``: tables, renderers, figures, pages (no torch)
 5. ``model``: loading, tokenizers, hooks, extraction
-6. ``engine`` and ``scoring``: the pass over batches and what it counts
+6. ``engine``: the pass over batches and the counts it adds up
 7. ``analyses``: one package per analysis; one analysis imports another only where :data:`BUILDS_ON` says why
 8. ``commands``: the command line
 9. facades: ``cli``, ``api``, ``testing``, the package itself
@@ -32,13 +32,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "probing"
 
 LAYERS = {
     **dict.fromkeys(("errors", "registry", "naming", "atomic", "plugins", "version", "compiling"), 0),
-    "data": 1, "results": 2, "stats": 3, "report": 4, "model": 5, "engine": 6, "scoring": 6, "analyses": 7,
+    "data": 1, "results": 2, "stats": 3, "report": 4, "model": 5, "engine": 6, "analyses": 7,
     "commands": 8, **dict.fromkeys(("cli", "api", "testing", "__main__"), 9),
 }
 
 BUILDS_ON = {
     ("heads", "surface"): "the heads map colours every head by its surface behaviour, so heads runs surface's "
                           "accumulator beside its own over the same batches",
+    ("noop", "probe"): "the no-op test measures each head on the probe's relation pairs (its collect_pairs), so that "
+                       "its relations are exactly the probe's",
     ("trees", "probe"): "head ensembles are chosen among each relation's best single heads, which trees counts with "
                         "the probe's accumulator in its first pass",
     ("ablation", "pairs"): "ablate's minimal-pairs metric scores BLiMP under disabled heads exactly as probing pairs "

@@ -1,4 +1,4 @@
-"""The compiled Poisson draws are numpy's own, bit for bit (probing.scoring.poisson_draws)."""
+"""The compiled Poisson draws are numpy's own, bit for bit (probing.stats.poisson_draws)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from probing.scoring.bootstrap import poisson_weights
-from probing.scoring.poisson_draws import WORD, poisson_draws
+from probing.stats.bootstrap import poisson_weights
+from probing.stats.poisson_draws import WORD, poisson_draws
 
 
 def numpy_draws(indices, replicates: int, seed: int) -> np.ndarray:

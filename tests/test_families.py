@@ -28,14 +28,14 @@ from helpers import (
 from probing.analyses.probe.accumulator import counts_from_result
 from probing.analyses.probe.api import run_probe
 from probing.analyses.probe.config import ScoreConfig
+from probing.analyses.probe.counts import ProbeCounts
+from probing.analyses.probe.pairs import PairBatch
 from probing.data.relations import relation_pairs
 from probing.data.treebank import read_treebank
 from probing.errors import ProbingError
 from probing.model.alignment import SPECIAL, align_words, check_alignment, encodings
 from probing.model.loading import load_model
 from probing.model.tokenizers import byte_level_states, load_tokenizer, prefix_space_rule
-from probing.scoring.counts import ProbeCounts
-from probing.scoring.pairs import PairBatch
 
 RELATIONS = ("all", "det", "dobj", "pobj", "poss")
 

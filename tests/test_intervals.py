@@ -7,7 +7,7 @@ import pytest
 
 from probing.analyses.probe.accumulator import counts_from_result
 from probing.analyses.probe.api import score
-from probing.scoring.bootstrap import poisson_weights
+from probing.stats.bootstrap import poisson_weights
 from probing.stats.heldout import in_sample_reports
 from probing.stats.intervals import (
     accuracy_interval,
@@ -127,7 +127,7 @@ def test_replicate_sums_do_not_depend_on_the_chunking(chunk):
     in float32 while exact and in float64 beyond (counts near 2**24 below)."""
     import torch
 
-    from probing.scoring.bootstrap import ReplicateSums
+    from probing.stats.bootstrap import ReplicateSums
 
     rng = np.random.default_rng(5)
     small = rng.integers(0, 9, size=(10, 2, 3))

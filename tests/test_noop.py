@@ -18,7 +18,7 @@ from probing.engine.token_roles import is_punctuation
 from probing.errors import ProbingError
 from probing.model.loading import load_model
 from probing.results.schema import validate
-from probing.scoring.bootstrap import poisson_weights
+from probing.stats.bootstrap import poisson_weights
 from probing.testing import sample_path, tiny_bert
 
 RELATIONS = ("dobj", "det", "poss", "all")

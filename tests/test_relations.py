@@ -101,7 +101,7 @@ def test_relation_names_are_checked():
 def test_a_batch_holds_each_sentences_pairs_and_none_across_sentences():
     """The pairs of a batch (one table of all its words) are each sentence's own, in sentence order: a possessor
     ending one sentence never takes the next sentence's first word as its clitic, whatever that word is."""
-    from probing.scoring.pairs import collect_pairs
+    from probing.analyses.probe.pairs import collect_pairs
 
     ends_in_possessor = sentence([("see", 0, "root", "VERB"), ("Ann", 1, "nmod:poss", "PROPN")])
     starts_with_clitic = sentence([("'s", 2, "case", "PART"), ("cat", 0, "root", "NOUN")])

@@ -8,12 +8,12 @@ import random
 import numpy as np
 import torch
 
+from probing.analyses.probe.counts import OFFSETS, ProbeCounts
+from probing.analyses.probe.pairs import collect_pairs
 from probing.data.relations import DEFAULT_RELATIONS, relation_pairs
 from probing.data.treebank import read_treebank
 from probing.engine.pooling import pool_word_attention
 from probing.engine.predictions import predict_heads
-from probing.scoring.counts import OFFSETS, ProbeCounts
-from probing.scoring.pairs import collect_pairs
 from probing.testing import sample_path
 
 LAYERS, HEADS = 3, 4

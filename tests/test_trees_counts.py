@@ -10,8 +10,7 @@ from trees_reference import reference_mst
 
 from probing.analyses.trees.counts import TreeCounts
 from probing.data.treebank import Sentence, read_treebank
-from probing.scoring.bootstrap import poisson_weights
-from probing.scoring.counts import BootstrapSpec
+from probing.stats.bootstrap import BootstrapSpec, poisson_weights
 from probing.testing import sample_path
 
 # "The old dog barked at cats ." (heads 0-based, ROOT -1); the period is PUNCT, the root is not scored.

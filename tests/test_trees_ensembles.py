@@ -9,7 +9,7 @@ import torch
 from probing.analyses.trees.ensembles import EnsembleCollector, EnsembleCounts, candidate_heads, rank_heads
 from probing.data.treebank import Sentence
 from probing.engine.predictions import predict_heads
-from probing.scoring.counts import BootstrapSpec
+from probing.stats.bootstrap import BootstrapSpec
 from probing.stats.selection import select_head
 
 # Six words: word 0 is a determiner of word 1 (the root); words 2-5 hang from word 1.

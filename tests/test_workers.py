@@ -118,7 +118,7 @@ def test_more_workers_than_usable_cores_are_refused_and_as_many_are_accepted():
 
 def test_the_probes_pairs_are_made_on_the_input_side_in_the_workers():
     from probing.analyses.probe.accumulator import ProbeAccumulator
-    from probing.scoring.pairs import collect_pairs, pairs_key
+    from probing.analyses.probe.pairs import collect_pairs, pairs_key
 
     loaded = load_model(tiny_model("bert"))
     relations = ("det", "nsubj", "all")
@@ -136,7 +136,7 @@ def test_the_probes_pairs_are_made_on_the_input_side_in_the_workers():
 def test_weights_drawn_on_the_input_side_are_the_ones_drawn_in_place():
     import torch
 
-    from probing.scoring.bootstrap import ReplicateSums, poisson_weights
+    from probing.stats.bootstrap import ReplicateSums, poisson_weights
 
     generator = torch.Generator().manual_seed(0)
     batches = [(list(range(start, start + 5)), torch.randint(0, 4, (5, 3), generator=generator).float())

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from probing.data.inputs import InputSource
+from probing.engine.heap import hold_mmap_threshold
 from probing.engine.progress import format_interval, on_terminal, progress_every, stage
 
 Loaded = TypeVar("Loaded")
@@ -51,6 +52,7 @@ def load_while_validating(load: Callable[[], Loaded], sources: Sequence[InputSou
     :func:`waiting`); off one (probing.engine.progress) the log says ``loaded NAME in 00:02`` once it has, and
     every ``$PROBING_PROGRESS_EVERY`` seconds of a long load that it is still loading.
     """
+    hold_mmap_threshold()  # before the first batch's tensors: see probing.engine.heap
     outcome: dict[str, object] = {}
 
     def run_load() -> None:

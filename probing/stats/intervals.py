@@ -3,7 +3,7 @@
 A result file stores, for every replicate ``b``, the weighted counts
 ``boot_total[b, r]`` (pairs of relation r) and ``boot_heads[b, r, d, l, h]`` /
 ``boot_baselines[b, r, o]`` (correct predictions); see
-``probing.scoring.bootstrap``. A replicate's accuracy is correct / total, and
+``probing.stats.bootstrap``. A replicate's accuracy is correct / total, and
 the 95% interval is the 2.5th and 97.5th percentile over replicates. Head and
 baseline are scored on the same resampled sentences, so their difference is
 paired: its interval is far narrower than the two separate intervals suggest.

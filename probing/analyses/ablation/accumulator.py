@@ -35,6 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from probing.analyses.probe.counts import OFFSETS, ProbeCounts
+from probing.analyses.probe.pairs import collect_pairs
 from probing.engine.batching import Batch
 from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
@@ -42,9 +44,7 @@ from probing.model.interventions import uniform_heads
 from probing.model.masking import IGNORED, MASK_RATE, mask_batch
 from probing.naming import DIRECTIONS, head_name, interval_text, parse_head_names
 from probing.registry import Registry
-from probing.scoring.bootstrap import poisson_weights
-from probing.scoring.counts import OFFSETS, BootstrapSpec, ProbeCounts
-from probing.scoring.pairs import collect_pairs
+from probing.stats.bootstrap import BootstrapSpec, poisson_weights
 from probing.stats.intervals import finite_interval
 from probing.stats.selection import best_cell
 

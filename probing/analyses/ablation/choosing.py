@@ -96,8 +96,8 @@ def dev_relations(dev: dict | InputSource, relations, engine_run, select_on: str
         made_of = dev["input"].get("given_as") or dev["input"].get("file") or dev["input"]["path"]
         return ChosenOn(dev["relations"], select_on, dev["input"]["units_used"], dev["input"].get("limit"), made_of)
     from probing.analyses.probe.accumulator import ProbeAccumulator
+    from probing.analyses.probe.counts import OFFSETS
     from probing.engine.readings import READINGS
-    from probing.scoring.counts import OFFSETS
 
     loaded = engine_run.loaded
     heads = READINGS[engine_run.options().attention].heads(loaded.num_heads)

@@ -36,7 +36,7 @@ from probing.analyses.coref.antecedents import BASELINES, SIEVES, scored_mention
 from probing.analyses.coref.report import TYPE_AXIS, best_by_type, in_sample_block
 from probing.engine.passes import Accumulator, BatchView
 from probing.naming import DIRECTIONS
-from probing.scoring.bootstrap import poisson_weights, replicate
+from probing.stats.bootstrap import poisson_weights, replicate
 from probing.stats.intervals import bootstrap_block
 
 TYPE_INDEX = {name: index for index, name in enumerate(TYPE_AXIS)}

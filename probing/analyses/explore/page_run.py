@@ -17,13 +17,13 @@ from pathlib import Path
 
 from probing.analyses.noop.accumulator import NoopAccumulator, chosen_heads
 from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
+from probing.analyses.probe.counts import OFFSETS
 from probing.analyses.views.accumulator import SentenceViews
 from probing.analyses.views.figure import write_views
 from probing.engine.readings import READINGS
 from probing.errors import ProbingError
 from probing.naming import WORDS, head_name
 from probing.report.page import render_page, sentence_block
-from probing.scoring.counts import OFFSETS
 from probing.stats.intervals import bootstrap_block
 
 

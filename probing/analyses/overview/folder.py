@@ -18,13 +18,13 @@ from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
 from probing.analyses.probe.accumulator import ProbeAccumulator
 from probing.analyses.probe.api import probe_result
 from probing.analyses.probe.config import ScoreConfig
+from probing.analyses.probe.counts import OFFSETS
 from probing.atomic import FIGURE_FORMATS, Earlier, figure_of, result_of, text_matching, write_text_atomic
 from probing.data.relations import DEFAULT_RELATIONS
 from probing.engine.readings import READINGS
 from probing.engine.token_roles import token_names
 from probing.report.figures import entropy_figure, gradient_figure, mds_figure, surface_figure
 from probing.results.io import write_result
-from probing.scoring.counts import OFFSETS
 
 FILES = ("probe.json", "surface.json", "surface-surface.png", "surface-entropy.png", "heads.json", "heads-heads.png",
          "gradients.json", "gradients-gradients.png", "README.md")

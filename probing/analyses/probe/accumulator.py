@@ -3,7 +3,7 @@
 Each batch's word attention gives every head's predicted head for every
 word, in both directions; the pairs of each relation are scored against
 them and against the fixed offsets, and only integer counts are kept
-(probing.scoring.counts). The result is the probe's contract
+(probing.analyses.probe.counts). The result is the probe's contract
 (docs/results.md): per relation the pairs, every head's correct count, every
 offset's, the best head and the best offset; and, as every analysis's, the
 ``state`` it is derived from: those counts as arrays and the bootstrap's
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from probing.analyses.probe.counts import ProbeCounts
+from probing.analyses.probe.pairs import collect_pairs, pairs_key, pairs_of
 from probing.engine.passes import Accumulator, BatchView
 from probing.naming import DIRECTIONS
 from probing.results.io import apart_count
-from probing.scoring.bootstrap import poisson_weights
-from probing.scoring.counts import BootstrapSpec, ProbeCounts
-from probing.scoring.pairs import collect_pairs, pairs_key, pairs_of
+from probing.stats.bootstrap import BootstrapSpec, poisson_weights
 from probing.stats.intervals import bootstrap_block
 from probing.stats.selection import best_cell, select_head, select_offset
 
@@ -48,7 +48,7 @@ class ProbeAccumulator(Accumulator):
 
     def prepare(self, batch) -> dict:
         """What depends on the batch's sentences alone, made on the input side, off the model's way: the pairs
-        to score (array operations on the batch's words, probing.scoring.pairs) and the bootstrap's Poisson weights
+        to score (array operations on the batch's words, probing.analyses.probe.pairs) and the bootstrap's Poisson weights
         (a generator per sentence)."""
         prepared = {pairs_key(self.counts.relations): collect_pairs(batch.sentences, self.counts.relations)}
         if self.counts.bootstrap is not None:

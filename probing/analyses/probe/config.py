@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from probing.analyses.probe.counts import OFFSETS
 from probing.data.relations import DEFAULT_RELATIONS, check_relation_names
 from probing.engine.pooling import check_from_pooling
 from probing.errors import ProbingError
-from probing.scoring.counts import OFFSETS
 from probing.stats.intervals import bootstrap_block
 
 

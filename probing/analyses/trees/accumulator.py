@@ -45,7 +45,7 @@ from probing.analyses.trees.probes import ProbeTreeCounts
 from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.naming import DIRECTIONS
-from probing.scoring.counts import BootstrapSpec
+from probing.stats.bootstrap import BootstrapSpec
 from probing.stats.intervals import LEVEL, accuracy_interval, bootstrap_block, paired_difference
 from probing.stats.selection import select_head
 

@@ -46,8 +46,7 @@ from probing.data.treebank import ROOT, Sentence
 from probing.engine.counts import Counts
 from probing.engine.predictions import predict_heads
 from probing.naming import DIRECTIONS
-from probing.scoring.bootstrap import ReplicateSums, replicated
-from probing.scoring.counts import BootstrapSpec
+from probing.stats.bootstrap import BootstrapSpec, ReplicateSums, replicated
 from probing.stats.intervals import bootstrap_block
 from probing.stats.selection import select_head
 

@@ -63,14 +63,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from probing.analyses.probe.pairs import collect_pairs
 from probing.analyses.trees.counts import METRICS, SKIP_REASONS, causal_scores, edge_counts, gold_tensors, single_root
 from probing.analyses.trees.decode import mst_heads
 from probing.data.treebank import Sentence
 from probing.engine.counts import Counts
 from probing.naming import DIRECTIONS
-from probing.scoring.bootstrap import ReplicateSums, replicated
-from probing.scoring.counts import BootstrapSpec
-from probing.scoring.pairs import collect_pairs
+from probing.stats.bootstrap import BootstrapSpec, ReplicateSums, replicated
 from probing.stats.intervals import bootstrap_block
 
 CANDIDATES = 25

@@ -46,8 +46,7 @@ from probing.analyses.trees.decode import mst_heads
 from probing.analyses.trees.features import ProbeBatch, ProbeExample, gold_targets
 from probing.data.treebank import Sentence
 from probing.engine.counts import Counts
-from probing.scoring.bootstrap import ReplicateSums, replicated
-from probing.scoring.counts import BootstrapSpec
+from probing.stats.bootstrap import BootstrapSpec, ReplicateSums, replicated
 from probing.stats.intervals import bootstrap_block
 
 PROBES = ("attn", "attn+vectors", "distances+vectors")

@@ -16,7 +16,7 @@ from probing.analyses.trees.accumulator import TreesAccumulator
 from probing.analyses.trees.selection import TreeOptions, check_selection, probe_modules
 from probing.data.inputs import InputSource
 from probing.engine.readings import READINGS
-from probing.scoring.counts import BootstrapSpec
+from probing.stats.bootstrap import BootstrapSpec
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,13 @@ bootstrap approximates resampling n sentences with replacement).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from math import prod
 
 import numpy as np
 import torch
 
-from probing.scoring.poisson_draws import poisson_draws
+from probing.stats.poisson_draws import poisson_draws
 
 CHUNK_SENTENCES = 512
 """Sentences whose counts :class:`ReplicateSums` holds before weighting them: one [replicate, 512] x [512, N]
@@ -30,11 +31,19 @@ EXACT_IN_FLOAT32 = 2**24
 """Whole numbers below this are exact in float32, and so is every product and partial sum of such numbers."""
 
 
+@dataclass(frozen=True)
+class BootstrapSpec:
+    """A count's Poisson bootstrap: how many replicates, and the seed every sentence's weights are drawn from."""
+
+    replicates: int = 1000
+    seed: int = 0
+
+
 def poisson_weights(sentence_indices: Sequence[int], *, replicates: int, seed: int,
                     compact: bool = False) -> torch.Tensor:
     """float64 [replicate, sentence] weights; column s depends on (seed, index s) only: it is
     ``np.random.default_rng([seed, index]).poisson(1.0, replicates)``, drawn by a compiled copy of numpy's
-    generator for a whole batch at once (probing.scoring.poisson_draws; the same numbers, a test checks).
+    generator for a whole batch at once (probing.stats.poisson_draws; the same numbers, a test checks).
 
     ``compact``: the same whole numbers as uint8 (Poisson(1) draws stay far below 256; int64 in the
     unthinkable case they do not), an eighth of the bytes, for weights made on the input side that travel

@@ -1,7 +1,7 @@
 """numpy's Poisson(1) draws of ``default_rng([seed, index])``, bit for bit, for many sentences in one compiled loop.
 
 Every bootstrap weight is ``np.random.default_rng([seed, index]).poisson(1.0,
-replicates)`` (probing.scoring.bootstrap): one generator per sentence, so a
+replicates)`` (probing.stats.bootstrap): one generator per sentence, so a
 sentence's weights depend on nothing but its index. Made in numpy, one
 sentence costs a SeedSequence, a PCG64 and a thousand draws through numpy's
 per-value dispatch: with a fast model, the largest part of a run's input side

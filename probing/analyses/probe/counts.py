@@ -5,7 +5,7 @@ combine by addition and give exactly the counts of one run. Memory is fixed by
 the model's shape and the relation list, never by the treebank's length.
 
 >>> import torch
->>> from probing.scoring.pairs import PairBatch
+>>> from probing.analyses.probe.pairs import PairBatch
 >>> counts = ProbeCounts(("det",), num_layers=1, num_heads=1)
 >>> predictions = torch.tensor([1, 2, 0]).view(1, 1, 1, 1, 3).expand(1, 2, 1, 1, 3)
 >>> pairs = PairBatch(*(torch.tensor([v]) for v in (0, 0, 1, 0)))  # word 0's head is word 1
@@ -38,23 +38,16 @@ Here the head (word 1) is later and attends most to word 2, not the determiner:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 
+from probing.analyses.probe.pairs import PairBatch
 from probing.engine.counts import Counts
 from probing.errors import ProbingError
-from probing.scoring.bootstrap import ReplicateSums, replicated
-from probing.scoring.pairs import PairBatch
+from probing.stats.bootstrap import BootstrapSpec, ReplicateSums, replicated
 
 OFFSETS = (-3, -2, -1, 1, 2, 3)
 """The positional baselines: word i's head is predicted to be word i + offset."""
-
-
-@dataclass(frozen=True)
-class BootstrapSpec:
-    replicates: int = 1000
-    seed: int = 0
 
 
 class ProbeCounts(Counts):
