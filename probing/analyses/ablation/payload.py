@@ -7,7 +7,7 @@ Each condition (the heads it disables and what the metric did), the accumulator'
 ...           "conditions": [{"label": "none", "heads": []}, {"label": "3-1", "heads": [[2, 0]]}]}
 >>> heads_exist_in_the_model(result)
 Traceback (most recent call last):
-probing.results.schema.Invalid: conditions[1].heads[0][0]: layer 2 does not exist: the model has 2 layers (from 0)
+probing.results.schema.specs.Invalid: conditions[1].heads[0][0]: layer 2 does not exist: the model has 2 layers (from 0)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Its types say all there is to check (the grid has the model's shape). No torch.
 >>> from probing.results.schema import Shape
 >>> PAYLOAD["similarity"].spec.check([[0.5, 0.25]], "similarity", Shape(num_layers=2, num_heads=2))
 Traceback (most recent call last):
-probing.results.schema.Invalid: similarity: expected 2 layers, found 1
+probing.results.schema.specs.Invalid: similarity: expected 2 layers, found 1
 """
 
 from __future__ import annotations

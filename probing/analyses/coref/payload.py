@@ -7,7 +7,7 @@ shares with the probe's live in :mod:`probing.results.schema`. No torch.
 >>> counts = {"all": 2, "pronoun": 1, "proper": 0, "nominal": 0}
 >>> counts_within_totals({"coref": {block: counts for block in ("mentions", "scored", "heads", "baselines", "sieves")}})
 Traceback (most recent call last):
-probing.results.schema.Invalid: coref.mentions: the types add up to 1, not all (2)
+probing.results.schema.specs.Invalid: coref.mentions: the types add up to 1, not all (2)
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ every pair of heads, their MDS map and each head's behaviour. No torch.
 
 >>> check_divergence({"mean": [[0.0, 0.2], [0.3, 0.0]], "rows": 4}, heads=2)
 Traceback (most recent call last):
-probing.results.schema.Invalid: heads.divergence.mean[0][1]: 0.2, but mean[1][0] is 0.3: the divergence is symmetric
+probing.results.schema.specs.Invalid: heads.divergence.mean[0][1]: 0.2, but mean[1][0] is 0.3: the divergence is symmetric
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from the other words, per head and per layer with intervals, and its chosen head
 >>> entry = {"words": {"dependents": 2, "non_dependents": 1, "heads": 2, "non_heads": 2}, "layers": {}}
 >>> groups_add_up({"noop": {"words": 4, "relations": {"det": entry}}, "model": {"num_layers": 1}})
 Traceback (most recent call last):
-probing.results.schema.Invalid: noop.relations.det.words: dependents (2) and non_dependents (1) do not add up to the words (4)
+probing.results.schema.specs.Invalid: noop.relations.det.words: dependents (2) and non_dependents (1) do not add up to the words (4)
 """
 
 from __future__ import annotations

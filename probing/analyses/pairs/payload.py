@@ -6,7 +6,7 @@ overall. Its types say all there is to check. No torch.
 >>> from probing.results.schema import Shape
 >>> PARADIGM.check({"field": "syntax"}, "pairs.paradigms.anaphor_gender_agreement", Shape())
 Traceback (most recent call last):
-probing.results.schema.Invalid: pairs.paradigms.anaphor_gender_agreement.pairs: missing (pairs scored ...)
+probing.results.schema.specs.Invalid: pairs.paradigms.anaphor_gender_agreement.pairs: missing (pairs scored ...)
 """
 
 from __future__ import annotations

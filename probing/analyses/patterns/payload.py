@@ -7,7 +7,7 @@ from here).
 >>> result = {"model": {"num_layers": 1, "num_heads": 2}, "config": {}, "types": [["vertical", "sideways"]]}
 >>> types_fit_the_model(result)
 Traceback (most recent call last):
-probing.results.schema.Invalid: types[0][1]: expected vertical or diagonal or vertical+diagonal or block or heterogeneous, found 'sideways'
+probing.results.schema.specs.Invalid: types[0][1]: expected vertical or diagonal or vertical+diagonal or block or heterogeneous, found 'sideways'
 """
 
 from __future__ import annotations

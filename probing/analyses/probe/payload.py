@@ -9,7 +9,7 @@ shares with coref's live in :mod:`probing.results.schema`. No torch: validation 
 >>> result = {"treebank": {"sentences_scored": 3, "sentences_total": 2}}
 >>> counts_within_totals(result)
 Traceback (most recent call last):
-probing.results.schema.Invalid: treebank.sentences_scored: 3 is more than sentences_total (2)
+probing.results.schema.specs.Invalid: treebank.sentences_scored: 3 is more than sentences_total (2)
 """
 
 from __future__ import annotations

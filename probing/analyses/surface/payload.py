@@ -12,7 +12,7 @@ attention otherwise; so a new statistic of the accumulator needs no edit here.
 ...          "definitions": {"self": "attention to the token itself"}}
 >>> check_surface_block(block, "surface", num_layers=1, num_heads=1)
 Traceback (most recent call last):
-probing.results.schema.Invalid: surface.heads.self[0][0]: 1.5 is a share of attention, expected between 0 and 1
+probing.results.schema.specs.Invalid: surface.heads.self[0][0]: 1.5 is a share of attention, expected between 0 and 1
 """
 
 from __future__ import annotations

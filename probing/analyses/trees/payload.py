@@ -8,7 +8,7 @@ here (the held-out block). No torch: validation runs without a model framework.
 >>> result = {"trees": {"words": 9, "layers": 0, "heads": 0, "decodings": {}, "baselines": {"right_branching": entry}}}
 >>> counts_within_totals(result)
 Traceback (most recent call last):
-probing.results.schema.Invalid: trees.baselines.right_branching: UAS count 5 exceeds the UUAS count 4
+probing.results.schema.specs.Invalid: trees.baselines.right_branching: UAS count 5 exceeds the UUAS count 4
 """
 
 from __future__ import annotations
