@@ -350,7 +350,7 @@ def result_arrays(repeats: int) -> dict:
     """(8) The committed results' arrays: byte planes (``encode_array``) against numpy's byte layout."""
     import json
 
-    from probing.results.schema import decode_array, encode_array
+    from probing.results.schema.arrays import decode_array, encode_array
 
     def arrays_of(value):
         if isinstance(value, dict):

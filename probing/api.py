@@ -118,7 +118,8 @@ def run(command: str, *, output: str | Path | None = None, echo: bool = False, *
 
 def as_read(result: dict, *, source: str) -> dict:
     """``result`` as reading its file would give it: through JSON (lists, plain numbers) and validated."""
-    from probing.results.schema import parse_json, validate
+    from probing.results.schema.bounds import parse_json
+    from probing.results.schema.validation import validate
 
     return validate(parse_json(json.dumps(result), source=source), source=source)
 

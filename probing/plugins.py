@@ -58,10 +58,10 @@ class Analysis:
 
     - ``accumulator``: the :class:`probing.engine.passes.Accumulator` subclass whose ``result()`` makes the
       payload (merge, resume and ``--shard`` rebuild it from a result's state);
-    - ``payload``: a mapping of field name to :class:`probing.results.schema.Field`, the payload's schema
+    - ``payload``: a mapping of field name to :class:`probing.results.schema.specs.Field`, the payload's schema
       (every result also has the common blocks); a built-in analysis's module beside it lists, in
       ``SECTIONS``, the blocks docs/results.md shows in tables of their own;
-    - ``checks``: functions ``check(result) -> None`` that raise :class:`probing.results.schema.Invalid`
+    - ``checks``: functions ``check(result) -> None`` that raise :class:`probing.results.schema.specs.Invalid`
       for numbers types alone cannot catch (a count above its total);
     - ``tables``: a function ``tables(results) -> list[Table]`` giving this analysis's leaderboard tables
       from result dicts of this analysis (None: it has no leaderboard table);

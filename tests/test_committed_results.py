@@ -17,7 +17,8 @@ import pytest
 from conftest import REPO, real_model, real_treebank
 
 from probing.cli import main
-from probing.results.schema import decode_array, validate
+from probing.results.schema.arrays import decode_array
+from probing.results.schema.validation import validate
 
 pytestmark = pytest.mark.real_data
 

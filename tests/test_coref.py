@@ -26,7 +26,7 @@ from probing.errors import ProbingError
 from probing.model.interventions import attention_override
 from probing.model.loading import load_model
 from probing.results.io import read_result
-from probing.results.schema import encode_array
+from probing.results.schema.arrays import encode_array
 from probing.stats.bootstrap import poisson_weights
 from probing.testing import tiny_bert
 

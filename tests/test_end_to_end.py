@@ -13,7 +13,8 @@ from conftest import conllu_rows
 from probing.cli import main
 from probing.data.relations import DEFAULT_RELATIONS, relation_pairs
 from probing.data.treebank import read_treebank
-from probing.results.schema import SCHEMA_VERSION, decode_array
+from probing.results.schema import SCHEMA_VERSION
+from probing.results.schema.arrays import decode_array
 from probing.testing import sample_path, tiny_bert
 
 RESULT_KEYS = {"schema_version", "tool", "model", "treebank", "config", "relations", "timing", "created"}

@@ -39,7 +39,7 @@ import pytest
 import torch
 
 from probing.cli import main
-from probing.results.schema import decode_array, encode_array
+from probing.results.schema.arrays import decode_array, encode_array
 from probing.testing import sample_path, sample_split, tiny_bert
 
 REPO = Path(__file__).resolve().parents[1]

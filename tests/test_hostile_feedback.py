@@ -209,7 +209,7 @@ def _halves_count(run: Env, capsys, monkeypatch, halves_run):
 @case("timing.seconds_total of a held-out run covers both passes, DEV's and TEST's, and the result validates",
       slow=True)
 def _heldout_timing(run: Env, capsys, monkeypatch, halves_run):
-    from probing.results.schema import validate
+    from probing.results.schema.validation import validate
 
     result, _ = halves_run
     timing = result["timing"]

@@ -21,7 +21,7 @@ from probing.commands.leaderboard import file_links
 from probing.report.board import build_leaderboard, cell_text, leaderboard_from_files, read_json
 from probing.report.escaping import latex_text
 from probing.report.renderers import FORMATS, render, render_html
-from probing.results.schema import decode_array, encode_array
+from probing.results.schema.arrays import decode_array, encode_array
 
 REFERENCE = Path(__file__).resolve().parents[1] / "leaderboards" / "reference" / "clark2019-bert-base-wsj.json"
 

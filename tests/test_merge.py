@@ -13,7 +13,7 @@ import pytest
 from probing.cli import main
 from probing.errors import ProbingError
 from probing.results.merging import merge_results
-from probing.results.schema import decode_array, encode_array
+from probing.results.schema.arrays import decode_array, encode_array
 from probing.testing import sample_path, tiny_bert
 
 VOLATILE = ("timing", "created", "merged_from")

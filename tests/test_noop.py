@@ -17,7 +17,7 @@ from probing.engine.passes import Accumulator, BatchView, PassOptions, run_pass
 from probing.engine.token_roles import is_punctuation
 from probing.errors import ProbingError
 from probing.model.loading import load_model
-from probing.results.schema import validate
+from probing.results.schema.validation import validate
 from probing.stats.bootstrap import poisson_weights
 from probing.testing import sample_path, tiny_bert
 

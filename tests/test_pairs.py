@@ -220,7 +220,7 @@ def test_smollm2_on_two_paradigms_equals_the_reference():
         assert max(abs(a - b) for a, b in zip(entry["log_p_good"], good)) < TOLERANCE
         assert entry["right"] == [g > b for g, b in zip(good, bad)]
         assert entry["accuracy"] == sum(g > b for g, b in zip(good, bad)) / len(mine)
-    from probing.results.schema import validate
+    from probing.results.schema.validation import validate
 
     validate(result)
 

@@ -69,7 +69,7 @@ def test_no_treebank_data_or_model_weights_are_committed():
 
 def test_the_result_file_documentation_is_made_from_the_schema():
     """docs/results.md is the output of `python -m probing.results.schema`: the code is the contract's one source."""
-    from probing.results.schema import markdown
+    from probing.results.schema.documentation import markdown
 
     assert (REPO / "docs" / "results.md").read_text(encoding="utf-8") == markdown() + "\n", (
         "docs/results.md is out of date: run python -m probing.results.schema > docs/results.md")

@@ -258,7 +258,7 @@ def test_averaged_causal_ensembles_count_and_combine_as_the_reference():
 
 def test_an_encoders_result_has_no_causal_reading(tmp_path, capsys):
     from probing.analyses.trees.report import LEADERBOARD_CAUSAL_NOTE, leaderboard_table
-    from probing.results.schema import validate
+    from probing.results.schema.validation import validate
     from probing.testing import tiny_bert
 
     dev, test = sample_split()

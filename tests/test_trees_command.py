@@ -28,7 +28,7 @@ from probing.engine import checkpointing
 from probing.engine.passes import run_pass
 from probing.errors import ProbingError
 from probing.model.loading import load_model
-from probing.results.schema import validate
+from probing.results.schema.validation import validate
 from probing.testing import sample_path, tiny_bert
 
 QUICK = ("--bootstrap", "20", "--probe-epochs", "2", "--batch-size", "8", "--quiet")
@@ -232,7 +232,7 @@ def test_seeded_probes_rerun_identically_and_another_seed_differs(model, parts, 
     assert main(trees(model, "--select-on", str(parts["dev"]), "--treebank", str(parts["test"]), "--seed", "1",
                       "--no-probes", "--output", str(reseeded))) == 0
     assert read(reseeded)["selection"]["probes"] == {}
-    from probing.results.schema import decode_array
+    from probing.results.schema.arrays import decode_array
 
     seeded = {}
     for seed in (0, 1):

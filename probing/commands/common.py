@@ -149,9 +149,9 @@ def shard(text: str) -> tuple[int, int]:
 
 
 def _int(text: str) -> int:
-    """An integer a result can hold (int64: probing.results.schema.MAX_INTEGER), so that a count such as
+    """An integer a result can hold (int64: probing.results.schema.bounds.MAX_INTEGER), so that a count such as
     ``--limit 99999999999999999999`` is refused here, not after the pass when its result is written."""
-    from probing.results.schema import MAX_INTEGER
+    from probing.results.schema.bounds import MAX_INTEGER
 
     try:
         value = int(text)

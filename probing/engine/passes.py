@@ -143,14 +143,14 @@ class Accumulator(Counts):
         return {"state": self.encoded_state()}
 
     def encoded_state(self) -> dict:
-        from probing.results.schema import encode_array
+        from probing.results.schema.arrays import encode_array
 
         return {name: encode_array(tensor.numpy()) for name, tensor in self.state().items()}
 
     @classmethod
     def from_result(cls, result: dict) -> "Accumulator":
         """The accumulator a (validated) result file was made from, for ``probing merge``."""
-        from probing.results.schema import decode_array
+        from probing.results.schema.arrays import decode_array
 
         accumulator = cls.for_result(result)
         return accumulator.load_state({name: torch.from_numpy(decode_array(encoded).copy())
@@ -207,7 +207,7 @@ def check_shard(shard: tuple[int, int] | None) -> None:
     Traceback (most recent call last):
     probing.errors.ProbingError: --shard: must be I/N with 0 <= I < N, got 4/4
     """
-    from probing.results.schema import MAX_INTEGER
+    from probing.results.schema.bounds import MAX_INTEGER
 
     if shard is None:
         return

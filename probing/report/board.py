@@ -112,7 +112,8 @@ class Leaderboard:
 def read_json(path: str | Path) -> dict:
     """A result file (validated) or a reference file of quoted figures."""
     from probing.results.io import read_result, read_result_text
-    from probing.results.schema import parse_json, validate_reference
+    from probing.results.schema.bounds import parse_json
+    from probing.results.schema.validation import validate_reference
 
     path = Path(path)
     if path.is_file():

@@ -1,6 +1,6 @@
 """Result files: provenance blocks, and writing and reading them through the schema.
 
-Every analysis result starts with the same blocks (probing.results.schema): what ran
+Every analysis result starts with the same blocks (probing.results.schema.blocks): what ran
 (``tool``), on which weights (``model`` with its fingerprint), on what text
 (``input`` with its sha256), with which options (``config``), where
 (``environment``), how long (``timing``) and when (``created``). A result is
@@ -23,7 +23,9 @@ from pathlib import Path
 from probing.atomic import result_of, write_json_atomic
 from probing.errors import ProbingError
 from probing.results.identity import model_identity as _identity_of_block
-from probing.results.schema import MAX_RESULT_BYTES, SCHEMA_VERSION, parse_json, validate
+from probing.results.schema import SCHEMA_VERSION
+from probing.results.schema.bounds import MAX_RESULT_BYTES, parse_json
+from probing.results.schema.validation import validate
 from probing.version import __version__
 
 PACKAGES = ("torch", "transformers", "tokenizers", "numpy", "scikit-learn")

@@ -141,9 +141,9 @@ def head_vs_baseline(
 
 def bootstrap_arrays(result: dict) -> dict[str, np.ndarray] | None:
     """The replicate counts of a probe result (its ``state``) as numpy arrays (no torch); None without a
-    bootstrap. Decoded as every array of a result is (probing.results.schema.decode_array). A decoder's
+    bootstrap. Decoded as every array of a result is (probing.results.schema.arrays.decode_array). A decoder's
     result also has ``boot_causal`` [B, R, L, H] (the causal direction)."""
-    from probing.results.schema import decode_array
+    from probing.results.schema.arrays import decode_array
 
     if not result.get("bootstrap"):
         return None

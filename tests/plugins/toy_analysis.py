@@ -18,7 +18,8 @@ from probing.commands.common import EngineCommand, add_engine_options
 from probing.engine.passes import Accumulator, BatchView
 from probing.plugins import Analysis, Command, register
 from probing.report.board import Cell, Row, Table
-from probing.results.schema import COUNT, SHARE, STATE, Field, Grid, Invalid, Obj
+from probing.results.schema.blocks import STATE
+from probing.results.schema.specs import COUNT, SHARE, Field, Grid, Invalid, Obj
 
 register(Analysis(
     name="toy",
@@ -79,7 +80,7 @@ class SelfAttentionAccumulator(Accumulator):
 
 def shares_are_means(result: dict) -> None:
     """The shares are the state's sums over its words (a hand-edited share is caught)."""
-    from probing.results.schema import decode_array
+    from probing.results.schema.arrays import decode_array
 
     sums, words = decode_array(result["state"]["self_sum"]), int(decode_array(result["state"]["words"]))
     for layer, row in enumerate(result["toy"]["self_share"]):

@@ -12,24 +12,9 @@ probing.results.schema.specs.Invalid: conditions[1].heads[0][0]: layer 2 does no
 
 from __future__ import annotations
 
-from probing.results.schema import (
-    BOOL,
-    COUNT,
-    HEAD,
-    LAYER,
-    NUMBER,
-    SHARE,
-    STATE,
-    STR,
-    Field,
-    Invalid,
-    ListOf,
-    MapOf,
-    Nullable,
-    Obj,
-    Shape,
-    heads_per_layer,
-)
+from probing.results.schema.blocks import STATE
+from probing.results.schema.specs import BOOL, COUNT, HEAD, LAYER, NUMBER, SHARE, STR, Field, Invalid, ListOf, MapOf, Nullable, Obj, Shape
+from probing.results.schema.validation import heads_per_layer
 
 VERSUS_SET = Obj(
     {

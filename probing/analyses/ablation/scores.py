@@ -57,7 +57,7 @@ def scores_only_state(values: np.ndarray, replicates: np.ndarray) -> dict:
     >>> sorted(scores_only_state(np.zeros((2, 1)), np.zeros((3, 2, 1))))
     ['scores.replicates', 'scores.values']
     """
-    from probing.results.schema import encode_array
+    from probing.results.schema.arrays import encode_array
 
     return dict(zip(SCORES_ONLY, (encode_array(np.asarray(values, dtype=np.float64)),
                                   encode_array(np.asarray(replicates, dtype=np.float64)))))
@@ -65,7 +65,7 @@ def scores_only_state(values: np.ndarray, replicates: np.ndarray) -> dict:
 
 def result_scores(result: dict) -> tuple[np.ndarray, np.ndarray]:
     """:func:`condition_scores` of a (validated) ablation result file, from its encoded state."""
-    from probing.results.schema import decode_array
+    from probing.results.schema.arrays import decode_array
 
     config = result["config"]
     state = {name: decode_array(encoded) for name, encoded in result["state"].items()}

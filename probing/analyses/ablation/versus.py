@@ -223,7 +223,7 @@ def versus_report(values, replicates, sets: list[dict], part: int, higher_is_bet
     random set counts once per draw that gave it; replicates that drew no unit (an undefined metric) are left out
     of the interval, which is null when none is left.
     """
-    from probing.results.schema import MAX_INTEGER
+    from probing.results.schema.bounds import MAX_INTEGER
     from probing.stats.intervals import percentile_interval
 
     values, replicates = np.asarray(values, dtype=float), np.asarray(replicates, dtype=float)
@@ -262,7 +262,7 @@ def sets_of_result(result: dict) -> list[dict]:
     >>> [(entry["key"], entry["role"], entry["draws"], entry["short"]) for entry in sets_of_result(result)]
     [('det@1', 'chosen', (), 0), ('det@1', 'random', (0, 2), 0)]
     """
-    from probing.results.schema import heads_per_layer
+    from probing.results.schema.validation import heads_per_layer
 
     num_heads = heads_per_layer(result) if "model" in result else None
     sets, chosen = [], {}

@@ -2,7 +2,7 @@
 
 Antecedent counts of every head per direction and mention type beside the three baselines', the head chosen
 in-sample and, with ``--select-on``, the head chosen on DEV reported here by type. The blocks a held-out report
-shares with the probe's live in :mod:`probing.results.schema`. No torch.
+shares with the probe's live in :mod:`probing.results.schema.blocks`. No torch.
 
 >>> counts = {"all": 2, "pronoun": 1, "proper": 0, "nominal": 0}
 >>> counts_within_totals({"coref": {block: counts for block in ("mentions", "scored", "heads", "baselines", "sieves")}})
@@ -13,30 +13,9 @@ probing.results.schema.specs.Invalid: coref.mentions: the types add up to 1, not
 from __future__ import annotations
 
 from probing.analyses.coref.report import TYPE_AXIS
-from probing.results.schema import (
-    BEST,
-    CHOSEN_HEAD,
-    COUNT,
-    DIFFERENCE,
-    HEAD_REPORT,
-    INT,
-    LEVEL,
-    SELECT_ON_MODEL,
-    SHARE,
-    SHARE_REPORT,
-    STATE,
-    STR,
-    Field,
-    Grid,
-    Invalid,
-    ListOf,
-    MapOf,
-    Nullable,
-    Obj,
-    Section,
-    decoded,
-    heads_per_layer,
-)
+from probing.results.schema.blocks import BEST, CHOSEN_HEAD, DIFFERENCE, HEAD_REPORT, SELECT_ON_MODEL, SHARE_REPORT, STATE
+from probing.results.schema.specs import COUNT, INT, LEVEL, SHARE, STR, Field, Grid, Invalid, ListOf, MapOf, Nullable, Obj, Section, decoded
+from probing.results.schema.validation import heads_per_layer
 
 CHOICE = Nullable(Obj({**CHOSEN_HEAD, "accuracy": Field(SHARE, "on the mentions chosen on"),
                        "mentions": Field(COUNT, "scored mentions chosen on"),

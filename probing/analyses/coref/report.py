@@ -62,7 +62,7 @@ PAPER = {
 
 def arrays_of(result: dict) -> dict[str, np.ndarray]:
     """The count arrays of a (validated) coref result, from its encoded state."""
-    from probing.results.schema import decode_array
+    from probing.results.schema.arrays import decode_array
 
     return {name: decode_array(encoded) for name, encoded in result["state"].items()}
 

@@ -5,18 +5,17 @@ No torch: validation runs without a model framework.
 >>> layer_attention = {"first_special": [0.5], "separator": [0.25], "punctuation": [0.0], "other": [0.5]}
 >>> check_attention_shares(layer_attention, units=1)
 Traceback (most recent call last):
-probing.results.schema.specs.Invalid: gradients.layer_attention: layer 0's shares add up to 1.25, not 1 (the kinds of key partition the real keys)
+probing.results.schema.specs.Invalid: gradients.layer_attention: layer 0's shares add up to 1.25, not 1 (the ...
 """
 
 from __future__ import annotations
 
-from probing.results.schema import (
+from probing.results.schema.blocks import STATE, TOKEN_NAMES
+from probing.results.schema.specs import (
     COUNT,
     NON_NEGATIVE,
     SHARE,
-    STATE,
     STR,
-    TOKEN_NAMES,
     Field,
     Grid,
     Invalid,

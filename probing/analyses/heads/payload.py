@@ -15,16 +15,15 @@ import math
 
 from probing.analyses.heads.behaviour import LABELS
 from probing.analyses.surface.payload import SURFACE, check_surface_block, check_surface_state
-from probing.results.schema import (
+from probing.results.schema.blocks import STATE, TOKEN_NAMES
+from probing.results.schema.specs import (
     COUNT,
     HEAD,
     LAYER,
     NON_NEGATIVE,
     NUMBER,
     SHARE,
-    STATE,
     STR,
-    TOKEN_NAMES,
     Field,
     Grid,
     Invalid,
@@ -34,8 +33,8 @@ from probing.results.schema import (
     Obj,
     OneOf,
     Section,
-    heads_per_layer,
 )
+from probing.results.schema.validation import heads_per_layer
 
 LARGEST_DIVERGENCE = math.log(2) + 1e-6
 """The Jensen-Shannon divergence is at most ln 2 nats (the written means are rounded to 7 decimals)."""

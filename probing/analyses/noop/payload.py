@@ -11,22 +11,8 @@ probing.results.schema.specs.Invalid: noop.relations.det.words: dependents (2) a
 
 from __future__ import annotations
 
-from probing.results.schema import (
-    COUNT,
-    INT,
-    SHARE,
-    SIGNED_SHARE,
-    STATE,
-    STR,
-    Field,
-    Grid,
-    Interval,
-    Invalid,
-    ListOf,
-    MapOf,
-    Nullable,
-    Obj,
-)
+from probing.results.schema.blocks import STATE
+from probing.results.schema.specs import COUNT, INT, SHARE, SIGNED_SHARE, STR, Field, Grid, Interval, Invalid, ListOf, MapOf, Nullable, Obj
 
 SHARE_GRIDS = Obj({"special": Field(Nullable(Grid(SHARE)), "to special tokens, null without such words"),
                    "punctuation": Field(Nullable(Grid(SHARE)), "to punctuation words")})

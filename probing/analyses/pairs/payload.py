@@ -3,7 +3,7 @@
 Each paradigm's accuracy and interval with every pair's log-probabilities, and the summaries per field and
 overall. Its types say all there is to check. No torch.
 
->>> from probing.results.schema import Shape
+>>> from probing.results.schema.specs import Shape
 >>> PARADIGM.check({"field": "syntax"}, "pairs.paradigms.anaphor_gender_agreement", Shape())
 Traceback (most recent call last):
 probing.results.schema.specs.Invalid: pairs.paradigms.anaphor_gender_agreement.pairs: missing (pairs scored ...)
@@ -11,7 +11,7 @@ probing.results.schema.specs.Invalid: pairs.paradigms.anaphor_gender_agreement.p
 
 from __future__ import annotations
 
-from probing.results.schema import BOOL, COUNT, INT, NUMBER, SHARE, STR, Field, ListOf, MapOf, Nullable, Obj
+from probing.results.schema.specs import BOOL, COUNT, INT, NUMBER, SHARE, STR, Field, ListOf, MapOf, Nullable, Obj
 
 INTERVAL = Nullable(ListOf(SHARE, 2))
 

@@ -176,7 +176,7 @@ class PatternAccumulator(Accumulator):
         }
 
     def encoded_state(self) -> dict:
-        from probing.results.schema import encode_array
+        from probing.results.schema.arrays import encode_array
 
         return {name: encode_array(tensor.numpy()) for name, tensor in super().state().items()}
 

@@ -7,12 +7,14 @@ from here).
 >>> result = {"model": {"num_layers": 1, "num_heads": 2}, "config": {}, "types": [["vertical", "sideways"]]}
 >>> types_fit_the_model(result)
 Traceback (most recent call last):
-probing.results.schema.specs.Invalid: types[0][1]: expected vertical or diagonal or vertical+diagonal or block or heterogeneous, found 'sideways'
+probing.results.schema.specs.Invalid: types[0][1]: expected vertical or diagonal or ... found 'sideways'
 """
 
 from __future__ import annotations
 
-from probing.results.schema import STATE, STR, Field, Grid, ListOf, OneOf, Shape, heads_per_layer
+from probing.results.schema.blocks import STATE
+from probing.results.schema.specs import STR, Field, Grid, ListOf, OneOf, Shape
+from probing.results.schema.validation import heads_per_layer
 
 TYPES = ("vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous")
 """The five types of the paper, in its order."""

@@ -79,7 +79,7 @@ def find_checkpoints(folder: str | Path | None) -> list[Checkpoint] | None:
         if before.step == after.step:
             raise ProbingError(f"{before.path.name} and {after.path.name} are both step {before.step}",
                                source="--model")
-    from probing.results.schema import MAX_INTEGER
+    from probing.results.schema.bounds import MAX_INTEGER
 
     for checkpoint in found:
         if not (checkpoint.path / "config.json").is_file():

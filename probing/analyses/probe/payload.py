@@ -4,7 +4,7 @@ These are the fields the result-file specification fixes (docs/results.md): the 
 relation's correct counts per head, direction and offset and, for a run chosen on DEV, the held-out block;
 then, as in every analysis's result, the ``state`` the numbers are derived from (the same counts as arrays,
 and the bootstrap's replicate counts), which merges, resumes and intervals read. The blocks a held-out report
-shares with coref's live in :mod:`probing.results.schema`. No torch: validation runs without a model framework.
+shares with coref's live in :mod:`probing.results.schema.blocks`. No torch: validation runs without a model framework.
 
 >>> result = {"treebank": {"sentences_scored": 3, "sentences_total": 2}}
 >>> counts_within_totals(result)
@@ -17,20 +17,15 @@ from __future__ import annotations
 import numpy as np
 
 from probing.naming import DIRECTIONS
-from probing.results.schema import (
-    BEST,
-    CHOSEN_HEAD,
+from probing.results.schema.arrays import encode_array
+from probing.results.schema.blocks import BEST, CHOSEN_HEAD, DIFFERENCE, HALF, HEAD_REPORT, SELECT_ON_MODEL, SHARE_REPORT
+from probing.results.schema.specs import (
     COUNT,
-    DIFFERENCE,
-    HALF,
     HEAD,
-    HEAD_REPORT,
     INT,
     LAYER,
     LEVEL,
-    SELECT_ON_MODEL,
     SHARE,
-    SHARE_REPORT,
     STR,
     Array,
     Field,
@@ -44,10 +39,9 @@ from probing.results.schema import (
     Section,
     Shape,
     decoded,
-    encode_array,
-    heads_per_layer,
     shown,
 )
+from probing.results.schema.validation import heads_per_layer
 
 CAUSAL_BEST = Nullable(
     Obj(
@@ -310,7 +304,7 @@ def upgrade(result: dict, version: str) -> dict:
     ...        "baselines": {"-1": 2}, "reachable": {"dep_to_head": 2, "head_to_dep": 2}}},
     ...        "treebank": {"sentences_scored": 1, "words_scored": 3}, "config": {"offsets": [-1]},
     ...        "bootstrap": None}
-    >>> from probing.results.schema import decode_array
+    >>> from probing.results.schema.arrays import decode_array
     >>> decode_array(upgrade(old, "2")["state"]["heads"]).tolist()
     [[[[1]], [[0]]]]
     """

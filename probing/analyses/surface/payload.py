@@ -17,13 +17,12 @@ probing.results.schema.specs.Invalid: surface.heads.self[0][0]: 1.5 is a share o
 
 from __future__ import annotations
 
-from probing.results.schema import (
+from probing.results.schema.blocks import STATE, TOKEN_NAMES
+from probing.results.schema.specs import (
     COUNT,
     NON_NEGATIVE,
     NUMBER,
-    STATE,
     STR,
-    TOKEN_NAMES,
     Field,
     Grid,
     Invalid,
@@ -33,8 +32,8 @@ from probing.results.schema import (
     Obj,
     Section,
     decoded,
-    heads_per_layer,
 )
+from probing.results.schema.validation import heads_per_layer
 
 QUERY_GROUPS = ("real", "first", "separator", "other", "punctuation")
 """The kinds of query token a statistic is averaged over (probing.engine.token_roles.TokenRoles)."""

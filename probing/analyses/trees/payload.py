@@ -13,22 +13,8 @@ probing.results.schema.specs.Invalid: trees.baselines.right_branching: UAS count
 
 from __future__ import annotations
 
-from probing.results.schema import (
-    COUNT,
-    INT,
-    SHARE,
-    STATE,
-    STR,
-    Array,
-    Field,
-    Invalid,
-    ListOf,
-    MapOf,
-    Nullable,
-    Obj,
-    OneOf,
-    Section,
-)
+from probing.results.schema.blocks import STATE
+from probing.results.schema.specs import COUNT, INT, SHARE, STR, Array, Field, Invalid, ListOf, MapOf, Nullable, Obj, OneOf, Section
 
 _HEAD = {"layer": Field(COUNT, "from 0"), "head": Field(COUNT, "from 0")}
 _SENTENCES = Obj({"scored": Field(COUNT, "sentences with exactly one root word"),

@@ -16,7 +16,7 @@ without the model:
 
 The result, a *selection*, is a plain dict stored in the result file: the
 best single heads with their DEV counts, the ensembles, each probe's trained
-parameters (``probing.results.schema.encode_array``, the float32 weights as they
+parameters (``probing.results.schema.arrays.encode_array``, the float32 weights as they
 are) and training record, the word-vector source, the options, the DEV
 treebank and model it was made on, and a ``digest`` of the choices. A TEST
 pass needs nothing else, so ``--select-on DEV.json`` lets shards of TEST skip
@@ -245,7 +245,7 @@ def ensemble_candidates(relations_accumulator, limit: int) -> dict:
 
 def encode_parameters(module: torch.nn.Module) -> dict:
     """A module's parameters as encoded float32 arrays, exactly as trained."""
-    from probing.results.schema import encode_array
+    from probing.results.schema.arrays import encode_array
 
     return {name: encode_array(tensor.detach().cpu().float().numpy()) for name, tensor in module.state_dict().items()}
 
@@ -283,7 +283,7 @@ def without_probe_weights(selection: dict) -> dict:
 def probe_modules(selection: dict, num_layers: int, num_heads: int) -> dict:
     """The trained probes of a selection, rebuilt as eval-mode modules."""
     from probing.analyses.trees.probes import make_probe
-    from probing.results.schema import decode_array
+    from probing.results.schema.arrays import decode_array
 
     modules = {}
     for name, entry in (selection.get("probes") or {}).items():
