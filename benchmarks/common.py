@@ -107,7 +107,7 @@ def model_folder(short: str) -> str | None:
 def treebank_split(spec: str) -> str | None:
     """The file of a treebank spec (``en_ewt:dev``) when it is at hand without a download, else None."""
     try:
-        from probing.data.datasets import resolve_treebank
+        from probing.data.datasets.resolution import resolve_treebank
 
         return str(resolve_treebank(spec, download=False))
     except Exception:  # not available offline: the caller says what it measured instead

@@ -47,7 +47,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 def texts() -> tuple[Path, Path, str]:
     """(treebank whose words are trained on, treebank probed, a label): en_ewt when PROBING_TREEBANKS
     holds it, else the packaged sample treebank for both."""
-    from probing.data.datasets import resolve_treebank
+    from probing.data.datasets.resolution import resolve_treebank
     from probing.testing import sample_path
 
     if os.environ.get("PROBING_TREEBANKS"):

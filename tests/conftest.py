@@ -58,7 +58,7 @@ def _unavailable(what: str, how: str):
 
 def real_treebank(name: str, split: str) -> Path:
     """A real UD treebank file, or skip (fail under PROBING_REQUIRE_REAL_DATA)."""
-    from probing.data.datasets import cache_dir
+    from probing.data.datasets.cache import cache_dir
 
     filename = f"{name}-ud-{split}.conllu"
     folder = os.environ.get("PROBING_TREEBANKS")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import http.server
 import json
 import os
@@ -19,8 +20,10 @@ from pathlib import Path
 import pytest
 from conftest import _unavailable
 
-from probing.data import datasets
-from probing.data.datasets import KNOWN_TREEBANKS, cache_dir, fetch, resolve_treebank, sha256_of
+from probing.data.datasets.cache import cache_dir, sha256_of
+from probing.data.datasets.local import local_treebanks
+from probing.data.datasets.pinned import KNOWN_TREEBANKS, Treebank, TreebankFile
+from probing.data.datasets.resolution import fetch, lookup, resolve_treebank, whereabouts
 from probing.errors import ProbingError
 
 EWT = KNOWN_TREEBANKS["en_ewt"]
@@ -174,7 +177,7 @@ def test_corrupted_download_caches_nothing(server, ewt_dev_bytes):
     msg = str(info.value)
     assert "sha256" in msg and EWT_DEV.filename in msg
     assert EWT_DEV.sha256 in msg
-    assert datasets.hashlib.sha256(bad).hexdigest() in msg
+    assert hashlib.sha256(bad).hexdigest() in msg
     assert len(server.requests) == 1
     assert _cache_files() == []
     with pytest.raises(ProbingError, match="not in the cache"):
@@ -258,7 +261,7 @@ def _record_gsd() -> None:
 
 def test_unverified_treebank_is_trusted_on_first_use(server, capsys):
     _record_gsd()
-    gsd = datasets._lookup("de_gsd")
+    gsd = lookup("de_gsd")
     server.put(gsd, gsd.file("dev"), TINY)
 
     path = resolve_treebank("de_gsd:dev")
@@ -268,7 +271,7 @@ def test_unverified_treebank_is_trusted_on_first_use(server, capsys):
     assert "unverified" in err and "warning" in err
     manifest = json.loads((cache_dir() / "manifest.json").read_text())
     entry = manifest["de_gsd/de_gsd-ud-dev.conllu"]
-    assert entry["sha256"] == datasets.hashlib.sha256(TINY).hexdigest()
+    assert entry["sha256"] == hashlib.sha256(TINY).hexdigest()
     assert entry["verified"] is False
 
     assert resolve_treebank("UD_German-GSD:dev") == path  # the repository name means the same file
@@ -297,8 +300,8 @@ def _serve_catalogue(server) -> None:
 def test_a_ud_code_is_looked_up_in_the_organisation_once(server, monkeypatch, capsys):
     _serve_catalogue(server)
     monkeypatch.setenv("PROBING_UD_API_URL", f"{server.base_url}/api")
-    gsd = datasets.Treebank("de_gsd", "UD_German-GSD", "b" * 40, ())
-    url = server.put(gsd, datasets.TreebankFile("dev", "de_gsd-ud-dev.conllu", None), TINY)
+    gsd = Treebank("de_gsd", "UD_German-GSD", "b" * 40, ())
+    url = server.put(gsd, TreebankFile("dev", "de_gsd-ud-dev.conllu", None), TINY)
 
     path = resolve_treebank("de_gsd:dev")
 
@@ -340,7 +343,7 @@ def test_an_unpinned_local_copy_needs_no_network(env, monkeypatch):
 
     assert resolve_treebank("de_gsd:dev") == local / "de_gsd" / "de_gsd-ud-dev.conllu"
     assert resolve_treebank("UD_Korean-Kaist") == local / "UD_Korean-Kaist" / "ko_kaist-ud-test.conllu"
-    assert {tb.name for tb in datasets.local_treebanks()} == {"de_gsd", "ko_kaist"}
+    assert {tb.name for tb in local_treebanks()} == {"de_gsd", "ko_kaist"}
     assert _cache_files() == []
 
 
@@ -388,7 +391,7 @@ def test_data_list_says_where_every_split_comes_from_and_which_are_local(env, mo
     for tb_file in EWT.files:
         (cache_dir() / "en_ewt" / tb_file.filename).write_text("not read\n")
     monkeypatch.setenv("PROBING_TREEBANKS", str(local))
-    found = {(entry.name, entry.split): entry for entry in datasets.whereabouts()}
+    found = {(entry.name, entry.split): entry for entry in whereabouts()}
     assert set(found) == {(name, split) for name, tb in KNOWN_TREEBANKS.items() for split in tb.splits}
     assert (found["en_ewt", "dev"].origin, found["en_ewt", "dev"].where) == (
         "PROBING_TREEBANKS", str(local / "en_ewt" / EWT_DEV.filename))

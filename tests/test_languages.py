@@ -18,8 +18,9 @@ import pytest
 from conftest import _unavailable
 
 from probing.cli import main
-from probing.data import datasets
-from probing.data.datasets import KNOWN_TREEBANKS, heldout_names, parse_name, resolve_treebank, treebank_half
+from probing.data.datasets.names import parse_name, treebank_half
+from probing.data.datasets.pinned import KNOWN_TREEBANKS
+from probing.data.datasets.resolution import heldout_names, lookup, resolve_treebank
 from probing.data.inputs import InputSource
 from probing.data.relations import relation_pairs
 from probing.data.treebank import read_sentences
@@ -217,7 +218,7 @@ def test_pins_are_the_fourteen_pud_rows_of_the_shared_readme():
         tb = KNOWN_TREEBANKS[name]
         assert (tb.repo, tb.commit, tb.files[0].sha256, tb.splits) == (repo, commit.split()[0], sha, ("test",))
         assert resolve_treebank  # names and repository names mean the same treebank
-        assert datasets._lookup(repo) is tb and parse_name(f"{repo}:odd") == (repo, "odd")
+        assert lookup(repo) is tb and parse_name(f"{repo}:odd") == (repo, "odd")
 
 
 def test_shards_of_a_half_merge_into_the_whole_half(tmp_path, monkeypatch, capsys):

@@ -12,7 +12,7 @@ from helpers import planted_head_attention
 from probing.analyses.heads.accumulator import HeadsAccumulator
 from probing.analyses.surface.accumulator import STATISTICS, SurfaceAccumulator, visible_keys
 from probing.cli import main
-from probing.data.datasets import sha256_of
+from probing.data.datasets.cache import sha256_of
 from probing.data.inputs import InputSource
 from probing.engine.passes import run_pass
 from probing.engine.token_roles import TokenRoles

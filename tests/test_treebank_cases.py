@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from probing.data.datasets import resolve_treebank
+from probing.data.datasets.resolution import resolve_treebank
 from probing.data.treebank import ROOT, Sentence, read_sentences, read_treebank
 from probing.errors import ProbingError
 

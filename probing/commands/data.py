@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from probing.data.datasets import KNOWN_TREEBANKS, cache_dir, fetch, whereabouts
+from probing.data.datasets.cache import cache_dir
+from probing.data.datasets.pinned import KNOWN_TREEBANKS
+from probing.data.datasets.resolution import fetch, whereabouts
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

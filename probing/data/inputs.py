@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from probing.data.datasets import HALVES
+from probing.data.datasets.names import HALVES
 from probing.data.treebank import PendingSentence, Sentence, _decoding_message, check_input_file, read_treebank
 from probing.errors import ProbingError
 
@@ -121,7 +121,8 @@ class InputSource:
 
         ``option`` is what errors call the file (the command-line option that gave it).
         """
-        from probing.data.datasets import resolve_treebank, treebank_half
+        from probing.data.datasets.names import treebank_half
+        from probing.data.datasets.resolution import resolve_treebank
 
         with given_by(option):
             path = resolve_treebank(spec)
@@ -158,7 +159,7 @@ class InputSource:
     @property
     def sha256(self) -> str:
         if self._sha256 is None:
-            from probing.data.datasets import sha256_of
+            from probing.data.datasets.cache import sha256_of
 
             self._sha256 = sha256_of(self.path)
         return self._sha256
@@ -243,7 +244,7 @@ class InputSource:
     def recorded_path(self) -> str:
         """How result files name the input: a public treebank by its name (``en_ewt:test``), a file as the
         user gave it. The sha256 identifies the bytes; a machine's folders are no part of a result."""
-        from probing.data.datasets import is_treebank_name
+        from probing.data.datasets.names import is_treebank_name
 
         if self.given_as and is_treebank_name(self.given_as):
             return self.given_as

@@ -108,7 +108,7 @@ def blimp_folder(folder: str | None = None) -> Path:
     >>> str(blimp_folder("pairs"))
     'pairs'
     """
-    from probing.data.datasets import cache_dir
+    from probing.data.datasets.cache import cache_dir
 
     folder = folder or os.environ.get(ENVIRONMENT)
     return Path(folder).expanduser() if folder else cache_dir() / "blimp"
@@ -117,7 +117,8 @@ def blimp_folder(folder: str | None = None) -> Path:
 def paradigm_file(uid: str, folder: str | None = None, *, download: bool = True) -> Path:
     """The checked file of one paradigm: from ``folder`` (``--blimp``), ``$PROBING_BLIMP`` or the cache
     (downloaded when absent)."""
-    from probing.data.datasets import Treebank, TreebankFile, _cached, _download, sha256_of
+    from probing.data.datasets.cache import cached_copy, download_file, sha256_of
+    from probing.data.datasets.pinned import Treebank, TreebankFile
 
     option = "--blimp" if folder else ENVIRONMENT
     folder = folder or os.environ.get(ENVIRONMENT)
@@ -134,7 +135,7 @@ def paradigm_file(uid: str, folder: str | None = None, *, download: bool = True)
     offline = f"give --blimp DIR or set {ENVIRONMENT} to a folder of BLiMP's UID.jsonl files"
     home = Treebank("blimp", REPOSITORY, COMMIT, (TreebankFile(uid, f"data/{uid}.jsonl", PINS[uid], offline),))
     tb_file = home.files[0]
-    cached = _cached(home, tb_file)
+    cached = cached_copy(home, tb_file)
     if cached is not None:
         return cached
     if not download:
@@ -142,7 +143,7 @@ def paradigm_file(uid: str, folder: str | None = None, *, download: bool = True)
     previous = os.environ.get("PROBING_UD_BASE_URL")
     os.environ["PROBING_UD_BASE_URL"] = os.environ.get("PROBING_BLIMP_BASE_URL") or BASE_URL
     try:
-        return _download(home, tb_file)
+        return download_file(home, tb_file)
     finally:
         if previous is None:
             os.environ.pop("PROBING_UD_BASE_URL", None)

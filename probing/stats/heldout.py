@@ -48,7 +48,7 @@ IN_SAMPLE = (
 def default_splits(spec: str | None) -> tuple[str, str] | None:
     """``(choose on, report on)`` names for a bare treebank name, else None: dev and test for a treebank
     with both, the even and odd halves for a one-split treebank such as ``ko_pud`` (docs/languages.md)."""
-    from probing.data.datasets import heldout_names
+    from probing.data.datasets.resolution import heldout_names
 
     if not spec or Path(spec).expanduser().exists():
         return None

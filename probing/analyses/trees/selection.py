@@ -109,7 +109,7 @@ class FileVectors:
     without numbers, a NaN) is refused before any model time, not after the pass that first looks a word up."""
 
     def __init__(self, path: str | Path):
-        from probing.data.datasets import sha256_of
+        from probing.data.datasets.cache import sha256_of
 
         self.path = Path(path)
         if not self.path.is_file():
