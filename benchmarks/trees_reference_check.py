@@ -221,7 +221,8 @@ def explain(model_dir: str, treebank: str, limit: int | None, cells: list[tuple[
 
     from probing.analyses.trees.decode import mst_heads
     from probing.data.inputs import InputSource
-    from probing.engine.passes import Accumulator, run_pass
+    from probing.engine.accumulator import Accumulator
+    from probing.engine.passes import run_pass
     from probing.model.loading import load_model
 
     heads_of = sorted({(layer, head) for _, layer, head in cells})

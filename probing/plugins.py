@@ -56,7 +56,7 @@ class Command:
 class Analysis:
     """What the rest of probing needs to know of one analysis; every part is a ``"module:attribute"``.
 
-    - ``accumulator``: the :class:`probing.engine.passes.Accumulator` subclass whose ``result()`` makes the
+    - ``accumulator``: the :class:`probing.engine.accumulator.Accumulator` subclass whose ``result()`` makes the
       payload (merge, resume and ``--shard`` rebuild it from a result's state);
     - ``payload``: a mapping of field name to :class:`probing.results.schema.specs.Field`, the payload's schema
       (every result also has the common blocks); a built-in analysis's module beside it lists, in

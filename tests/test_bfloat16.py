@@ -20,7 +20,9 @@ from test_readings import padded_batch
 from probing.analyses.probe.api import run_probe
 from probing.analyses.probe.config import ScoreConfig
 from probing.data.inputs import InputSource
-from probing.engine.passes import Accumulator, PassOptions, run_pass
+from probing.engine.accumulator import Accumulator
+from probing.engine.options import PassOptions
+from probing.engine.passes import run_pass
 from probing.model.extraction import _run_stack, each_layer, fused_tolerance
 from probing.model.loading import load_model
 from probing.naming import DIRECTIONS

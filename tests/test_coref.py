@@ -21,7 +21,8 @@ from probing.data.inputs import InputSource
 from probing.data.windows import Window, WindowMention
 from probing.engine import checkpointing
 from probing.engine.batching import encode_units, window_rule
-from probing.engine.passes import PassOptions, run_pass
+from probing.engine.options import PassOptions
+from probing.engine.passes import run_pass
 from probing.errors import ProbingError
 from probing.model.interventions import attention_override
 from probing.model.loading import load_model

@@ -14,8 +14,10 @@ from helpers import planted_head_attention
 from probing.analyses.gradients.accumulator import GradientAccumulator, batch_gradients
 from probing.cli import main
 from probing.data.inputs import InputSource
+from probing.engine.accumulator import BatchView
 from probing.engine.batching import batches_of_chunk
-from probing.engine.passes import BatchView, PassOptions, run_pass
+from probing.engine.options import PassOptions
+from probing.engine.passes import run_pass
 from probing.engine.token_roles import TokenRoles
 from probing.errors import ProbingError
 from probing.model.loading import load_model

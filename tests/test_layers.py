@@ -20,7 +20,8 @@ from probing.analyses.probe.accumulator import ProbeAccumulator
 from probing.analyses.surface.accumulator import SurfaceAccumulator
 from probing.data.inputs import InputSource, sample_treebank_path
 from probing.data.relations import relation_pairs  # noqa: F401  (the relations' registry, filled on import)
-from probing.engine.passes import PassOptions, run_pass
+from probing.engine.options import PassOptions
+from probing.engine.passes import run_pass
 from probing.model.extraction import ATTENTION_PATHS, _run_stack, each_layer
 from probing.model.loading import load_model
 from probing.testing import scratch_folder, tiny_bert

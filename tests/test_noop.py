@@ -13,7 +13,9 @@ from probing.analyses.noop.accumulator import GROUPS, NoopAccumulator, chosen_he
 from probing.analyses.views.accumulator import VALUES, SentenceViews
 from probing.data.inputs import InputSource
 from probing.data.relations import relation_pairs
-from probing.engine.passes import Accumulator, BatchView, PassOptions, run_pass
+from probing.engine.accumulator import Accumulator, BatchView
+from probing.engine.options import PassOptions
+from probing.engine.passes import run_pass
 from probing.engine.token_roles import is_punctuation
 from probing.errors import ProbingError
 from probing.model.loading import load_model

@@ -15,9 +15,11 @@ from test_cli import assert_one_line_error
 
 from probing.cli import main
 from probing.data.inputs import InputSource, PendingUnit, Unit
+from probing.engine.accumulator import Accumulator
 from probing.engine.batching import CHUNK_BATCHES
 from probing.engine.feeding import ChunkPlan, prepared_chunks
-from probing.engine.passes import Accumulator, PassOptions, run_pass, usable_cores
+from probing.engine.options import PassOptions, usable_cores
+from probing.engine.passes import run_pass
 from probing.errors import ProbingError
 from probing.model.loading import load_model
 from probing.testing import sample_path

@@ -112,11 +112,11 @@ def run(args: argparse.Namespace) -> int:
     with EngineCommand(args, head=metric.head, source=source, inputs=_input_files(args), analysis="ablation") as command:
         dev = _dev(args, command) if args.chosen else None  # before the model loads: a bad DEV costs no model time
         loaded = command.loaded
-        if isinstance(dev, dict):  # a DEV result of other weights chooses other heads: refused before any pass
-            check_dev_model(dev, loaded, source=f"--select-on {args.select_on}", run="this run")
+        if dev is not None and dev.dev_result is not None:  # a DEV result of other weights chooses other heads
+            check_dev_model(dev.dev_result, loaded, source=dev.where, run="this run")
         metric.setup(loaded)
         layers, heads = loaded.num_layers, READINGS[args.attention].heads(loaded.num_heads)
-        chosen_on = dev_relations(dev, args.chosen, command.engine_run, args.select_on) if args.chosen else None
+        chosen_on = dev_relations(dev, args.chosen, command.engine_run) if args.chosen else None
         conditions = _conditions(args, layers, heads, chosen_on and chosen_on.relations)
         if chosen_on and command.is_main:
             print(chosen_on.describe(conditions[1:]))

@@ -81,13 +81,13 @@ batch_size = positive_at_most(MAX_BATCH_SIZE, "units")
 
 
 def worker_count(text: str) -> int:
-    """``--workers``: 0 (read in this process) up to the cores this process may use (probing.engine.passes).
+    """``--workers``: 0 (read in this process) up to the cores this process may use (probing.engine.options).
 
     >>> worker_count("100000")
     Traceback (most recent call last):
     argparse.ArgumentTypeError: must be 0 (read in this process) to ... got 100000
     """
-    from probing.engine.passes import check_workers
+    from probing.engine.options import check_workers
     from probing.errors import ProbingError
 
     value = _int(text)
@@ -138,7 +138,7 @@ def shard(text: str) -> tuple[int, int]:
         index, count = (int(part) for part in text.split("/"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected I/N such as 0/4, got {text!r}") from None
-    from probing.engine.passes import check_shard
+    from probing.engine.options import check_shard
     from probing.errors import ProbingError
 
     try:
@@ -375,8 +375,8 @@ def model_spec(args: argparse.Namespace, *, device: str | None = None, device_ma
 
 
 def pass_options(args: argparse.Namespace):
-    """The :class:`probing.engine.passes.PassOptions` of the batching, reading, run and progress options."""
-    from probing.engine.passes import PassOptions
+    """The :class:`probing.engine.options.PassOptions` of the batching, reading, run and progress options."""
+    from probing.engine.options import PassOptions
 
     return PassOptions(batch_size=args.batch_size, max_length=args.max_length, shard=args.shard,
                        attention=args.attention, pool_from=getattr(args, "pool_from", "mean"), workers=args.workers,

@@ -39,9 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.coref.accumulator import CorefAccumulator
     from probing.analyses.coref.heldout_run import (
-        CorefInputs,
         WindowPasses,
         add_heldout,
+        coref_inputs,
         require_mentions,
         window_length,
     )
@@ -49,16 +49,14 @@ def run(args: argparse.Namespace) -> int:
     from probing.commands.common import EngineCommand
     from probing.engine.readings import READINGS
 
-    inputs = CorefInputs.plan(args.treebank, args.select_on, limit=args.limit)
+    inputs = coref_inputs(args.treebank, args.select_on, limit=args.limit)
     with EngineCommand(args, analysis="coref", source=inputs.source, inputs=(inputs.dev_path,)) as command:
         loaded = command.loaded
         window = window_length(args.window, args.max_length, loaded)
         passes = WindowPasses(command.engine_run, window)
         heads = READINGS[args.attention].heads(loaded.num_heads)
         config = {"window": window, "bootstrap": args.bootstrap}
-        dev_result = inputs.dev_result
-        if inputs.dev_source is not None:
-            dev_result = passes.dev_result(inputs.dev_source, heads=heads, config=config)
+        dev_result = inputs.chosen_on(lambda dev_source: passes.dev_result(dev_source, heads=heads, config=config))
         test = CorefAccumulator(loaded.num_layers, heads, window=window, bootstrap=args.bootstrap, seed=args.seed)
         stats = passes.run(inputs.source, test, "coreference")
         if args.shard is None:

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 
 import torch
 
-from probing.engine.passes import Accumulator, Pass, PassHooks
+from probing.engine.accumulator import Accumulator
+from probing.engine.passes import Pass, PassHooks
 from probing.errors import ProbingError
 from probing.results.pass_statistics import across_processes
 

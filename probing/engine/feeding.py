@@ -342,3 +342,53 @@ def chunked(units: Iterable[Unit], size: int) -> Iterator[list[Unit]]:
             chunk = []
     if chunk:
         yield chunk
+
+
+def prefetched(items: Iterator, depth: int) -> Iterator:
+    """``items`` produced by a background thread, at most ``depth`` chunk ends ahead of the consumer.
+
+    The producer's exceptions (a malformed line late in a treebank) are raised in the consumer, in
+    order, after every item made before them; the consumer leaving early stops the producer.
+    """
+    import queue
+    import threading
+
+    slots = threading.BoundedSemaphore(depth)
+    handoff: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    end = object()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not isinstance(item, Batch):
+                    while not slots.acquire(timeout=0.1):
+                        if stop.is_set():
+                            return
+                handoff.put(item)
+                if stop.is_set():
+                    return
+            handoff.put(end)
+        except BaseException as error:  # handed to the consumer, raised there
+            handoff.put(_Failure(error))
+
+    thread = threading.Thread(target=produce, name="probing-batches", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = handoff.get()
+            if item is end:
+                return
+            if isinstance(item, _Failure):
+                raise item.error
+            yield item
+            if not isinstance(item, Batch):
+                slots.release()
+    finally:
+        stop.set()
+        thread.join()
+
+
+@dataclass
+class _Failure:
+    error: BaseException

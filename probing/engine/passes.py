@@ -1,28 +1,10 @@
 """The one attention pass under every analysis.
 
 A pass streams the units of an input through a loaded model, batch by batch,
-and hands each batch's attention to a list of *accumulators*: the probe's
-counts, the surface statistics, head divergences, pattern shares, tree
-counts, coreference counts, ... Each accumulator implements one protocol:
-
-- ``update(view)``: add one batch (``view`` is a :class:`BatchView`: the
-  batch, its token attention under the chosen reading, and the word
-  attention and head predictions computed once for all accumulators);
-- ``merge(other)``: add another part's accumulator (shards, processes,
-  resumed runs);
-- ``state()`` / ``load_state(state)``: every number it holds, as tensors,
-  for checkpoints;
-- ``result()``: the analysis's payload in a result file.
-
-What an accumulator reads decides how much of the model's attention a pass
-holds at once (``reads``): ``"attention"``, the token attention of every
-layer (``view.attention``); ``"predictions"``, only each head's predicted
-heads (``view.predictions``), which the pass makes one layer at a time as the
-layer's attention exists; ``"layers"``, one layer's token attention at a time
-(``update_layer``, then ``update_batch`` once per batch). When no accumulator
-of a pass reads ``"attention"``, the pass holds one layer's token attention,
-never the model's: for a 2,048-token unit through a 30-layer, 9-head model,
-151 MB instead of 4.5 GB in float32.
+and hands each batch's attention to a list of *accumulators*
+(probing.engine.accumulator: the protocol, and what ``reads`` decides about
+how much attention a pass holds at once), read as its options say
+(probing.engine.options).
 
 Because all of them run on this one loop, every analysis gets the same
 batching (length-sorted, the attention-cell cap, the sink token, max
@@ -30,6 +12,7 @@ length), every input form, every attention reading, ``--shard I/N``,
 ``torchrun`` and checkpoint/resume, at no cost of its own.
 
 >>> from probing.data.inputs import InputSource, sample_treebank_path
+>>> from probing.engine.accumulator import Accumulator
 >>> from probing.model.loading import load_model
 >>> from probing.testing import tiny_bert
 >>> class Rows(Accumulator):
@@ -54,229 +37,18 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import cached_property
 
 import torch
 
 from probing.data.inputs import InputSource, Unit
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.batching import Batch
-from probing.engine.counts import Counts
-from probing.engine.feeding import ChunkPlan, InputWorkerStopped, prepared_chunks, stopped_input_worker
-from probing.engine.pooling import WordPooling, check_from_pooling
-from probing.engine.predictions import HeadPrediction
+from probing.engine.feeding import ChunkPlan, InputWorkerStopped, prefetched, prepared_chunks, stopped_input_worker
+from probing.engine.options import PassOptions
 from probing.engine.progress import progress_bar
 from probing.errors import ProbingError
 from probing.model.loading import LoadedModel
 from probing.results.pass_statistics import BatchStats, PassStats
-
-
-class Accumulator(Counts):
-    """What an analysis adds up over a pass (see the module docstring for the protocol).
-
-    ``merge``, ``state`` and ``load_state`` are :class:`probing.engine.counts.Counts`': by default over the
-    tensors of ``self.state_tensors`` (a dict of tensors that add up), with ``identity`` as the options two parts
-    must share; an accumulator that keeps its counts in count objects names them in ``count_parts``. ``fresh`` works
-    for accumulators that keep every number in ``state_tensors`` and everything else in options that never
-    change.
-    ``needs_attention`` False means the accumulator runs the model itself
-    (ablation, gradients): the pass then skips its own forward pass.
-    """
-
-    analysis = ""
-    needs_attention = True
-    reads = "attention"
-    """``"attention"`` (every layer's token attention), ``"predictions"`` or ``"layers"`` (module docstring)."""
-
-    def __init__(self) -> None:
-        self.state_tensors: dict[str, torch.Tensor] = {}
-
-    def prepare(self, batch: Batch) -> dict:
-        """What this accumulator can make from a batch's units alone, before the model runs: made on the input
-        side (the batching thread, or a ``--workers`` process) and found in ``batch.prepared`` under the
-        returned keys (a key names what was made, so accumulators that need the same share it). Default:
-        nothing."""
-        return {}
-
-    def update(self, view: "BatchView") -> None:
-        """Add one batch (every layer of ``view``). An accumulator that reads ``"layers"`` gets it as
-        ``update_layer`` for each layer, then ``update_batch``."""
-        if self.reads != "layers":
-            raise NotImplementedError
-        for layer in range(view.attention.shape[1]):
-            self.update_layer(view.layer(layer), layer)
-        self.update_batch(view)
-
-    def update_layer(self, view: "BatchView", layer: int) -> None:
-        """Add one layer of one batch: ``view.attention`` [batch, 1, head, query, key] is layer ``layer``."""
-        raise NotImplementedError
-
-    def update_batch(self, view: "BatchView") -> None:
-        """After every layer of a batch: what is counted once per batch (``view.attention`` may be None)."""
-
-    def identity(self) -> dict:
-        """The options that decide this accumulator's numbers (checkpoints refuse others)."""
-        return {"analysis": self.analysis}
-
-    # -- counts (probing.engine.counts): every number in ``state_tensors``, options in ``identity`` ---------------
-
-    @property
-    def counts_name(self) -> str:
-        return f"{self.analysis} counts"
-
-    def count_values(self) -> dict:
-        return self.state_tensors
-
-    def set_count(self, name: str, value) -> None:
-        self.state_tensors[name] = value
-
-    def count_options(self) -> dict:
-        return self.identity()
-
-    def fresh(self) -> "Accumulator":
-        """An empty accumulator with the same options."""
-        empty = copy.copy(self)
-        empty.state_tensors = {name: torch.zeros_like(tensor) for name, tensor in self.state_tensors.items()}
-        return empty
-
-    def result(self) -> dict:
-        """The analysis's payload; the default is its encoded state, from which merges rebuild it."""
-        return {"state": self.encoded_state()}
-
-    def encoded_state(self) -> dict:
-        from probing.results.schema.arrays import encode_array
-
-        return {name: encode_array(tensor.numpy()) for name, tensor in self.state().items()}
-
-    @classmethod
-    def from_result(cls, result: dict) -> "Accumulator":
-        """The accumulator a (validated) result file was made from, for ``probing merge``."""
-        from probing.results.schema.arrays import decode_array
-
-        accumulator = cls.for_result(result)
-        return accumulator.load_state({name: torch.from_numpy(decode_array(encoded).copy())
-                                       for name, encoded in result["state"].items()})
-
-    @classmethod
-    def for_result(cls, result: dict) -> "Accumulator":
-        """An empty accumulator with the options a result file records."""
-        raise NotImplementedError(f"{cls.__name__} cannot be rebuilt from a result file")
-
-
-class BatchView:
-    """One batch as the accumulators see it; derived tensors are computed once, on first use.
-
-    ``attention``: float32 [batch, layer, head, query, key] under the pass's
-    reading (None when no accumulator needs it); ``word_attention``: [batch,
-    layer, head, word, word]; ``predictions``: long [batch, direction, layer,
-    head, word].
-    """
-
-    def __init__(self, batch: Batch, attention: torch.Tensor | None, loaded: LoadedModel, pool_from: str = "mean",
-                 reading: str = "weights", shared: dict | None = None):
-        self.batch, self.attention, self.loaded, self.pool_from = batch, attention, loaded, pool_from
-        self.reading = reading
-        self._shared = {} if shared is None else shared  # what the batch's layer views share: pooling, masks
-
-    def layer(self, index: int) -> "BatchView":
-        """The view of one layer: attention [batch, 1, head, query, key]."""
-        return self.of_layer(self.attention[:, index : index + 1])
-
-    def of_layer(self, attention: torch.Tensor) -> "BatchView":
-        """A view of the same batch holding one layer's ``attention`` [batch, 1, head, query, key]; its
-        pooling maps and prediction masks are made once for all the batch's layers."""
-        return BatchView(self.batch, attention, self.loaded, self.pool_from, self.reading, self._shared)
-
-    @cached_property
-    def word_attention(self) -> torch.Tensor:
-        if "pooling" not in self._shared:
-            self._shared["pooling"] = WordPooling(self.batch.word_of_token, self.pool_from)
-        return self._shared["pooling"](self.attention)
-
-    @cached_property
-    def predictions(self) -> torch.Tensor:
-        if "prediction" not in self._shared:
-            self._shared["prediction"] = HeadPrediction(self.batch.num_words)
-        return self._shared["prediction"](self.word_attention)
-
-
-def check_shard(shard: tuple[int, int] | None) -> None:
-    """The one rule of ``--shard I/N``: N parts (N >= 1), this part's index I from 0 and below N (None: the
-    whole run). The command line, the probe's configuration and the pass all check a shard here.
-
-    >>> check_shard((4, 4))
-    Traceback (most recent call last):
-    probing.errors.ProbingError: --shard: must be I/N with 0 <= I < N, got 4/4
-    """
-    from probing.results.schema.bounds import MAX_INTEGER
-
-    if shard is None:
-        return
-    index, count = shard
-    if not (count >= 1 and 0 <= index < count):
-        raise ProbingError(f"must be I/N with 0 <= I < N, got {index}/{count}", source="--shard")
-    if count > MAX_INTEGER:  # a result records N
-        raise ProbingError(f"must have N at most {MAX_INTEGER} (the largest number a result holds), got {count}",
-                           source="--shard")
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on: its affinity where the system keeps one (a Slurm job's or a
-    container's share of the machine), else the machine's count."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # macOS and Windows keep no affinity
-        return os.cpu_count() or 1
-
-
-def check_workers(workers: int) -> None:
-    """The one rule of ``--workers N``: 0 (the input is read in this process) up to one process per usable core.
-    Each worker is a whole process busy reading and tokenising: more of them than cores only wait for each
-    other, and a count such as 100000 would ask the system for that many processes before any work.
-
-    >>> check_workers(-1)
-    Traceback (most recent call last):
-    probing.errors.ProbingError: --workers: must be 0 (read in this process) to ... got -1
-    """
-    cores = usable_cores()
-    if not 0 <= workers <= cores:
-        raise ProbingError(f"must be 0 (read in this process) to {cores} (a process per core this process may use), "
-                           f"got {workers}", source="--workers")
-
-
-@dataclass(frozen=True)
-class PassOptions:
-    """How a pass reads its input: batching, which part, which attention reading. Written into results."""
-
-    batch_size: int = 32
-    max_length: int | None = None
-    shard: tuple[int, int] | None = None
-    attention: str = "weights"
-    pool_from: str = "mean"
-    progress: bool = False
-    description: str = "reading"
-    prefetch: bool = True
-    """Read, validate and batch ahead of the model in a background thread."""
-    workers: int = 0
-    """Processes that read, validate and batch ahead of the model instead (probing.engine.feeding); 0: none."""
-
-    def __post_init__(self) -> None:
-        if self.batch_size < 1:
-            raise ProbingError(f"must be a positive integer, got {self.batch_size}", source="--batch-size")
-        check_from_pooling(self.pool_from)
-        check_workers(self.workers)
-        if self.pool_from == "max" and self.attention == "norms":
-            raise ProbingError("max pooling renormalises each word's row, which norm-based attention must not be "
-                               "(its rows do not sum to 1 by design); use --pool-from mean or first", source="--pool-from")
-        check_shard(self.shard)
-
-    def config(self) -> dict:
-        """The part of a result's ``config`` block these options decide."""
-        return {
-            "attention": self.attention,
-            "batch_size": self.batch_size,
-            "shard": None if self.shard is None else {"index": self.shard[0], "count": self.shard[1]},
-            "pooling": {"to": "sum", "from": self.pool_from},
-        }
 
 
 @dataclass
@@ -374,7 +146,7 @@ def run_pass(
     loaded: LoadedModel,
     source: InputSource,
     accumulators: Sequence[Accumulator],
-    options: PassOptions = PassOptions(),
+    options: PassOptions | None = None,
     *,
     hooks: PassHooks | None = None,
 ) -> PassStats:
@@ -387,6 +159,7 @@ def run_pass(
     from probing.engine.readings import READINGS
 
     started = time.perf_counter()
+    options = options or PassOptions()
     hooks = hooks or current_hooks()
     reading = READINGS[options.attention]
     run = Pass(loaded, source, accumulators, options)
@@ -522,56 +295,6 @@ def pinned(batch: Batch) -> Batch:
     for name in ("input_ids", "attention_mask", "word_of_token", "num_words"):
         setattr(batch, name, getattr(batch, name).pin_memory())
     return batch
-
-
-def prefetched(items: Iterator, depth: int) -> Iterator:
-    """``items`` produced by a background thread, at most ``depth`` chunk ends ahead of the consumer.
-
-    The producer's exceptions (a malformed line late in a treebank) are raised in the consumer, in
-    order, after every item made before them; the consumer leaving early stops the producer.
-    """
-    import queue
-    import threading
-
-    slots = threading.BoundedSemaphore(depth)
-    handoff: queue.Queue = queue.Queue()
-    stop = threading.Event()
-    end = object()
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not isinstance(item, Batch):
-                    while not slots.acquire(timeout=0.1):
-                        if stop.is_set():
-                            return
-                handoff.put(item)
-                if stop.is_set():
-                    return
-            handoff.put(end)
-        except BaseException as error:  # handed to the consumer, raised there
-            handoff.put(_Failure(error))
-
-    thread = threading.Thread(target=produce, name="probing-batches", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = handoff.get()
-            if item is end:
-                return
-            if isinstance(item, _Failure):
-                raise item.error
-            yield item
-            if not isinstance(item, Batch):
-                slots.release()
-    finally:
-        stop.set()
-        thread.join()
-
-
-@dataclass
-class _Failure:
-    error: BaseException
 
 
 def _count(run: Pass, batch: Batch, reading) -> None:

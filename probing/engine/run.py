@@ -4,7 +4,7 @@ Every way of running an analysis goes through :class:`EngineRun`: the commands (
 from the parsed options), the Python API (probing.analyses.probe.api), the held-out passes of trees, coref and the
 ablation's DEV, and ``probing.run``. It is built from plain values, so an analysis handed one never sees the
 command line: :class:`ModelSpec` (which model and how to load it), the opened
-:class:`~probing.data.inputs.InputSource`, the pass's :class:`~probing.engine.passes.PassOptions`, and the
+:class:`~probing.data.inputs.InputSource`, the pass's :class:`~probing.engine.options.PassOptions`, and the
 processes of a torchrun (:class:`~probing.engine.distributed.Ranks`) with the checkpoint hooks.
 
 >>> from probing.data.inputs import InputSource, sample_treebank_path
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from probing.data.inputs import InputSource
 from probing.engine.distributed import Ranks
-from probing.engine.passes import PassHooks, PassOptions
+from probing.engine.options import PassOptions
+from probing.engine.passes import PassHooks
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from probing.data.treebank import Sentence
 from probing.engine.pooling import pool_with_special_keys
 
 if TYPE_CHECKING:
-    from probing.engine.passes import BatchView
+    from probing.engine.accumulator import BatchView
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ both treebanks is :mod:`probing.analyses.probe.heldout`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from probing.errors import ProbingError
@@ -72,6 +73,90 @@ def plan(treebank: str | None, select_on: str | None) -> tuple[str | None, str |
 def is_result_file(select_on: str) -> bool:
     """Whether ``--select-on`` names a result JSON rather than a treebank."""
     return select_on.lower().endswith(".json")
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """The one held-out flow of every analysis that chooses on DEV and reports on TEST (probe, coref, trees,
+    ablation): what the user gave read by :func:`plan`, TEST opened, DEV opened (a treebank) or read (a result
+    file), and DEV refused when it holds the sentences reported on (:func:`check_other_sentences`), all before
+    the model loads; then :meth:`chosen_on` gives DEV's result, the file's or DEV's units scored by the analysis,
+    which the analysis reports on TEST with its own rules.
+
+    ``source`` is TEST (or the in-sample units; None: units that are no treebank's, BLiMP's pairs);
+    ``select_on`` DEV as given (None: in-sample); ``dev_source`` DEV's units, or ``dev_result`` DEV's file as
+    the analysis reads it (trees: the selection it holds).
+
+    >>> from probing.data.inputs import sample_treebank_path
+    >>> sample = str(sample_treebank_path())
+    >>> HeldOut.plan(sample, None, limit=10).select_on is None
+    True
+    >>> HeldOut.plan(sample, sample, limit=10)
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --select-on ...: holds the very sentences this run reports on ...
+    """
+
+    source: object
+    select_on: str | None = None
+    dev_source: object = None
+    dev_result: dict | None = None
+
+    @classmethod
+    def plan(cls, treebank: str | None, select_on: str | None, *, limit: int | None, units=None,
+             **dev) -> "HeldOut":
+        """``--treebank`` and ``--select-on`` as :func:`plan` reads them (a bare name: its two splits or halves),
+        TEST opened by ``units(spec, limit=..., option=...)`` (default: a treebank; the project's sample treebank
+        when none is named), then DEV by :meth:`open_dev` (``dev``: how its file is read)."""
+        from probing.data.inputs import InputSource, sample_treebank_path
+
+        units = units or InputSource.treebank
+        treebank, select_on = plan(treebank, select_on)
+        source = units(treebank or str(sample_treebank_path()), limit=limit, option="--treebank")
+        return cls.open_dev(source, select_on, limit=limit, units=units, **dev)
+
+    @classmethod
+    def open_dev(cls, source, select_on: str | None, *, limit: int | None, units=None, read_dev=None,
+                 sentences_of=None) -> "HeldOut":
+        """DEV of ``select_on`` beside ``source``, checked to hold none of its sentences: a result file read by
+        ``read_dev(path)`` (default: a probe result, :func:`read_dev_result`), whose sentences
+        ``sentences_of(read)`` describes (default: its ``input`` block); else a treebank opened by ``units``."""
+        from probing.data.inputs import InputSource
+
+        if not select_on:
+            return cls(source)
+        where = f"--select-on {select_on}"
+        if is_result_file(select_on):
+            dev_result = (read_dev or read_dev_result)(select_on)
+            if source is not None:
+                check_other_sentences((sentences_of or _input_of)(dev_result), source, source=where)
+            return cls(source, select_on, dev_result=dev_result)
+        dev_source = (units or InputSource.treebank)(select_on, limit=limit, option="--select-on")
+        if source is not None:
+            check_other_sentences(dev_source, source, source=where)
+        return cls(source, select_on, dev_source=dev_source)
+
+    @property
+    def where(self) -> str:
+        """DEV as messages name it."""
+        return f"--select-on {self.select_on}"
+
+    @property
+    def dev_path(self) -> str | None:
+        """The DEV file read (checked as an input before any output is written), or None."""
+        if self.dev_result is not None:
+            return self.select_on
+        return str(self.dev_source.path) if self.dev_source is not None else None
+
+    def chosen_on(self, score):
+        """DEV's result: the file's as read, else ``score(dev_source)``, DEV's units scored by the analysis (no
+        bootstrap, never sharded: every part of a sharded TEST must choose alike); None in-sample."""
+        if self.dev_result is not None or self.dev_source is None:
+            return self.dev_result
+        return score(self.dev_source)
+
+
+def _input_of(result: dict) -> dict:
+    return result["input"]
 
 
 def attach_heldout(test: dict, dev: dict, *, dev_result_path: str | None = None, level: float = LEVEL) -> dict:

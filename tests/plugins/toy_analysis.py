@@ -15,7 +15,7 @@ import argparse
 import torch
 
 from probing.commands.common import EngineCommand, add_engine_options
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.plugins import Analysis, Command, register
 from probing.report.board import Cell, Row, Table
 from probing.results.schema.blocks import STATE

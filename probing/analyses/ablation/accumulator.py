@@ -37,8 +37,8 @@ import torch
 
 from probing.analyses.probe.counts import OFFSETS, ProbeCounts
 from probing.analyses.probe.pairs import collect_pairs
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.batching import Batch
-from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.model.interventions import uniform_heads
 from probing.model.masking import IGNORED, MASK_RATE, mask_batch

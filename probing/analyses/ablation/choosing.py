@@ -18,34 +18,30 @@ import dataclasses
 from probing.data.inputs import InputSource
 from probing.errors import ProbingError
 from probing.naming import head_name
-from probing.stats.heldout import check_dev_test, check_other_sentences, is_result_file, read_dev_result
+from probing.stats.heldout import HeldOut, check_dev_test
 
 
 def open_dev(select_on: str | None, report_on: InputSource | None, limit: int | None, *,
-             planned: dict | None = None, relations=(), sizes=()) -> dict | InputSource:
-    """DEV as given: a probe result or a treebank's source, checked before the model loads (so a bad DEV costs
-    no model time) against ``report_on``, the run's units (None: BLiMP's pairs, never a treebank's), by the
-    checks of ``probing score --select-on`` (:func:`~probing.stats.heldout.check_dev_test`): not the sentences
-    measured, not one shard, read with this run's options (``planned``: its config and model fields known before
-    loading), holding every one of ``relations`` and as many heads as the largest of ``sizes``."""
+             planned: dict | None = None, relations=(), sizes=()) -> HeldOut:
+    """DEV as given, through the held-out flow (:class:`~probing.stats.heldout.HeldOut`): a probe result or a
+    treebank, refused before the model loads (so a bad DEV costs no model time) when it holds ``report_on``'s
+    sentences, the run's units (None: BLiMP's pairs, never a treebank's); a result file also by the checks of
+    ``probing score --select-on`` (:func:`~probing.stats.heldout.check_dev_test`): not one shard, read with this
+    run's options (``planned``: its config and model fields known before loading), holding every one of
+    ``relations`` and as many heads as the largest of ``sizes``."""
     if not select_on:
         raise ProbingError("--chosen chooses heads on DEV: give --select-on DEV (a probe result JSON, or a treebank "
                            "such as en_ewt:dev)", source="--select-on")
-    where = f"--select-on {select_on}"
-    if is_result_file(select_on):
-        dev = read_dev_result(select_on)
-        test = {**(planned or {}), **({"input": report_on.describe()} if report_on is not None else {})}
-        check_dev_test(dev, test, source=where, may_differ=DEV_MAY_DIFFER, relations=relations, planned=True,
-                       run="this run")
-        heads = dev["model"]["num_layers"] * dev["model"]["num_heads"]
+    dev = HeldOut.open_dev(report_on, select_on, limit=limit)
+    if dev.dev_result is not None:
+        result = dev.dev_result
+        check_dev_test(result, planned or {}, source=dev.where, may_differ=DEV_MAY_DIFFER, relations=relations,
+                       planned=True, run="this run")
+        heads = result["model"]["num_layers"] * result["model"]["num_heads"]
         if max(sizes, default=1) > heads:
             raise ProbingError(f"k must be between 1 and the model's {heads} heads (its DEV result has "
-                               f"{dev['model']['num_layers']}x{dev['model']['num_heads']}), got {max(sizes)}",
+                               f"{result['model']['num_layers']}x{result['model']['num_heads']}), got {max(sizes)}",
                                source="--k")
-        return dev
-    dev = InputSource.treebank(select_on, limit=limit, option="--select-on")
-    if report_on is not None:
-        check_other_sentences(dev, report_on, source=where)
     return dev
 
 
@@ -84,24 +80,29 @@ class ChosenOn:
         return f"heads chosen on DEV ({self.select_on}, {self.sentences:,} sentences{cut}): {sets}"
 
 
-def dev_relations(dev: dict | InputSource, relations, engine_run, select_on: str) -> ChosenOn:
-    """DEV's counts per relation (``heads`` per direction, a decoder's ``causal``), and on what they were made;
-    ``select_on``: DEV as given.
+def dev_relations(dev: HeldOut, relations, engine_run) -> ChosenOn:
+    """DEV's counts per relation (``heads`` per direction, a decoder's ``causal``), and on what they were made.
 
     A treebank is scored here: one pass of :class:`~probing.analyses.probe.accumulator.ProbeAccumulator` over
     it with ``engine_run``'s loaded model and reading (a probing.engine.run.EngineRun; never sharded: every
     process must choose the same heads).
     """
-    if isinstance(dev, dict):
-        made_of = dev["input"].get("given_as") or dev["input"].get("file") or dev["input"]["path"]
-        return ChosenOn(dev["relations"], select_on, dev["input"]["units_used"], dev["input"].get("limit"), made_of)
+    if dev.dev_result is not None:
+        result = dev.dev_result
+        made_of = result["input"].get("given_as") or result["input"].get("file") or result["input"]["path"]
+        return ChosenOn(result["relations"], dev.select_on, result["input"]["units_used"],
+                        result["input"].get("limit"), made_of)
     from probing.analyses.probe.accumulator import ProbeAccumulator
     from probing.analyses.probe.counts import OFFSETS
     from probing.engine.readings import READINGS
 
-    loaded = engine_run.loaded
-    heads = READINGS[engine_run.options().attention].heads(loaded.num_heads)
-    probe = ProbeAccumulator.create(tuple(relations), loaded.num_layers, heads, offsets=OFFSETS, bootstrap=0, seed=0,
-                                    causal=loaded.is_causal)
-    stats = engine_run.run([probe], "scoring DEV to choose the heads", source=dev, shard=None)
-    return ChosenOn(engine_run.share(probe.result()["relations"]), select_on, stats.units_used, dev.limit)
+    def score(dev_source: InputSource) -> ChosenOn:
+        loaded = engine_run.loaded
+        heads = READINGS[engine_run.options().attention].heads(loaded.num_heads)
+        probe = ProbeAccumulator.create(tuple(relations), loaded.num_layers, heads, offsets=OFFSETS, bootstrap=0,
+                                        seed=0, causal=loaded.is_causal)
+        stats = engine_run.run([probe], "scoring DEV to choose the heads", source=dev_source, shard=None)
+        return ChosenOn(engine_run.share(probe.result()["relations"]), dev.select_on, stats.units_used,
+                        dev_source.limit)
+
+    return dev.chosen_on(score)

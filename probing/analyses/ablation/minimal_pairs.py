@@ -4,7 +4,7 @@ A pair is read and scored as ``probing pairs`` does (probing.data.minimal_pairs,
 one context token, the plain text, the float32 sum of token log-probabilities; right when log p(good) >
 log p(bad), a tie wrong), every condition's copies of a batch in one forward pass; a batch is consecutive pairs
 in reading order, padded as the engine pads (probing.engine.batching), and the accumulator sees it as every
-pass's accumulators see theirs (probing.engine.passes.BatchView). The pass keeps one bit
+pass's accumulators see theirs (probing.engine.accumulator.BatchView). The pass keeps one bit
 per (condition, pair): right or not; the parts and their bootstrap come from those bits
 (probing.analyses.ablation.pair_parts).
 
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import torch
 
 from probing.analyses.pairs.scoring import encode, scored_log_probs
+from probing.engine.accumulator import BatchView
 from probing.engine.batching import padded_rows
-from probing.engine.passes import BatchView
 from probing.model.tokenizers import plain_tokenizer
 
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.batching import encode_units
-from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.model.loading import LoadedModel
 

@@ -34,7 +34,7 @@ import torch
 
 from probing.analyses.coref.antecedents import BASELINES, SIEVES, scored_mentions
 from probing.analyses.coref.report import TYPE_AXIS, best_by_type, in_sample_block
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.naming import DIRECTIONS
 from probing.stats.bootstrap import poisson_weights, replicate
 from probing.stats.intervals import bootstrap_block

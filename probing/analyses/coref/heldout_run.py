@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 from probing.analyses.coref.accumulator import CorefAccumulator
 from probing.analyses.coref.report import arrays_of, choice_summary, choose_head, heldout_block, select_on_block
-from probing.data.inputs import InputSource, sample_treebank_path
+from probing.data.inputs import InputSource
 from probing.engine.batching import window_rule
 from probing.errors import ProbingError
-from probing.stats.heldout import check_dev_test, check_other_sentences, is_result_file, plan, read_dev_result
+from probing.stats.heldout import HeldOut, check_dev_test, read_dev_result
 
 
 def window_length(requested: int | None, max_length: int | None, loaded) -> int:
@@ -41,36 +41,11 @@ def window_length(requested: int | None, max_length: int | None, loaded) -> int:
     return requested
 
 
-@dataclass
-class CorefInputs:
-    """What a coref run reads: the treebank reported on, and DEV (a treebank to score, or a result file)."""
-
-    source: InputSource
-    select_on: str | None
-    dev_source: InputSource | None = None
-    dev_result: dict | None = None
-
-    @classmethod
-    def plan(cls, treebank: str | None, select_on: str | None, *, limit: int | None) -> "CorefInputs":
-        """``--treebank`` and ``--select-on`` as the held-out rules read them (a bare name: its dev and test)."""
-        treebank, select_on = plan(treebank, select_on)
-        source = InputSource.documents(treebank or str(sample_treebank_path()), limit=limit)
-        if select_on and is_result_file(select_on):  # DEV's sentences checked now, its model once loaded
-            dev_result = read_dev_result(select_on, analysis="coref")
-            check_other_sentences(dev_result["input"], source, source=f"--select-on {select_on}")
-            return cls(source, select_on, dev_result=dev_result)
-        if select_on:
-            dev_source = InputSource.documents(select_on, limit=limit, option="--select-on")
-            check_other_sentences(dev_source, source, source=f"--select-on {select_on}")
-            return cls(source, select_on, dev_source=dev_source)
-        return cls(source, None)
-
-    @property
-    def dev_path(self) -> str | None:
-        """The DEV file read (checked as an input before any output is written), or None."""
-        if self.dev_result is not None:
-            return self.select_on
-        return self.dev_source.path if self.dev_source else None
+def coref_inputs(treebank: str | None, select_on: str | None, *, limit: int | None) -> HeldOut:
+    """``--treebank`` and ``--select-on`` through the one held-out flow (:class:`probing.stats.heldout.HeldOut`):
+    both read as documents, DEV a treebank to score or a finished coref result file."""
+    return HeldOut.plan(treebank, select_on, limit=limit, units=InputSource.documents,
+                        read_dev=lambda path: read_dev_result(path, analysis="coref"))
 
 
 @dataclass
@@ -100,9 +75,9 @@ def require_mentions(test: CorefAccumulator, source: InputSource) -> None:
                            "CorefUD treebank such as en_gum", source=str(source.path))
 
 
-def add_heldout(result: dict, dev_result: dict, inputs: CorefInputs) -> None:
+def add_heldout(result: dict, dev_result: dict, inputs: HeldOut) -> None:
     """The head DEV chose (its all-mentions accuracy), reported on ``result``'s counts by type with intervals."""
-    check_dev_test(dev_result, result, source=f"--select-on {inputs.select_on}")
+    check_dev_test(dev_result, result, source=inputs.where)
     dev_arrays = arrays_of(dev_result)
     chosen = choice_summary(choose_head(dev_arrays), dev_arrays)
     from_file = inputs.select_on if inputs.dev_source is None else None

@@ -31,7 +31,7 @@ from __future__ import annotations
 import torch
 
 from probing.analyses.gradients.payload import KEY_KINDS, LOSSES
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.token_roles import TokenRoles
 from probing.errors import ProbingError
 from probing.model.masking import IGNORED, MASK_RATE, mask_batch

@@ -36,7 +36,7 @@ import torch
 
 from probing.analyses.heads.behaviour import behaviour_rules, behaviours
 from probing.analyses.surface.accumulator import SurfaceAccumulator
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.token_roles import TokenRoles, normalised_rows
 
 SMOOTHING = 1e-10

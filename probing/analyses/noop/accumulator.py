@@ -57,7 +57,7 @@ import torch
 from probing.analyses.noop.report import ATTENDING, GROUPS, TARGETS, chosen_heads  # noqa: F401  (torch-free, shared)
 from probing.analyses.probe.pairs import collect_pairs
 from probing.data.treebank import Sentence
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.token_roles import pooled_rows, punctuation_words
 from probing.naming import head_name
 from probing.stats.bootstrap import poisson_weights

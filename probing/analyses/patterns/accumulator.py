@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from probing.analyses.patterns.payload import TYPES
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.naming import head_name
 

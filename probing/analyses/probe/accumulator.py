@@ -22,7 +22,7 @@ import numpy as np
 
 from probing.analyses.probe.counts import ProbeCounts
 from probing.analyses.probe.pairs import collect_pairs, pairs_key, pairs_of
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.naming import DIRECTIONS
 from probing.results.io import apart_count
 from probing.stats.bootstrap import BootstrapSpec, poisson_weights

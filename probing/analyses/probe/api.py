@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from probing.analyses.probe.config import ScoreConfig
 from probing.data.inputs import InputSource, open_input
-from probing.engine.passes import PassHooks, PassOptions
+from probing.engine.options import PassOptions
+from probing.engine.passes import PassHooks
 from probing.engine.readings import READINGS
 from probing.engine.run import EngineRun, ModelSpec
 from probing.model.loading import LoadedModel

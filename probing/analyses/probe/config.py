@@ -63,7 +63,7 @@ class ScoreConfig:
             raise ProbingError("offsets must be distinct and non-zero", source="--offsets")
         if self.stack not in (None, "encoder", "decoder"):
             raise ProbingError(f"must be encoder or decoder, got {self.stack!r}", source="--stack")
-        from probing.engine.passes import check_shard
+        from probing.engine.options import check_shard
         from probing.engine.readings import READINGS
 
         READINGS[self.attention]

@@ -8,16 +8,7 @@ and ``probing.score`` do with ``--select-on`` or a bare treebank name.
 from __future__ import annotations
 
 from probing.analyses.probe.api import load_for, run_probe
-from probing.data.inputs import open_input
-from probing.stats.heldout import (
-    attach_heldout,
-    check_dev_model,
-    check_dev_test,
-    check_other_sentences,
-    is_result_file,
-    plan,
-    read_dev_result,
-)
+from probing.stats.heldout import HeldOut, attach_heldout, check_dev_model, check_dev_test, plan
 
 
 def score_heldout(config, select_on: str, *, progress: bool = False) -> dict:
@@ -25,26 +16,24 @@ def score_heldout(config, select_on: str, *, progress: bool = False) -> dict:
 
     ``config`` is the TEST run's ScoreConfig; DEV is scored with the same
     options, without bootstrap and unsharded (every TEST shard must make the
-    same choice).
+    same choice). DEV and TEST are opened and checked by the one held-out flow
+    (:class:`probing.stats.heldout.HeldOut`).
     """
     config = config.validated()
-    dev, dev_path = None, None
-    test_source = open_input(config.treebank, limit=config.limit)
-    if is_result_file(select_on):
-        dev, dev_path = read_dev_result(select_on), select_on
-        check_dev_test(dev, _planned(config, test_source), source=f"--select-on {select_on}",
+    inputs = HeldOut.plan(config.treebank, select_on, limit=config.limit)
+    if inputs.dev_result is not None:  # DEV's options checked before any model time, its model once loaded
+        check_dev_test(inputs.dev_result, _planned(config, inputs.source), source=inputs.where,
                        may_differ=("relations",), relations=config.relations, planned=True)
     # Both treebanks are read through while the model loads: a bad line in either costs no model time.
-    dev_source = None if dev is not None else open_input(select_on, limit=config.limit)
-    if dev_source is not None:
-        check_other_sentences(dev_source, test_source, source=f"--select-on {select_on}")
-    loaded = load_for(config, validate=[source for source in (dev_source, test_source) if source], progress=progress)
-    if dev is not None:
-        check_dev_model(dev, loaded, source=f"--select-on {select_on}")
-    if dev is None:
-        dev_config = config.replace(treebank=select_on, bootstrap=0, shard=None)
-        dev = run_probe(dev_config, progress=progress, loaded=loaded, description="selecting on DEV", source=dev_source)
-    test = run_probe(config, progress=progress, loaded=loaded, source=test_source, description="reporting on TEST")
+    loaded = load_for(config, validate=[source for source in (inputs.dev_source, inputs.source) if source],
+                      progress=progress)
+    if inputs.dev_result is not None:
+        check_dev_model(inputs.dev_result, loaded, source=inputs.where)
+    dev = inputs.chosen_on(lambda dev_source: run_probe(
+        config.replace(treebank=select_on, bootstrap=0, shard=None), progress=progress, loaded=loaded,
+        description="selecting on DEV", source=dev_source))
+    test = run_probe(config, progress=progress, loaded=loaded, source=inputs.source, description="reporting on TEST")
+    dev_path = inputs.dev_path if inputs.dev_result is not None else None
     if dev_path is None:  # DEV was scored here: its pass is part of this run's time
         test["timing"] = both_passes_timing(dev["timing"], test["timing"])
     result = attach_heldout(test, dev, dev_result_path=dev_path)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import torch
 
 from probing.analyses.surface.payload import DECIMALS, QUERY_GROUPS
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.token_roles import TokenRoles, normalised_rows
 
 

@@ -42,7 +42,7 @@ from probing.analyses.trees.counts import BASELINES, DECODINGS, METRICS, TreeCou
 from probing.analyses.trees.ensembles import Ensemble, EnsembleCounts
 from probing.analyses.trees.probes import DECODINGS as PROBE_DECODINGS
 from probing.analyses.trees.probes import ProbeTreeCounts
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.naming import DIRECTIONS
 from probing.stats.bootstrap import BootstrapSpec

@@ -17,21 +17,19 @@ from probing.analyses.trees.selection import TreeOptions, check_selection, probe
 from probing.data.inputs import InputSource
 from probing.engine.readings import READINGS
 from probing.stats.bootstrap import BootstrapSpec
+from probing.stats.heldout import HeldOut
 
 
 @dataclass(frozen=True)
 class TreesRun:
     """What a trees run chooses on and reports on.
 
-    ``source``: the treebank reported on (TEST, or the in-sample treebank); ``select_on``: DEV as the user gave
-    it (None: in-sample); ``dev_source``: the DEV treebank, or ``dev_selection``: the selection of a DEV result
-    file; ``reading``: ``{"attention", "pool_from"}``; ``bootstrap``: TEST's replicates (0: none).
+    ``heldout``: the treebank reported on (TEST, or the in-sample treebank) and DEV, a treebank or the selection of
+    a result file (probing.stats.heldout.HeldOut, the held-out flow of every analysis); ``reading``:
+    ``{"attention", "pool_from"}``; ``bootstrap``: TEST's replicates (0: none).
     """
 
-    source: InputSource
-    select_on: str | None
-    dev_source: InputSource | None
-    dev_selection: dict | None
+    heldout: HeldOut
     options: TreeOptions
     vectors: object
     reading: dict
@@ -42,32 +40,30 @@ class TreesRun:
     @classmethod
     def plan(cls, treebank: str | None, select_on: str | None, *, limit: int | None, options: TreeOptions,
              reading: dict, **rest) -> "TreesRun":
-        """``--treebank`` and ``--select-on`` as the held-out rules read them: DEV is a result file (its selection,
-        checked to fit these options and not to be of the treebank reported on) or a treebank (not the same
-        sentences as the one reported on); ``rest``: vectors, bootstrap, seed, shard."""
+        """``--treebank`` and ``--select-on`` through the held-out flow: DEV is a treebank or a result file, whose
+        selection must fit these options (its model is checked once loaded), and holds none of the sentences
+        reported on; ``rest``: vectors, bootstrap, seed, shard."""
         from probing.analyses.trees.selection import read_selection
-        from probing.data.inputs import sample_treebank_path
-        from probing.stats.heldout import check_other_sentences, is_result_file, plan
 
-        treebank, select_on = plan(treebank, select_on)
-        source = InputSource.treebank(treebank or str(sample_treebank_path()), limit=limit)
-        dev_source = dev_selection = None
-        if select_on and is_result_file(select_on):
-            _, dev_selection = read_selection(select_on)
-            check_selection(dev_selection, options, reading, source=f"--select-on {select_on}",
-                            report_on_sha256=source.sha256)
-        elif select_on:
-            dev_source = InputSource.treebank(select_on, limit=limit, option="--select-on")
-            check_other_sentences(dev_source, source, source=f"--select-on {select_on}")
-        return cls(source=source, select_on=select_on, dev_source=dev_source, dev_selection=dev_selection,
-                   options=options, reading=reading, **rest)
+        heldout = HeldOut.plan(treebank, select_on, limit=limit, read_dev=lambda path: read_selection(path)[1],
+                               sentences_of=lambda selection: selection["made_on"])
+        if heldout.dev_result is not None:
+            check_selection(heldout.dev_result, options, reading, source=heldout.where)
+        return cls(heldout=heldout, options=options, reading=reading, **rest)
+
+    @property
+    def source(self) -> InputSource:
+        """The treebank reported on."""
+        return self.heldout.source
+
+    @property
+    def select_on(self) -> str | None:
+        return self.heldout.select_on
 
     @property
     def dev_path(self) -> str | None:
         """The DEV file read (checked as an input before any output is written), or None."""
-        if self.dev_selection is not None:
-            return self.select_on
-        return str(self.dev_source.path) if self.dev_source else None
+        return self.heldout.dev_path
 
 
 def run_trees(engine_run, run: TreesRun) -> dict | None:
@@ -83,15 +79,17 @@ def run_trees(engine_run, run: TreesRun) -> dict | None:
                                       shard=run.shard, choose=run.shard is None, log=log)
         trees.selection = selection
     else:
-        if run.dev_selection is None:
+        from_file = run.heldout.dev_result is not None
+        if from_file:  # a DEV result of other weights chose other heads: refused before any pass
+            check_selection(run.heldout.dev_result, run.options, run.reading, source=run.heldout.where, loaded=loaded)
+
+        def choose_on_dev(dev_source):
             dev_trees = TreesAccumulator(loaded.num_layers, heads, causal=loaded.is_causal)
-            _, selection = _choose_on(engine_run, run.dev_source, dev_trees, run.options, run.vectors, run.reading,
-                                      shard=None, choose=True, log=log)
-            selection = {**selection, "source": {"select_on": run.select_on, "result": None}}
-        else:
-            check_selection(run.dev_selection, run.options, run.reading, source=f"--select-on {run.select_on}",
-                            loaded=loaded)
-            selection = {**run.dev_selection, "source": {"select_on": run.select_on, "result": run.select_on}}
+            return _choose_on(engine_run, dev_source, dev_trees, run.options, run.vectors, run.reading, shard=None,
+                              choose=True, log=log)[1]
+
+        selection = {**run.heldout.chosen_on(choose_on_dev),
+                     "source": {"select_on": run.select_on, "result": run.select_on if from_file else None}}
         trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal,
                                  selection=selection, evaluate=True,
                                  probe_modules=probe_modules(selection, loaded.num_layers, heads), vectors=run.vectors)

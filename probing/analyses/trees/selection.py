@@ -47,7 +47,7 @@ import torch
 from probing.analyses.trees.ensembles import CANDIDATES, ENSEMBLE_SIZE, EnsembleCollector, _Chunk, candidate_heads
 from probing.analyses.trees.features import ProbeExample, ProbeExamples, read_word_vectors, word_vectors
 from probing.analyses.trees.probes import PROBES
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.errors import ProbingError
 
 DEFAULT_TREE_RELATIONS = ("dobj", "det", "pobj", "poss")

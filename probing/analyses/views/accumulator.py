@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 import torch
 
-from probing.engine.passes import Accumulator, BatchView
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.token_roles import pooled_rows, punctuation_words
 from probing.errors import ProbingError
 
