@@ -58,13 +58,13 @@ def reported_before_loading(monkeypatch, capsys, where: str, argv: list[str], pa
 
 def test_score_reports_a_bad_last_line_before_the_model_has_loaded(monkeypatch, capsys, tmp_path):
     path, line = broken_at_the_end(sample_path(), tmp_path)
-    reported_before_loading(monkeypatch, capsys, "probing.analyses.probe.api.load_model",
+    reported_before_loading(monkeypatch, capsys, "probing.model.loading.load_model",
                             ["score", "--treebank", path, "--bootstrap", "0"], path, line)
 
 
 def test_a_held_out_run_reports_a_bad_last_line_of_dev_before_the_model_has_loaded(monkeypatch, capsys, tmp_path):
     path, line = broken_at_the_end(sample_path(), tmp_path)
-    reported_before_loading(monkeypatch, capsys, "probing.analyses.probe.api.load_model",
+    reported_before_loading(monkeypatch, capsys, "probing.model.loading.load_model",
                             ["score", "--select-on", path, "--treebank", str(sample_path())], path, line)
 
 
@@ -77,7 +77,7 @@ def test_every_engine_command_reports_a_bad_last_line_before_the_model_has_loade
 @pytest.mark.real_data
 def test_a_bad_last_line_of_en_ewt_dev_is_reported_before_the_model_has_loaded(monkeypatch, capsys, tmp_path):
     path, line = broken_at_the_end(real_treebank("en_ewt", "dev"), tmp_path)
-    reported_before_loading(monkeypatch, capsys, "probing.analyses.probe.api.load_model",
+    reported_before_loading(monkeypatch, capsys, "probing.model.loading.load_model",
                             ["score", "--treebank", path, "--bootstrap", "0"], path, line)
 
 
