@@ -55,7 +55,7 @@ GRIDS = (Grid("minilm", "probe"), Grid("smollm2", "lm", limit=10))
 
 def grid_conditions(loaded, grid: Grid) -> list:
     """The intact model, then each chosen set and its matched random sets, as ``ablate --chosen`` makes them."""
-    from probing.analyses.ablation.accumulator import INTACT, Condition
+    from probing.analyses.ablation.conditions import INTACT, Condition
     from probing.analyses.ablation.versus import choose_sets, set_label
     from probing.analyses.probe.api import run_probe
     from probing.analyses.probe.config import ScoreConfig
@@ -70,7 +70,7 @@ def grid_conditions(loaded, grid: Grid) -> list:
 def first_layers(conditions, num_layers: int) -> list[int]:
     """Each condition's lowest disabled layer (the intact model's: 0, a whole pass).
 
-    >>> from probing.analyses.ablation.accumulator import INTACT, Condition
+    >>> from probing.analyses.ablation.conditions import INTACT, Condition
     >>> first_layers([INTACT, Condition("a", ((3, 1), (1, 0)))], 6)
     [0, 1]
     """
@@ -78,7 +78,7 @@ def first_layers(conditions, num_layers: int) -> list[int]:
 
 
 def metric_of(grid: Grid, conditions):
-    from probing.analyses.ablation.accumulator import METRICS
+    from probing.analyses.ablation.metrics import METRICS
 
     return METRICS[grid.metric](relations=grid.relations)
 
@@ -150,7 +150,7 @@ def run_floor(loaded, grid: Grid, conditions, batches, stacked: bool = True) -> 
 
 def measure_grid(grid: Grid, repeats: int, device: str = "cpu") -> dict | None:
     """The grid and its floor, ``repeats`` paired times; None when the checkpoint or treebank is not at hand."""
-    from probing.analyses.ablation.accumulator import METRICS
+    from probing.analyses.ablation.metrics import METRICS
     from probing.data.inputs import InputSource
     from probing.model.loading import load_model
 

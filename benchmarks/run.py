@@ -250,14 +250,16 @@ def ablation_sharing(model: str, treebank: str, limit: int, heads_per_layer: int
     conditions spread over the layers alike): as ``probing ablate`` runs them (conditions stacked, the layers
     below each one's first disabled layer reused from the intact pass) against one whole forward pass each."""
     from probing.analyses.ablation import accumulator as ablation
-    from probing.analyses.ablation.accumulator import METRICS, AblationAccumulator, Condition
+    from probing.analyses.ablation.accumulator import AblationAccumulator
+    from probing.analyses.ablation.conditions import INTACT, Condition
+    from probing.analyses.ablation.metrics import METRICS
     from probing.engine.passes import run_pass
     from probing.naming import head_name
 
     loaded = load_model(model, head="causal_lm")
     metric = METRICS["lm"]()
     metric.setup(loaded)
-    conditions = [ablation.INTACT] + [Condition(head_name(layer, head), ((layer, head),))
+    conditions = [INTACT] + [Condition(head_name(layer, head), ((layer, head),))
                                       for layer in range(loaded.num_layers) for head in range(heads_per_layer)]
     seconds, states = {}, {}
     defaults = ablation.CONDITION_CELLS, ablation.SHARE_PREFIX

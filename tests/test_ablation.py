@@ -10,7 +10,9 @@ from helpers import tiny_model
 from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer, BertConfig, BertForSequenceClassification
 
 from probing.analyses.ablation import accumulator as ablation
-from probing.analyses.ablation.accumulator import METRICS, AblationAccumulator, chosen_heads, each_head, each_layer
+from probing.analyses.ablation.accumulator import AblationAccumulator
+from probing.analyses.ablation.conditions import INTACT, chosen_heads, each_head, each_layer
+from probing.analyses.ablation.metrics import METRICS
 from probing.cli import main
 from probing.data.inputs import InputSource
 from probing.engine.passes import run_pass
@@ -191,7 +193,7 @@ def test_stacked_conditions_give_the_numbers_of_one_pass_per_condition(metric, m
 
 def test_lm_metric_is_the_next_token_loss():
     source = InputSource.treebank(str(sample_path()), limit=4)
-    accumulator = run_ablation(tiny_model("llama"), "lm", [ablation.INTACT], source=source)
+    accumulator = run_ablation(tiny_model("llama"), "lm", [INTACT], source=source)
     loaded = load_model(tiny_model("llama"), head="causal_lm")
     total, count = 0.0, 0
     for unit in InputSource.treebank(str(sample_path()), limit=4).units():

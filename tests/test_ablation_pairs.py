@@ -12,11 +12,14 @@ import torch
 from helpers import tiny_model
 
 import probing.analyses.ablation.accumulator as ablation
+from probing.analyses.ablation.conditions import INTACT, Condition
+from probing.analyses.ablation.metrics import LOGIT_CELLS, MinimalPairAccuracy
 from probing.analyses.ablation.minimal_pairs import pairs_pass
 from probing.analyses.pairs.accuracy import accuracies
 from probing.analyses.pairs.scoring import sentence_log_probs
 from probing.data.minimal_pairs import MinimalPair
 from probing.errors import ProbingError
+from probing.model.interventions import uniform_heads
 from probing.model.loading import load_model
 from probing.model.tokenizers import plain_tokenizer
 
@@ -25,8 +28,8 @@ GOOD_BAD = [tuple(pair) for pair in json.loads((Path(__file__).parent / "data" /
 PAIRS = ([MinimalPair("p1", "syntax", g, b, "island_effects") for g, b in GOOD_BAD[:3]]
          + [MinimalPair("p2", "morphology", g, b, "subject_verb_agreement") for g, b in GOOD_BAD[3:6]]
          + [MinimalPair("p3", "morphology", g, b, "anaphor_agreement") for g, b in GOOD_BAD[6:]])
-CONDITIONS = [ablation.INTACT, ablation.Condition("1-1", ((0, 0),)), ablation.Condition("2-3,2-4", ((1, 2), (1, 3))),
-              ablation.Condition("layer 1", tuple((0, h) for h in range(4)))]
+CONDITIONS = [INTACT, Condition("1-1", ((0, 0),)), Condition("2-3,2-4", ((1, 2), (1, 3))),
+              Condition("layer 1", tuple((0, h) for h in range(4)))]
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +38,7 @@ def llama():
 
 
 def ablated(loaded, pairs=PAIRS, conditions=CONDITIONS, batch_size=3, bootstrap=50):
-    metric = ablation.MinimalPairAccuracy.of_pairs(pairs)
+    metric = MinimalPairAccuracy.of_pairs(pairs)
     metric.setup(loaded)
     accumulator = ablation.AblationAccumulator(metric, conditions, loaded.num_layers, loaded.num_heads,
                                                bootstrap=bootstrap, causal=True)
@@ -70,8 +73,8 @@ def test_a_disabled_layer_changes_the_scores_it_measures(llama):
     batch = next(pair_batches(plain_tokenizer(llama), PAIRS, 8))
     mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
     mask[len(batch):, 0] = True  # the second copy without layer 1
-    with ablation.uniform_heads(llama.model, mask), torch.inference_mode():
-        scores = sentence_scores(llama, batch, 2, ablation.LOGIT_CELLS)
+    with uniform_heads(llama.model, mask), torch.inference_mode():
+        scores = sentence_scores(llama, batch, 2, LOGIT_CELLS)
     assert scores.shape == (2, 16) and not torch.allclose(scores[0], scores[1])
 
 
@@ -81,7 +84,7 @@ def test_stacked_conditions_equal_separate_runs(llama, monkeypatch):
     monkeypatch.setattr(ablation, "SHARE_PREFIX", False)
     separate = ablated(llama).state_tensors["right"]
     assert torch.equal(stacked, separate)
-    one_at_a_time = torch.stack([ablated(llama, conditions=[ablation.INTACT, c]).state_tensors["right"][1]
+    one_at_a_time = torch.stack([ablated(llama, conditions=[INTACT, c]).state_tensors["right"][1]
                                  for c in CONDITIONS[1:]])
     assert torch.equal(stacked[1:], one_at_a_time)
 
@@ -106,8 +109,8 @@ def test_padding_changes_no_log_probability_under_disabled_heads(llama):
         for batch in pair_batches(tokenizer, PAIRS, batch_size):
             mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
             mask[len(batch):, 0, :2] = True  # copy 2: heads 1-1 and 1-2 disabled
-            with ablation.uniform_heads(llama.model, mask), torch.inference_mode():
-                found.append(sentence_scores(llama, batch, 2, ablation.LOGIT_CELLS))
+            with uniform_heads(llama.model, mask), torch.inference_mode():
+                found.append(sentence_scores(llama, batch, 2, LOGIT_CELLS))
         return torch.cat(found, dim=1)  # [copy, sentence]
 
     alone, padded = scores(1), scores(8)
@@ -129,7 +132,7 @@ def test_a_model_without_a_causal_lm_head_is_refused_naming_the_metric():
 
     loaded = load_model(tiny_bert(), head=None)
     with pytest.raises(ProbingError, match="minimal pairs need a trained causal LM head") as error:
-        ablation.MinimalPairAccuracy.of_pairs(PAIRS).setup(loaded)
+        MinimalPairAccuracy.of_pairs(PAIRS).setup(loaded)
     assert error.value.source == "--metric minimal-pairs"
 
 

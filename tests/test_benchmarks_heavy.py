@@ -9,14 +9,9 @@ import pytest
 import torch
 from conftest import REPO
 
-from probing.analyses.ablation.accumulator import (
-    CONDITION_CELLS,
-    CPU_CONDITION_CELLS,
-    INTACT,
-    AblationAccumulator,
-    Condition,
-    NextTokenLoss,
-)
+from probing.analyses.ablation.accumulator import CONDITION_CELLS, CPU_CONDITION_CELLS, AblationAccumulator
+from probing.analyses.ablation.conditions import INTACT, Condition
+from probing.analyses.ablation.metrics import NextTokenLoss
 
 
 @pytest.fixture

@@ -176,13 +176,14 @@ def test_versus_sets_stacked_give_the_numbers_of_separate_passes(monkeypatch):
     from test_ablation import run_ablation
 
     import probing.analyses.ablation.accumulator as ablation
+    from probing.analyses.ablation.conditions import INTACT, Condition
     from probing.analyses.ablation.versus import versus_sets
     from probing.data.inputs import InputSource
     from probing.testing import sample_path
 
     sets = versus_sets({"k2": [(0, 1, "dep_to_head"), (1, 0, "dep_to_head")]}, num_layers=2, num_heads=4,
                        draws=3, seed=0)
-    conditions = [ablation.INTACT] + [ablation.Condition(f"set{i}", entry["heads"]) for i, entry in enumerate(sets)]
+    conditions = [INTACT] + [Condition(f"set{i}", entry["heads"]) for i, entry in enumerate(sets)]
     source = lambda: InputSource.treebank(str(sample_path()), limit=6)  # noqa: E731
     from helpers import tiny_model
     stacked = run_ablation(tiny_model("llama"), "lm", conditions, source=source())

@@ -100,10 +100,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.ablation.accumulator import AblationAccumulator, ablation_tables
+    from probing.analyses.ablation.accumulator import AblationAccumulator
     from probing.analyses.ablation.choosing import dev_relations
     from probing.analyses.ablation.minimal_pairs import pairs_input_block, pairs_pass
     from probing.analyses.ablation.scores import scores_only_state
+    from probing.analyses.ablation.tables import ablation_tables
     from probing.analyses.ablation.versus import versus_block, versus_table
     from probing.engine.readings import READINGS
     from probing.stats.heldout import check_dev_model
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
 def _checked_metric(args: argparse.Namespace):
     """The metric of ``--metric`` after every check of the options, and its input: (metric, a labelled source or
     None, BLiMP's pairs or None, their input description or None)."""
-    from probing.analyses.ablation.accumulator import METRICS
+    from probing.analyses.ablation.metrics import METRICS
     from probing.data.inputs import InputSource
     from probing.data.relations import check_relation_names
 
@@ -285,7 +286,7 @@ def _dev(args: argparse.Namespace, command):
 
 def _conditions(args: argparse.Namespace, layers: int, heads: int, dev: dict | None):
     """The conditions of --each-head, --each-layer, --chosen (labelled REL@K:chosen, REL@K:randomI) or --heads."""
-    from probing.analyses.ablation.accumulator import INTACT, Condition, chosen_heads, each_head, each_layer
+    from probing.analyses.ablation.conditions import INTACT, Condition, chosen_heads, each_head, each_layer
     from probing.analyses.ablation.versus import choose_sets, set_label
 
     if args.each_head:

@@ -10,40 +10,41 @@ disabled, in one forward pass (as many copies as fit a memory budget), and
 the layers below a group's first disabled layer are not recomputed: they
 return what the intact model's pass recorded (probing.model.prefix).
 
-Metrics (``--metric``):
-
-- ``mlm``: masked-LM loss per masked token, on seeded masks (probing.model.masking);
-- ``lm``: a causal LM's next-token negative log-likelihood per token;
-- ``probe``: the best head's accuracy per relation (Clark et al.'s probe);
-- ``classification``: accuracy of a sequence classifier on a labelled CSV;
-- ``minimal-pairs``: a causal LM's BLiMP accuracy, overall, per field and per
-  phenomenon, its units the pairs (probing.analyses.ablation.minimal_pairs).
+The metrics (``--metric``) are in probing.analyses.ablation.metrics, the conditions in
+probing.analyses.ablation.conditions, the tables in probing.analyses.ablation.tables.
 
 Every value has Poisson-bootstrap replicates over units, seeded by unit
 index, so a condition's change from the intact model has a paired interval;
 minimal pairs are resampled within paradigms as ``probing pairs`` does.
 
->>> conditions = each_head(2, 2)
->>> [condition.label for condition in conditions]
-['none', '1-1', '1-2', '2-1', '2-2']
+>>> from probing.analyses.ablation.conditions import each_head
+>>> from probing.analyses.ablation.metrics import NextTokenLoss
+>>> len(AblationAccumulator(NextTokenLoss(), each_head(2, 2), 2, 2, bootstrap=10).conditions)
+5
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
+from probing.analyses.ablation.conditions import INTACT, Condition
+from probing.analyses.ablation.metrics import (
+    LOGIT_CELLS,
+    METRICS,
+    MaskedLMLoss,
+    Metric,
+    MinimalPairAccuracy,
+    ProbeAccuracy,
+    stacked_inputs,
+)
 from probing.analyses.probe.counts import OFFSETS, ProbeCounts
 from probing.analyses.probe.pairs import collect_pairs
-from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.batching import Batch
+from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.model.interventions import uniform_heads
-from probing.model.masking import IGNORED, MASK_RATE, mask_batch
-from probing.naming import DIRECTIONS, head_name, interval_text, parse_head_names
-from probing.registry import Registry
+from probing.naming import DIRECTIONS, head_name
 from probing.stats.bootstrap import BootstrapSpec, poisson_weights
 from probing.stats.intervals import finite_interval
 from probing.stats.selection import best_cell
@@ -56,266 +57,8 @@ CPU_CONDITION_CELLS = 1 << 16
 all-MiniLM-L6-v2's probe grid on 20 sentences took 15% longer stacked to :data:`CONDITION_CELLS` than one
 condition a pass (benchmarks/RESULTS.md, "Affordable heavy runs")."""
 
-LOGIT_CELLS = 1 << 26
-"""Budget of (copies x batch x tokens x vocabulary) logits per forward pass (256 MiB of float32)."""
-
 SHARE_PREFIX = True
 """Reuse the intact model's layers below each condition's first disabled layer (probing.model.prefix)."""
-
-
-@dataclass(frozen=True)
-class Condition:
-    """A set of heads disabled together; ``label`` names them (from 1), "none" is the intact model."""
-
-    label: str
-    heads: tuple[tuple[int, int], ...]
-
-
-INTACT = Condition("none", ())
-
-
-def each_head(num_layers: int, num_heads: int) -> list[Condition]:
-    """The intact model, then one condition per head."""
-    return [INTACT] + [Condition(head_name(layer, head), ((layer, head),))
-                       for layer in range(num_layers) for head in range(num_heads)]
-
-
-def each_layer(num_layers: int, num_heads: int) -> list[Condition]:
-    """The intact model, then one condition per layer: all its heads at once."""
-    return [INTACT] + [Condition(f"layer {layer + 1}", tuple((layer, head) for head in range(num_heads)))
-                       for layer in range(num_layers)]
-
-
-def chosen_heads(texts: list[str], num_layers: int, num_heads: int) -> list[Condition]:
-    """The intact model, then one condition per ``--heads 3-5,7-1`` (counted from 1)."""
-    conditions = [INTACT]
-    for text in texts:
-        heads = tuple(parse_head_names(text, num_layers=num_layers, num_heads=num_heads))
-        conditions.append(Condition(",".join(head_name(*head) for head in sorted(heads)), tuple(sorted(heads))))
-    return conditions
-
-
-# ---------------------------------------------------------------- metrics
-
-
-class Metric:
-    """What is measured under each condition. ``head``: the task head the model is loaded with."""
-
-    name = ""
-    head: str | None = None
-    higher_is_better = True
-    description = ""
-    needs_trees = False
-
-    def parts(self) -> list[str]:
-        return [self.name]
-
-    def setup(self, loaded) -> None:
-        """Checks of the loaded model, once, before the pass."""
-
-
-METRICS: Registry[type[Metric]] = Registry("metric", option="--metric")
-
-
-class RatioMetric(Metric):
-    """A metric that is sum(numerator) / sum(denominator) over units (a loss per token, an accuracy)."""
-
-    def measure(self, loaded, batch: Batch, copies: int, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """numerator and denominator float64 [copy, unit, part] for ``copies`` stacked copies of ``batch``."""
-        raise NotImplementedError
-
-
-def _stacked(batch: Batch, copies: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """input ids and attention mask repeated ``copies`` times, copy-major: [copies * batch, tok]."""
-    return batch.input_ids.repeat(copies, 1), batch.attention_mask.repeat(copies, 1)
-
-
-@METRICS.register("mlm")
-class MaskedLMLoss(RatioMetric):
-    """Masked-LM loss per masked token (lower is better) on seeded masks of each unit's tokens."""
-
-    name, head, higher_is_better = "loss", "masked_lm", False
-    description = "masked-LM loss per masked token"
-
-    def __init__(self, seed: int = 0, mask_rate: float = MASK_RATE, **_):
-        self.seed, self.mask_rate = seed, mask_rate
-
-    def setup(self, loaded) -> None:
-        if loaded.tokenizer.mask_token_id is None:
-            raise ProbingError(f"the tokenizer of {loaded.name} has no mask token", source="--metric mlm")
-
-    def measure(self, loaded, batch, copies, mask):
-        masked = mask_batch(batch.input_ids, batch.attention_mask, batch.is_special, batch.indices,
-                            mask_token_id=loaded.tokenizer.mask_token_id, seed=self.seed, rate=self.mask_rate)
-        device = loaded.device
-        with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
-            logits = loaded.model(input_ids=masked.input_ids.repeat(copies, 1).to(device),
-                                  attention_mask=batch.attention_mask.repeat(copies, 1).to(device)).logits
-        intervention.verify()
-        labels = masked.labels.repeat(copies, 1).to(logits.device)  # [copies * batch, tok]
-        loss = torch.nn.functional.cross_entropy(logits.float().transpose(1, 2), labels, reduction="none",
-                                                 ignore_index=IGNORED)  # [copies * batch, tok]
-        numerator = loss.sum(dim=1).double().view(copies, len(batch), 1).cpu()
-        denominator = (labels != IGNORED).sum(dim=1).double().view(copies, len(batch), 1).cpu()
-        return numerator, denominator
-
-
-def lm_head_logits(loaded, hidden: torch.Tensor) -> torch.Tensor:
-    """The LM head on hidden states [row, token, hidden]: logits [row, token, vocab]."""
-    return loaded.model.get_output_embeddings()(hidden)
-
-
-def check_causal_lm_head(loaded, option: str, otherwise: str) -> None:
-    """Refuse, in one line naming ``option``, a model that is not a causal LM or whose logits are more than
-    its LM head on the last hidden state (what the metrics compute in row chunks)."""
-    if not loaded.is_causal:
-        raise ProbingError(f"{loaded.name} is not a causal LM; {otherwise}", source=option)
-    ids = torch.tensor([[loaded.prepend_token_id or 0, 5, 6, 7]])
-    with torch.inference_mode():
-        full = loaded.model(input_ids=ids.to(loaded.device)).logits.float()
-        mine = lm_head_logits(loaded, loaded.base(input_ids=ids.to(loaded.device)).last_hidden_state).float()
-    if not torch.allclose(full, mine, rtol=1e-4, atol=1e-4):
-        raise ProbingError(f"{loaded.name} transforms its logits beyond its LM head (soft-capping or scaling), "
-                           f"which {option} does not reproduce", source=option)
-
-
-@METRICS.register("lm")
-class NextTokenLoss(RatioMetric):
-    """A causal LM's negative log-likelihood per predicted token (lower is better).
-
-    Every real, non-special token after the first is predicted from the tokens
-    before it; the logits are the LM head applied to the last hidden state, in
-    row chunks, so the vocabulary never multiplies the whole stacked batch.
-    """
-
-    name, head, higher_is_better = "loss", "causal_lm", False
-    description = "next-token loss per token (nats)"
-
-    def __init__(self, **_):
-        pass
-
-    def setup(self, loaded) -> None:
-        check_causal_lm_head(loaded, "--metric lm", otherwise="use --metric mlm")
-
-    @staticmethod
-    def _logits(loaded, hidden: torch.Tensor) -> torch.Tensor:
-        return lm_head_logits(loaded, hidden)
-
-    def measure(self, loaded, batch, copies, mask):
-        input_ids, attention_mask = _stacked(batch, copies)
-        with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
-            hidden = loaded.base(input_ids=input_ids.to(loaded.device),
-                                 attention_mask=attention_mask.to(loaded.device)).last_hidden_state
-            targets = input_ids[:, 1:].to(hidden.device)  # [rows, tok - 1]: token t + 1 predicted at t
-            scored = (attention_mask[:, 1:].bool() & ~batch.is_special[:, 1:].repeat(copies, 1)).to(hidden.device)
-            # The LM head runs on the scored positions only (no padding, no special token), in chunks
-            # of rows, and the loss is logsumexp - the target's logit: no log-softmax over the vocabulary
-            # is written out, which costs as much again as reading the logits once.
-            rows, steps = scored.nonzero(as_tuple=True)
-            states, wanted = hidden[rows, steps], targets[rows, steps]  # [scored, hidden], [scored]
-            vocabulary = loaded.model.get_output_embeddings().weight.shape[0]
-            chunk = max(1, LOGIT_CELLS // vocabulary)
-            losses = []
-            for start in range(0, len(wanted), chunk):
-                logits = self._logits(loaded, states[start : start + chunk]).float()  # [chunk, vocab]
-                picked = logits.gather(1, wanted[start : start + chunk, None])[:, 0]
-                losses.append(torch.logsumexp(logits, dim=1) - picked)
-            loss = hidden.new_zeros(scored.shape, dtype=torch.float32)  # [rows, tok - 1]
-            loss[rows, steps] = torch.cat(losses) if losses else loss.new_zeros(0)
-        intervention.verify()
-        numerator = loss.sum(dim=1).double().view(copies, len(batch), 1).cpu()
-        denominator = scored.sum(dim=1).double().view(copies, len(batch), 1).cpu()
-        return numerator, denominator
-
-
-@METRICS.register("classification")
-class ClassificationAccuracy(RatioMetric):
-    """Accuracy of a sequence-classification checkpoint on a labelled CSV (``--labels``)."""
-
-    name, head, higher_is_better = "accuracy", "sequence_classification", True
-    description = "accuracy on the labelled file"
-
-    def __init__(self, **_):
-        self.label_ids: dict[str, int] = {}
-
-    def setup(self, loaded) -> None:
-        config = loaded.model.config
-        self.label_ids = {str(name): int(index) for name, index in (getattr(config, "label2id", None) or {}).items()}
-        self.num_labels = int(getattr(config, "num_labels", len(self.label_ids)))
-
-    def label_id(self, unit) -> int:
-        label = (unit.label or "").strip()
-        if label in self.label_ids:
-            return self.label_ids[label]
-        if label.lstrip("-").isdigit() and 0 <= int(label) < self.num_labels:
-            return int(label)
-        raise ProbingError(f"label {label!r} of row {unit.index + 2} is neither a label of the model "
-                           f"({', '.join(self.label_ids)}) nor an id below {self.num_labels}", source="--labels")
-
-    def measure(self, loaded, batch, copies, mask):
-        input_ids, attention_mask = _stacked(batch, copies)
-        with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
-            logits = loaded.model(input_ids=input_ids.to(loaded.device),
-                                  attention_mask=attention_mask.to(loaded.device)).logits  # [rows, label]
-        intervention.verify()
-        gold = torch.tensor([self.label_id(unit) for unit in batch.units]).repeat(copies)
-        correct = (logits.argmax(dim=-1).cpu() == gold).double().view(copies, len(batch), 1)
-        return correct, torch.ones_like(correct)
-
-
-@METRICS.register("minimal-pairs")
-class MinimalPairAccuracy(Metric):
-    """BLiMP accuracy (probing.analyses.ablation.minimal_pairs): overall, per field and per phenomenon.
-
-    ``layout``: the paradigms read, in order, each {uid, field, term, pairs} (what a result file records).
-    """
-
-    name, head, higher_is_better = "accuracy", "causal_lm", True
-    description = "BLiMP minimal-pair accuracy (overall: the mean of the paradigm accuracies)"
-
-    def __init__(self, layout=(), **_):
-        self.layout = [dict(entry) for entry in layout]
-
-    @classmethod
-    def of_pairs(cls, pairs) -> "MinimalPairAccuracy":
-        from probing.analyses.ablation.pair_parts import layout_of
-
-        return cls(layout_of(pairs))
-
-    def parts(self) -> list[str]:
-        from probing.analyses.ablation.pair_parts import part_names
-
-        return part_names(self.layout)
-
-    def setup(self, loaded) -> None:
-        check_causal_lm_head(loaded, "--metric minimal-pairs",
-                             otherwise="minimal pairs need a trained causal LM head (BLiMP scores sentences)")
-
-    def measure(self, loaded, batch, copies, mask) -> torch.Tensor:
-        """right or not, bool [copy, pair], for ``copies`` stacked copies of a PairBatch."""
-        from probing.analyses.ablation.minimal_pairs import sentence_scores
-
-        with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
-            scores = sentence_scores(loaded, batch, copies, LOGIT_CELLS)  # [copy, sentence]
-        intervention.verify()
-        return scores[:, 0::2] > scores[:, 1::2]  # good before bad; a tie is wrong
-
-
-@METRICS.register("probe")
-class ProbeAccuracy(Metric):
-    """The best head's accuracy per relation on a treebank (the probe, under each condition)."""
-
-    name, head, higher_is_better, needs_trees = "probe", None, True, True
-    description = "best head's accuracy per relation"
-
-    def __init__(self, relations=("dobj", "det", "pobj", "poss", "all"), **_):
-        self.relations = tuple(relations)
-
-    def parts(self) -> list[str]:
-        return list(self.relations)
-
-
-# ---------------------------------------------------------------- the accumulator
 
 
 class AblationAccumulator(Accumulator):
@@ -468,7 +211,7 @@ class AblationAccumulator(Accumulator):
 
         loaded, batch = view.loaded, view.batch
         copies = len(group)
-        input_ids, attention_mask = _stacked(batch, copies)
+        input_ids, attention_mask = stacked_inputs(batch, copies)
         # Each layer pooled and predicted as it comes (one layer's token attention held at a time), the
         # batch's token-to-word map and prediction masks made once for all of them.
         pooling = WordPooling(batch.word_of_token.repeat(copies, 1), self.pool_from)
@@ -555,46 +298,3 @@ class AblationAccumulator(Accumulator):
 def _number(value) -> float | None:
     value = float(value)
     return value if np.isfinite(value) else None
-
-
-def ranked(result: dict, part: str) -> list[dict]:
-    """The conditions for one part, those whose removal helps most first (the intact model left out)."""
-    rows = [c for c in result["conditions"][1:] if c["parts"][part]["improvement"] is not None]
-    return sorted(rows, key=lambda condition: -condition["parts"][part]["improvement"])
-
-
-def ablation_tables(result: dict, top: int | None = None) -> str:
-    """One table per part (the loss, or each relation), sorted so that helpful removals come first."""
-    from tabulate import tabulate
-
-    scale, unit = (100.0, " %") if result["metric"]["higher_is_better"] else (1.0, "")
-    # a change's interval: signed percentage points, or a loss's signed change to four decimals
-    interval_scale, decimals = ("points", None) if scale == 100.0 else ("nats", 4)
-    blocks = []
-    for part, base in result["baseline"].items():
-        rows = ranked(result, part)
-        shown = rows if top is None else rows[:top]
-        table = []
-        for condition in shown:
-            entry = condition["parts"][part]
-            table.append(
-                [condition["label"], _fmt(entry["value"], scale), _fmt(entry["change"], scale, signed=True),
-                 interval_text(entry["interval"], interval_scale, decimals=decimals),
-                 entry["verdict"]] + ([entry["detail"] or "-"] if base["detail"] else [])
-            )
-        headers = ["disabled (layer-head)", f"{part}{unit}", "change", "95% interval", "removal"]
-        if base["detail"]:
-            headers.append("best head after")
-        title = f"{part}: {_fmt(base['value'], scale)}{unit} with every head"
-        if base["detail"]:
-            title += f" (best head {base['detail']})"
-        more = f"\n({len(rows) - len(shown)} more conditions in the JSON)" if len(shown) < len(rows) else ""
-        blocks.append(title + "\n" + tabulate(table, headers=headers, tablefmt="simple", disable_numparse=True) + more)
-    return "\n\n".join(blocks)
-
-
-def _fmt(value: float | None, scale: float, signed: bool = False) -> str:
-    if value is None:
-        return "-"
-    digits = 1 if scale == 100.0 else 4
-    return f"{scale * value:{'+' if signed else ''}.{digits}f}"

@@ -66,7 +66,7 @@ class ChosenOn:
         """The line a run prints before its pass: which heads each chosen set holds (from 1, as in the tables), and
         on how many DEV sentences they were chosen.
 
-        >>> from probing.analyses.ablation.accumulator import Condition
+        >>> from probing.analyses.ablation.conditions import Condition
         >>> on = ChosenOn({}, "en_ewt:dev", 30, 30)
         >>> print(on.describe([Condition("det@2:chosen", ((0, 1), (2, 3))), Condition("det@2:random0", ((0, 2),))]))
         heads chosen on DEV (en_ewt:dev, 30 sentences: --limit 30 cuts DEV too): det@2 1-2 3-4
