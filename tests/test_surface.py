@@ -9,6 +9,7 @@ import pytest
 import torch
 from helpers import planted_head_attention
 
+import probing
 from probing.analyses.heads.accumulator import HeadsAccumulator
 from probing.analyses.surface.accumulator import STATISTICS, SurfaceAccumulator, visible_keys
 from probing.cli import main
@@ -214,6 +215,10 @@ def test_report_writes_one_folder_with_a_summary(tmp_path):
     assert probe["treebank"]["sentences_scored"] == 5  # the probe saw the analyses' sentences
     heads = json.loads((tmp_path / "heads.json").read_text())
     assert heads["heads"]["probe"] == "probe.json" and heads["heads"]["probe_marks"]
+    # one config builder: the report's probe is described as probing score describes the same run
+    scored = probing.score(tiny_bert(), str(sample_path()), limit=5)
+    assert probe["config"] == scored.data["config"] and list(probe["config"]) == list(scored.data["config"])
+    assert probe["relations"] == scored.data["relations"]
 
 
 def test_unknown_input_is_a_clean_error(capsys):

@@ -96,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
         if not command.is_main:
             return 0
         probe_result, noop_result = explore.results(
-            command.result, stats, command.source, loaded=command.loaded, random_init=args.random_init,
-            bootstrap=args.bootstrap, seed=args.seed, chosen_from=args.result or "the probe of this run")
+            command.engine_run, stats, random_init=args.random_init, bootstrap=args.bootstrap, seed=args.seed,
+            chosen_from=args.result or "the probe of this run")
         page, sentences = explore.page(probe_result, noop_result, command.source, surface=surface, others=others,
                                        command_line=_command_line())
         written = [write_text_atomic(page, target["page"], replaces=earlier_page())]

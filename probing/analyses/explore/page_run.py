@@ -11,12 +11,13 @@ probing.errors.ProbingError: --result: was made with other weights (m) than --mo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from probing.analyses.noop.accumulator import NoopAccumulator, chosen_heads
-from probing.analyses.probe.accumulator import ProbeAccumulator, treebank_block
+from probing.analyses.probe.accumulator import ProbeAccumulator
+from probing.analyses.probe.api import pass_config, probe_result
 from probing.analyses.probe.counts import OFFSETS
 from probing.analyses.views.accumulator import SentenceViews
 from probing.analyses.views.figure import write_views
@@ -60,19 +61,17 @@ class ExploreRun:
     def accumulators(self) -> list:
         return [accumulator for accumulator in (self.probe, self.noop, self.views) if accumulator is not None]
 
-    def results(self, make_result: Callable, stats, source, *, loaded, random_init: bool, bootstrap: int, seed: int,
+    def results(self, engine_run, stats, *, random_init: bool, bootstrap: int, seed: int,
                 chosen_from: str) -> tuple[dict, dict]:
-        """The probe result (the given one, or this pass's as ``probing score`` records it) and the no-op result
-        of the heads it chose; ``make_result`` adds the common blocks (EngineCommand.result)."""
-        boot = bootstrap_block(bootstrap, seed)
-        probe = self.given or make_result("probe", stats, self.probe, {
-            "relations": list(self.relations), "offsets": list(OFFSETS), "random_init": random_init,
-            "bootstrap": boot, "stack": loaded.stack, "prepended_token": loaded.prepended_token})
-        if self.probe is not None:
-            probe["treebank"] = treebank_block(source, stats, self.probe.counts)
+        """The probe result (the given one, or this pass's as ``probing score`` records it:
+        probing.analyses.probe.api.probe_result) and the no-op result of the heads it chose, from the pass of
+        ``engine_run`` (a probing.engine.run.EngineRun, which adds the common blocks)."""
+        probe = self.given or probe_result(engine_run, stats, self.probe, pass_config(
+            engine_run, relations=self.relations, random_init=random_init, bootstrap=bootstrap, seed=seed))
         self.noop.chosen = chosen_heads(probe)
-        noop = make_result("noop", stats, self.noop, {"relations": self.relations, "bootstrap": boot,
-                                                       "chosen_from": chosen_from})
+        noop = engine_run.result("noop", stats, self.noop, {"relations": self.relations,
+                                                            "bootstrap": bootstrap_block(bootstrap, seed),
+                                                            "chosen_from": chosen_from})
         return probe, noop
 
     def page(self, probe: dict, noop: dict, source, *, surface: dict | None, others: list[dict],

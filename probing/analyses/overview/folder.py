@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from probing.analyses.gradients.accumulator import GradientAccumulator
 from probing.analyses.heads.accumulator import HeadsAccumulator, probe_marks
 from probing.analyses.probe.accumulator import ProbeAccumulator
-from probing.analyses.probe.api import probe_result
-from probing.analyses.probe.config import ScoreConfig
+from probing.analyses.probe.api import pass_config, probe_result
 from probing.analyses.probe.counts import OFFSETS
 from probing.atomic import FIGURE_FORMATS, Earlier, figure_of, result_of, text_matching, write_text_atomic
 from probing.data.relations import DEFAULT_RELATIONS
@@ -96,22 +95,14 @@ class OverviewRun:
         probe = gradients = None
         heads["heads"]["probe"], heads["heads"]["probe_marks"] = None, []
         if self.probe is not None:
-            probe = probe_result(engine_run, stats, self.probe,
-                                 report_probe_config(engine_run, random_init=random_init, bootstrap=bootstrap, seed=seed))
+            config = pass_config(engine_run, relations=DEFAULT_RELATIONS, random_init=random_init, bootstrap=bootstrap,
+                                 seed=seed)
+            probe = probe_result(engine_run, stats, self.probe, config)
             heads["heads"]["probe"] = "probe.json"
             heads["heads"]["probe_marks"] = probe_marks(probe, loaded.num_layers, self.heads_per_layer)
         if self.gradients is not None:
             gradients = make_result("gradients", stats, self.gradients, {"loss": loaded.head, "mask_rate": MASK_RATE})
         return {"probe": probe, "surface": surface, "heads": heads, "gradients": gradients}
-
-
-def report_probe_config(engine_run, *, random_init: bool, bootstrap: int, seed: int) -> ScoreConfig:
-    """The probe run of a report, as ``probing score`` with its default relations and offsets would describe it."""
-    options = engine_run.options()
-    return ScoreConfig(relations=DEFAULT_RELATIONS, offsets=OFFSETS, pool_from=options.pool_from,
-                       max_length=options.max_length, batch_size=options.batch_size, workers=options.workers,
-                       limit=engine_run.source.limit, bootstrap=bootstrap, seed=seed, random_init=random_init,
-                       shard=options.shard, attention=options.attention)
 
 
 def write_folder(results: dict[str, dict | None], summary: str, target: dict[str, str]) -> list:

@@ -66,13 +66,23 @@ def run_probe(config: ScoreConfig, *, loaded: LoadedModel | None = None, progres
 def probe_result(run: EngineRun, stats, accumulator, config: ScoreConfig) -> dict:
     """The probe's result of a pass of ``run`` into ``accumulator`` (a ProbeAccumulator made for ``config``): the
     common blocks, :func:`probe_config`, the treebank block and the counts. The one builder of every probe result
-    (``probing score``, ``probing.score``, the folder of ``probing report``)."""
+    (``probing score``, ``probing.score``, the folder of ``probing report``, the page of ``probing explore``)."""
     from probing.analyses.probe.accumulator import treebank_block
 
     result = provenance("probe", run.loaded, run.source, stats, probe_config(config, run.options(), run.loaded))
     result["treebank"] = treebank_block(run.source, stats, accumulator.counts)
     result.update(accumulator.result())
     return result
+
+
+def pass_config(engine_run: EngineRun, *, relations, random_init: bool, bootstrap: int, seed: int) -> ScoreConfig:
+    """The probe config of a probe that shares another command's pass (``probing report``, ``probing explore``):
+    ``relations`` and the pass's options, as ``probing score`` would be given them, for :func:`probe_result`."""
+    options = engine_run.options()
+    return ScoreConfig(relations=tuple(relations), pool_from=options.pool_from, max_length=options.max_length,
+                       batch_size=options.batch_size, workers=options.workers, limit=engine_run.source.limit,
+                       bootstrap=bootstrap, seed=seed, random_init=random_init, shard=options.shard,
+                       attention=options.attention)
 
 
 def probe_config(config: ScoreConfig, options: PassOptions, loaded: LoadedModel) -> dict:
