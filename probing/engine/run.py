@@ -8,7 +8,7 @@ command line: :class:`ModelSpec` (which model and how to load it), the opened
 processes of a torchrun (:class:`~probing.engine.distributed.Ranks`) with the checkpoint hooks.
 
 >>> from probing.data.inputs import InputSource, sample_treebank_path
->>> from probing.engine.passes import PassOptions
+>>> from probing.engine.options import PassOptions
 >>> run = EngineRun(ModelSpec(), InputSource.treebank(str(sample_treebank_path())), PassOptions(batch_size=8))
 >>> run.is_main, run.options("scoring").description, run.options().batch_size
 (True, 'scoring', 8)
