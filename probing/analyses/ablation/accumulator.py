@@ -40,8 +40,8 @@ from probing.analyses.ablation.metrics import (
 )
 from probing.analyses.probe.counts import OFFSETS, ProbeCounts
 from probing.analyses.probe.pairs import collect_pairs
+from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.batching import Batch
-from probing.engine.passes import Accumulator, BatchView
 from probing.errors import ProbingError
 from probing.model.interventions import uniform_heads
 from probing.naming import DIRECTIONS, head_name
