@@ -50,10 +50,9 @@ def both_passes_timing(dev: dict, test: dict) -> dict:
     ...                    {"seconds_total": 1.0, "seconds_model": 0.5, "units_per_second": 20.0})
     {'seconds_total': 4.0, 'seconds_model': 2.5, 'units_per_second': 12.5, 'seconds_selecting_on_dev': 3.0}
     """
-    timing = dict(test)
-    for key in ("seconds_total", "seconds_model", "seconds_waiting_for_input"):
-        if key in test and key in dev:
-            timing[key] = round(test[key] + dev[key], 3)
+    from probing.results.pass_statistics import merged_timing
+
+    timing = {**test, **merged_timing([dev, test])}  # the two passes' seconds by the statistics' own rule
     units = sum((block.get("units_per_second") or 0.0) * block["seconds_total"] for block in (dev, test))
     timing["units_per_second"] = round(units / timing["seconds_total"], 2) if timing["seconds_total"] else None
     timing["seconds_selecting_on_dev"] = dev["seconds_total"]
