@@ -397,9 +397,9 @@ def read_selection(path: str) -> tuple[dict, dict]:
     return result, selection
 
 
-def check_selection(selection: dict, options: TreeOptions, reading: dict, *, source: str, loaded=None,
-                    report_on_sha256: str | None = None) -> None:
-    """Fail with one line unless a DEV selection fits this run's options (and model, once loaded)."""
+def check_selection(selection: dict, options: TreeOptions, reading: dict, *, source: str, loaded=None) -> None:
+    """Fail with one line unless a DEV selection fits this run's options (and model, once loaded); that it holds
+    none of the sentences reported on is the held-out flow's check (probing.stats.heldout.HeldOut)."""
     from probing.results.identity import difference, model_identity
     from probing.results.io import model_block
 
@@ -410,10 +410,6 @@ def check_selection(selection: dict, options: TreeOptions, reading: dict, *, sou
     found = difference(selection["reading"], reading, "reading", labels=("DEV", "this run"))
     if found:
         raise ProbingError(f"DEV read attention differently: {found}", source=source)
-    if report_on_sha256 is not None:
-        from probing.stats.heldout import check_other_sentences
-
-        check_other_sentences(selection["made_on"], {"sha256": report_on_sha256}, source=source)
     if loaded is not None and loaded.is_causal and "causal_best_heads" not in selection:
         raise ProbingError("holds no choice in the causal reading (made before a decoder's trees were read "
                            "later-to-earlier); choose again on the DEV treebank itself", source=source)
