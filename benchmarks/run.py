@@ -208,6 +208,15 @@ def peak_memory(model: str, treebank: Path) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def memory_text(memory: dict) -> str:
+    """The sentence that reports :func:`peak_memory`'s measurement against ``MEMORY_TARGET``."""
+    growth = memory["4x"]["peak_mib"] / memory["1x"]["peak_mib"]
+    return (f"Peak resident memory of `probing score` (a fresh process each): {memory['1x']['peak_mib']:.0f} MiB "
+            f"on the treebank, {memory['4x']['peak_mib']:.0f} MiB on it four times over: {growth:.3f} times, "
+            f"{verdict(growth, MEMORY_TARGET)}. Wall time of the whole command: "
+            f"{memory['1x']['seconds']:.1f} s and {memory['4x']['seconds']:.1f} s.")
+
+
 def child_peak(model: str, treebank: Path, output: Path) -> dict:
     """``probing score`` in a child process: its own peak RSS (ru_maxrss) and wall time."""
     command = [sys.executable, "-m", "probing", "score", "--quiet", "--model", model, "--treebank", str(treebank),
@@ -449,13 +458,7 @@ def render(measured: dict, context: dict, command: str) -> str:
                   f"The two agree on the pair totals ({'equal' if entry['totals_equal'] else 'DIFFERENT'}) and on "
                   f"{entry['cells'] - entry['differing']} of {entry['cells']} head cells.", ""]
     if measured.get("memory"):
-        memory = measured["memory"]
-        growth = memory["4x"]["peak_mib"] / memory["1x"]["peak_mib"]
-        lines += ["## Memory does not grow with the treebank", "",
-                  f"Peak resident memory of `probing score` (a fresh process each): {memory['1x']['peak_mib']:.0f} MiB "
-                  f"on the treebank, {memory['4x']['peak_mib']:.0f} MiB on it four times over: {growth:.2f} times, "
-                  f"{verdict(growth, MEMORY_TARGET)}. Wall time of the whole command: "
-                  f"{memory['1x']['seconds']:.1f} s and {memory['4x']['seconds']:.1f} s.", ""]
+        lines += ["## Memory does not grow with the treebank", "", memory_text(measured["memory"]), ""]
     if measured.get("trees"):
         entry = measured["trees"]
         lines += ["## Tree decoding against the forward pass", "",
@@ -540,9 +543,19 @@ def main(argv: list[str] | None = None) -> int:
                                                          "default: the four of $PROBING_MODELS)")
     parser.add_argument("--limit", type=int, default=DEVICE_CHECK_LIMIT,
                         help=f"with --quick: sentences per run (default: {DEVICE_CHECK_LIMIT})")
+    parser.add_argument("--memory", action="store_true",
+                        help="section 3 alone: peak memory of probing score on en_ewt dev and on it four times over "
+                             "(all-MiniLM-L6-v2, about 2 minutes)")
     args = parser.parse_args(argv)
     if args.quick:
         return device_check(args)
+    if args.memory:
+        treebank, model = ewt_dev(), model_folder("minilm")
+        if treebank is None or model is None:
+            raise SystemExit("benchmarks: --memory needs en_ewt dev and all-MiniLM-L6-v2 (PROBING_TREEBANKS, "
+                             "PROBING_MODELS)")
+        print(memory_text(peak_memory(model, Path(treebank))))
+        return 0
     repeats = args.repeats or (5 if args.full else 3)
     treebank = ewt_dev()
     missing = []
