@@ -12,6 +12,7 @@ nats for a loss.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +46,10 @@ def versus_figure(result: dict, path, parts=None, *, dpi: int = 120) -> Path:
     keys = list(effects[parts[0]])
     scale, unit = (100.0, "percentage points") if block["higher_is_better"] else (1.0, "nats")
     height = 2.5 * len(parts) + 1.2
-    figure = new_figure(3.1 * len(keys) + 0.8, height)
+    width = max(3.1 * len(keys) + 0.8, 6.4)  # one chosen set (a make.sh piece) still has room for title and legend
+    note = textwrap.wrap(NOTE, int(width * 18))  # about 18 characters an inch at 7.5 points
+    note_room = 0.3 + 0.12 * (len(note) - 1)
+    figure = new_figure(width, height)
     axes = np.atleast_2d(figure.subplots(len(parts), len(keys), squeeze=False))
     for row, part in enumerate(parts):
         for column, key in enumerate(keys):
@@ -58,7 +62,7 @@ def versus_figure(result: dict, path, parts=None, *, dpi: int = 120) -> Path:
                 axes[row, column].set_xlabel(f"effect ({unit})", fontsize=9)
     # laid out first, then the title, legend and note placed in inches from the edges (tight_layout would
     # move the panels for a suptitle by a share of the height, far too much for a figure of one row)
-    figure.tight_layout(rect=(0, 0.3 / height, 1, 1 - 0.85 / height))
+    figure.tight_layout(rect=(0, note_room / height, 1, 1 - 0.85 / height))
     draws = max(len(effects[parts[0]][key]["random"]) for key in keys)
     figure.text(0.5, 1 - 0.08 / height, f"{result_label(result)}: chosen heads against {draws} matched random sets\n"
                 f"{result['metric']['description']}", fontsize=11, ha="center", va="top")
@@ -66,16 +70,18 @@ def versus_figure(result: dict, path, parts=None, *, dpi: int = 120) -> Path:
     if handles:  # just above the panels' titles, where every column can see it
         figure.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, axes[0, 0].get_position().y1 + 0.25 / height),
                       fontsize=8, frameon=False, ncol=len(handles))
-    figure.text(0.01, 0.05 / height, "effect = metric(heads disabled) - metric(intact), same units. Line: the chosen "
-                "set, its 95% paired bootstrap interval shaded; bars: matched random sets; p = (1 + count) / (1 + "
-                "draws), count the random sets at least as harmful.", fontsize=7.5, color="#444444")
+    figure.text(0.01, 0.05 / height, "\n".join(note), fontsize=7.5, color="#444444", va="bottom")
     return save_figure_atomic(figure, path, dpi=dpi)
+
+
+NOTE = ("effect = metric(heads disabled) - metric(intact), same units. Line: the chosen set, its 95% paired bootstrap "
+        "interval shaded; bars: matched random sets; p = (1 + count) / (1 + draws), count the random sets at least as "
+        "harmful.")
+"""The figure's footnote: how to read every panel."""
 
 
 def _part_label(part: str) -> str:
     """A part's name as a row label: BLiMP's phenomenon or field without its prefix, wrapped at word breaks."""
-    import textwrap
-
     return textwrap.fill(part.split(":", 1)[-1].replace("_", " "), 20)
 
 
