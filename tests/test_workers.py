@@ -187,10 +187,9 @@ def _line_of_sentence(index: int) -> int:
 
 @pytest.mark.parametrize("case", ["parse error then a bad line in the same chunk",
                                   "parse error in a worker's chunk, bad line in the next",
-                                  # these two read the whole file eagerly once more after the workers: over 10 s
-                                  pytest.param("parse error past the limit", marks=pytest.mark.slow),
+                                  "parse error past the limit",
                                   "parse error in another shard",
-                                  pytest.param("parse error in what a resumed run skips", marks=pytest.mark.slow)])
+                                  "parse error in what a resumed run skips"])
 def test_a_lazy_read_in_the_workers_stops_where_this_process_stops(case, tmp_path):
     """Workers parse only their own chunks; whatever the mix of errors, the pass stops after the same chunks
     with the same one error as when this process reads the input alone. Chunks are 32 sentences."""
@@ -215,7 +214,6 @@ def test_a_lazy_read_in_the_workers_stops_where_this_process_stops(case, tmp_pat
     assert stops[0][1].startswith(f"{path}:") and "HEAD is not an integer" in stops[0][1]  # the parse error first
 
 
-@pytest.mark.slow  # over 10 s
 def test_a_lazy_read_parses_to_the_units_of_an_eager_one():
     eager = list(InputSource.treebank(str(sample_path())).units())
     lazy = list(InputSource.treebank(str(sample_path())).units(lazy=True))

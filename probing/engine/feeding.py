@@ -160,6 +160,10 @@ def _from_workers(plan: ChunkPlan, tokenizer, workers: int) -> Iterator[Prepared
             yield item
     finally:
         _RUNNING.remove(chunks)
+        # Let go of the iterator now, so that it stops its workers now. Kept alive by a caught error's
+        # traceback, it would stop them only when the garbage collector reached it, and there each worker that
+        # had not finished waited out DataLoader's 5-second join before it was killed.
+        del chunks
 
 
 _RUNNING: list = []
