@@ -214,6 +214,19 @@ def test_a_lazy_read_in_the_workers_stops_where_this_process_stops(case, tmp_pat
     assert stops[0][1].startswith(f"{path}:") and "HEAD is not an integer" in stops[0][1]  # the parse error first
 
 
+def test_workers_have_stopped_when_the_error_that_stopped_the_pass_is_raised(tmp_path):
+    """The error's traceback holds the pass's frames; its workers must not wait for the garbage collector
+    (there DataLoader joined each unfinished worker for 5 s before killing it)."""
+    import multiprocessing
+
+    path = _corrupted(tmp_path, head_at=_line_of_sentence(40))
+    plan = ChunkPlan(InputSource.treebank(str(path)), BATCH_SIZE, 64)
+    with pytest.raises(ProbingError) as raised:
+        for _ in prepared_chunks(plan, load_model(tiny_model("bert")).tokenizer, workers=2):
+            assert len(multiprocessing.active_children()) == 2  # the workers run while the pass does
+    assert raised.traceback and multiprocessing.active_children() == []
+
+
 def test_a_lazy_read_parses_to_the_units_of_an_eager_one():
     eager = list(InputSource.treebank(str(sample_path())).units())
     lazy = list(InputSource.treebank(str(sample_path())).units(lazy=True))
