@@ -186,6 +186,6 @@ def test_every_board_states_its_minimum_detectable_effect_per_measure():
     halves = [(cell.interval[1] - cell.interval[0]) / 2 for row in blimp.rows for cell in row.cells.values()
               if cell is not None and cell.interval]
     assert f"interval): {100 * median(halves):.1f} points ({len(halves)} cells)." in blimp.notes[-1]
-    versus = leaderboard_from_files([boards / "versus" / "results" / "gemma-3-270m-lm.json"]).tables[0]
+    versus = leaderboard_from_files(sorted((boards / "versus" / "results").glob("gemma-3-270m-lm-*.json"))).tables[0]
     chosen = [row.cells["lm loss: chosen"].interval for row in versus.rows]
     assert f"loss {median((high - low) / 2 for low, high in chosen):.3f} nats ({len(chosen)} cells)" in versus.notes[-1]
