@@ -162,14 +162,16 @@ atlas_limit="${ATLAS_LIMIT-}"
 atlas_trees_limit="${ATLAS_TREES_LIMIT-}"
 atlas_trees_inits=(${ATLAS_TREES_INITS:-pretrained random-init})
 atlas=leaderboards/atlas
-available() {  # a treebank already local (PROBING_TREEBANKS or the cache); else say why on one line, return 1
+available() {  # a treebank already local (PROBING_TREEBANKS or the cache); else say why on one line, return 1.
+  # Any other failure (a broken import, a bug) stops the script rather than quietly leaving every treebank out.
   "$python" -c "import sys
-from probing.data.datasets import resolve_treebank
+from probing.data.datasets.resolution import resolve_treebank
 from probing.errors import ProbingError
 try:
     resolve_treebank(sys.argv[1], download=False)
 except ProbingError as error:
-    sys.exit(f'{sys.argv[1]}: {error}')" "$1"
+    print(f'{sys.argv[1]}: {error}', file=sys.stderr)
+    sys.exit(3)" "$1" || { status=$?; [ "$status" -eq 3 ] && return 1; echo "make.sh: checking $1 failed (exit $status)" >&2; exit "$status"; }
 }
 atlas_present=()
 for name in "${atlas_models[@]}"; do

@@ -73,3 +73,28 @@ def test_the_result_file_documentation_is_made_from_the_schema():
 
     assert (REPO / "docs" / "results.md").read_text(encoding="utf-8") == markdown() + "\n", (
         "docs/results.md is out of date: run python -m probing.results.schema > docs/results.md")
+
+
+PACKAGE_IMPORT = re.compile(r"^\s*from (probing(?:\.\w+)*) import \(?([\w, ]+)\)?\s*$", re.MULTILINE)
+
+
+def test_every_name_a_script_or_page_imports_from_the_package_exists():
+    """Scripts outside the package (make.sh's inline Python, benchmarks/, examples/, docs/) import from it too, and
+    the tests run only some of them: a module split that moves a name breaks them silently (make.sh's treebank check
+    once left every PUD treebank out of the atlas that way)."""
+    import importlib
+
+    outside = [name for name in tracked_files() if name.endswith((".sh", ".py", ".md"))
+               and not name.startswith(("probing/", "tests/"))]
+    assert "leaderboards/make.sh" in outside
+    missing = []
+    for name in outside:
+        for match in PACKAGE_IMPORT.finditer((REPO / name).read_text(encoding="utf-8")):
+            module = importlib.import_module(match.group(1))
+            for imported in (part.split(" as ")[0].strip() for part in match.group(2).split(",")):
+                if imported and not hasattr(module, imported):
+                    try:
+                        importlib.import_module(f"{match.group(1)}.{imported}")
+                    except ImportError:
+                        missing.append(f"{name}: from {match.group(1)} import {imported}")
+    assert not missing, "\n".join(missing)
