@@ -9,6 +9,7 @@
 #   MODELS=all-MiniLM-L6-v2 INITS=pretrained TREEBANKS=en_ewt ONLY=trees bash leaderboards/make.sh  # a subset
 #   PLAN=1 bash leaderboards/make.sh          # run nothing: list the pieces of the grid that are done and those left
 #   FORCE=1 bash leaderboards/make.sh         # run every piece again, even those already made by the same command
+#   DEVICE=cuda VERSUS_DIR=leaderboards/versus-gpu ... # every model run on that device (leaderboards/gpu.sh: the GPU grid)
 #
 # Every run is a piece: its output, and the command that made it, recorded in leaderboards/pieces.tsv when it
 # is written. A piece whose output is there and was made by the very same command is done and is not run again,
@@ -31,6 +32,7 @@ cd "$repo"
 replicates="${REPLICATES:-500}"
 python="${PYTHON:-python3}"
 only="${ONLY:-}"
+device="${DEVICE:-}"  # --device of every model run (empty: the commands' default, cpu); part of each piece's command
 if [ -n "${PLAN:-}" ]; then unset SKIP_SCORING; SKIP_TABLES=1; fi  # walk every piece, run nothing
 probing() { "$python" -m probing "$@"; }
 wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
@@ -47,6 +49,7 @@ made_by() {  # made_by OUTPUT ARGS...: true when OUTPUT is there, as these ARGS 
 piece() {  # piece OUTPUT [--resumable] ARGS...: run `probing ARGS --output OUTPUT` unless it is done (see above)
   local output="$1"; shift
   local resumable=""; if [ "$1" = --resumable ]; then resumable=1; shift; fi
+  [ -n "$device" ] && set -- "$@" --device "$device"
   if made_by "$output" "$@"; then pieces_done=$((pieces_done + 1)); return 0; fi
   if [ -n "${PLAN:-}" ]; then pieces_left+=("$output"); return 0; fi
   local extra=()
@@ -59,6 +62,7 @@ piece() {  # piece OUTPUT [--resumable] ARGS...: run `probing ARGS --output OUTP
   local started=$SECONDS
   probing "$@" "${extra[@]}" --output "$output" > /dev/null
   record_piece "$output" "$@"
+  record_time "$output" $((SECONDS - started))
   echo "  done in $((SECONDS - started)) s" >&2
 }
 record_piece() {  # record_piece OUTPUT ARGS...: OUTPUT was just made by `probing ARGS`
@@ -66,6 +70,18 @@ record_piece() {  # record_piece OUTPUT ARGS...: OUTPUT was just made by `probin
   local line; line="$(printf '%s\t%s\t%s' "$output" "$(sha256sum < "$output" | cut -d' ' -f1)" "$*")"
   { grep -vF "$output	" "$manifest" || true; echo "$line"; } | LC_ALL=C sort > "$manifest.tmp" && mv "$manifest.tmp" "$manifest"
   pieces_run=$((pieces_run + 1))
+}
+times=leaderboards/piece-times.tsv  # OUTPUT<TAB>seconds its last run took<TAB>on what (the boards' notes quote these)
+machine() {  # the device a piece ran on, in words: the GPU's name, or the CPU cores it had
+  if [[ "$device" == cuda* ]] && command -v nvidia-smi > /dev/null; then
+    echo "$device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+  else
+    echo "${device:-cpu}: $(nproc) cores"
+  fi
+}
+record_time() {  # record_time OUTPUT SECONDS
+  { [ -f "$times" ] && grep -vF "$1	" "$times" || true; printf '%s\t%s\t%s\n' "$1" "$2" "$(machine)"; } |
+    LC_ALL=C sort > "$times.tmp" && mv "$times.tmp" "$times"
 }
 merged() {  # merged OUTPUT PART...: probing merge of the parts once every part is done (else the output is left)
   local output="$1"; shift
@@ -260,7 +276,7 @@ versus_random="${VERSUS_RANDOM:-100}"
 versus_limit="${VERSUS_LIMIT-300}"
 versus_pairs="${VERSUS_PAIRS-50}"
 versus_metrics=(${VERSUS_METRICS:-lm probe minimal-pairs})
-versus=leaderboards/versus
+versus="${VERSUS_DIR:-leaderboards/versus}"  # another folder keeps a grid of other sizes or another device apart
 if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
   mkdir -p "$versus/results"
   for name in "${versus_models[@]}" "${versus_encoders[@]}"; do
@@ -352,18 +368,20 @@ fi
 # Chosen against matched random heads: one table of every model's --chosen ablations (every metric), and per
 # model and metric the figure of the chosen sets' effects against the random sets' histograms.
 # (results/MODEL-METRIC.json: a whole model's grid in one file, as the smaller boards before the pieces were made)
-shopt -s nullglob
-versus_results=("$versus"/results/*-{lm,probe,minimal-pairs}.json "$versus"/results/*-{lm,probe,minimal-pairs}-*-k*.json)
-shopt -u nullglob
-if [ "${#versus_results[@]}" -gt 0 ]; then
+# Every such board: leaderboards/versus, and beside it any other VERSUS_DIR (leaderboards/versus-gpu).
+for board in $(printf '%s\n' leaderboards/versus leaderboards/versus-* "$versus" | sort -u); do
+  shopt -s nullglob
+  versus_results=("$board"/results/*-{lm,probe,minimal-pairs}.json "$board"/results/*-{lm,probe,minimal-pairs}-*-k*.json)
+  shopt -u nullglob
+  [ "${#versus_results[@]}" -gt 0 ] || continue
   for format in md:md csv:csv json:json latex:tex html:html; do
-    probing leaderboard "${versus_results[@]}" --format "${format%%:*}" --output "$versus/versus.${format#*:}"
+    probing leaderboard "${versus_results[@]}" --format "${format%%:*}" --output "$board/versus.${format#*:}"
   done
-  mkdir -p "$versus/plots"
+  mkdir -p "$board/plots"
   for result in "${versus_results[@]}"; do
-    probing plot "$result" --output "$versus/plots/$(basename "$result" .json).png"
+    probing plot "$result" --output "$board/plots/$(basename "$result" .json).png"
   done
-fi
+done
 # BLiMP's board: the intact decoders beside BLiMP's published figures (not a leaderboard.* file: the probe's
 # reference rows, which every leaderboard.* carries, have no place on it).
 shopt -s nullglob; blimp_results=(leaderboards/blimp/results/*.json); shopt -u nullglob

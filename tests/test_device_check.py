@@ -70,3 +70,16 @@ def test_the_benchmark_runs_as_a_script_and_as_a_module(form, tmp_path):
                            "--output", str(output)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| float32 |" in output.read_text(encoding="utf-8")
+
+
+def test_the_gpu_grid_script_stops_in_one_line_where_torch_sees_no_gpu():
+    """leaderboards/gpu.sh (the device check and the causal board at k = 8 and 1,000 draws) starts nothing on a
+    machine without CUDA: it says so and stops, before any benchmark or piece is run."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device: gpu.sh would run the whole grid")
+    ran = subprocess.run(["bash", str(REPO / "leaderboards" / "gpu.sh")], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "PYTHON": sys.executable}, timeout=120)
+    assert ran.returncode != 0
+    assert ran.stderr.strip().splitlines() == ["gpu.sh: torch sees no CUDA device"]

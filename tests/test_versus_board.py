@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 from helpers import tiny_model
@@ -71,7 +72,7 @@ def test_the_table_renders_in_every_format(results, fmt, tmp_path, capsys):
     assert "det top 1" in text and "nsubj top 2" in text
     if fmt == "md":
         assert "Chosen vs matched random heads" in text and "p = (1 + count) / (1 + draws)" in text
-        assert "p=" in text and ("5 draws" in text or "sets" in text) and "Holm: this board tests m = " in text
+        assert "p=" in text and ("5 draws" in text or "sets" in text) and "Holm: this board makes m = " in text
         assert "MDE (minimum detectable effect" in text and " nats (" in text and " points (" in text
     if fmt == "csv":  # effects get columns of their own names, not a head's accuracy columns
         header = text.splitlines()[0].split(",")
@@ -149,7 +150,19 @@ def test_the_boards_p_values_are_adjusted_together_by_holm(results):
              if column.endswith(": chosen") and row.cells.get(column) and row.cells[column].p_not_better is not None]
     assert len(cells) == 8 * 3  # 8 rows (2 models, 2 relations, k = 1, 2) x lm loss, probe own and all
     assert [cell.p_adjusted for cell in cells] == pytest.approx(holm([cell.p_not_better for cell in cells]))
-    assert f"this board tests m = {len(cells)} rows" in " ".join(table.notes)
+    notes = " ".join(table.notes)
+    assert f"this board makes m = {len(cells)} tests" in notes
+    # at most 5 draws a row (fewer where a layer-matched space is smaller): the least raw p is 1 / (1 + draws),
+    # the least adjusted m times that, clipped at 1; 0.05 takes 20 m - 1 draws
+    drawn = [int(re.search(r"(\d+) (draws|sets)", row.cells[column].head).group(1)) for row in table.rows
+             for column in table.relations if column.endswith(": random") and row.cells.get(column)]
+    most = max(drawn)
+    assert most <= 5
+    assert (f"With at most {most} random draws a row, the least p a row can reach is 1 / (1 + {most}) = "
+            f"{p_value_text(1 / (1 + most))}.") in notes
+    assert ("the least any can reach is 1: no row of this board can be called significant, whatever its data; "
+            f"that takes at least {20 * len(cells) - 1} draws a row.") in notes
+    assert not any(cell.head.endswith(": significant") for cell in cells)
     for cell in cells:
         assert cell.p_not_better <= cell.p_adjusted <= 1
         assert cell.head.startswith(f"p={p_value_text(cell.p_not_better)}")
@@ -169,7 +182,7 @@ def test_the_committed_causal_board_still_reads_with_holm_and_its_mde():
     notes = " ".join(table.notes)
     tested = sum(1 for row in table.rows for column in table.relations
                  if column.endswith(": chosen") and row.cells.get(column) and row.cells[column].p_adjusted is not None)
-    assert tested > 0 and f"m = {tested} rows" in notes and "nats" in notes.split("MDE")[1]
+    assert tested > 0 and f"m = {tested} tests" in notes and "nats" in notes.split("MDE")[1]
 
 
 def test_every_board_states_its_minimum_detectable_effect_per_measure():

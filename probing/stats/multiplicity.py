@@ -15,6 +15,8 @@ Pure Python (no torch, no numpy): it runs on result files.
 
 from __future__ import annotations
 
+import math
+
 LEVEL = 0.05
 """The level at which a row is called significant, by its adjusted p-value only."""
 
@@ -39,3 +41,24 @@ def significant(adjusted: float | None, level: float = LEVEL) -> bool:
     (True, False, False)
     """
     return adjusted is not None and adjusted <= level
+
+
+def least_adjusted(m: int, draws: int) -> float:
+    """The smallest Holm-adjusted p-value any of ``m`` permutation tests can reach when none has more than
+    ``draws`` random draws (or sets of an exact space): the least raw p is 1 / (1 + draws), and Holm multiplies
+    the smallest of the m by m. Above the level, no row of the board can be called significant, whatever its data.
+
+    >>> least_adjusted(40, 100), least_adjusted(40, 1000), least_adjusted(1, 8)
+    (0.39603960396039606, 0.03996003996003996, 0.1111111111111111)
+    """
+    return min(1.0, m / (1 + draws))
+
+
+def draws_needed(m: int, level: float = LEVEL) -> int:
+    """The fewest random draws a row needs so that, tested among ``m`` rows, it can be called significant at
+    ``level`` (:func:`least_adjusted` at most ``level``).
+
+    >>> draws_needed(40), draws_needed(1)
+    (799, 19)
+    """
+    return max(0, math.ceil(round(m / level, 9)) - 1)

@@ -83,6 +83,7 @@ def leaderboard_tables(results: list[dict]) -> list:
     from probing.report.board import Row, Table, result_label
 
     columns: list[str] = []
+    most_draws = 0  # the most random draws (or sets of an exact space) any chosen cell was tested against
     rows: dict[tuple[str, str], Row] = {}
     filled: set[tuple[str, str, str]] = set()
     for result in results:
@@ -108,18 +109,44 @@ def leaderboard_tables(results: list[dict]) -> list:
                     if f"{column}: {suffix}" not in columns:
                         columns.append(f"{column}: {suffix}")
                 chosen, random = versus_cells(entry, block["higher_is_better"])
+                if entry["random"] is not None:
+                    most_draws = max(most_draws, entry["random"]["draws"])
                 row.cells[f"{column}: chosen"], row.cells[f"{column}: random"] = chosen, random
     ordered = sorted(rows.items(), key=lambda item: (item[0][0], item[0][1].rpartition("@")[0],
                                                      int(item[0][1].rpartition("@")[2])))
     columns = _ordered(columns)
     tested = holm_cells([row.cells[column] for _, row in ordered for column in columns
                          if column.endswith(": chosen") and row.cells.get(column) is not None])
-    notes = NOTES + [f"Holm: this board tests m = {tested} rows (a row: one model, metric, relation and k, each a "
-                     "chosen cell with a p-value); each p is adjusted for all of them by Holm's step-down rule, and "
-                     "a row is called significant (at 0.05) by its adjusted p only."]
+    notes = NOTES + [holm_note(tested, most_draws)]
     measures = {column: None if column.endswith(": random") else _measure(column) for column in columns}
     return [Table(columns, [row for _, row in ordered], notes, title="Chosen vs matched random heads",
                   key="versus", mean=False, marks_best=False, effects=True, measures=measures)]
+
+
+def holm_note(tested: int, most_draws: int) -> str:
+    """The board's note on multiplicity: m, and the least adjusted p that its draws allow (a board whose draws are
+    too few for m can call nothing significant, and says so with the draws it would take).
+
+    >>> holm_note(2, 100).rsplit(". ", 1)[1]
+    'After Holm over m = 2 tests, the least any can reach is 0.02: a row can be called significant.'
+    """
+    from probing.naming import p_value_text
+    from probing.stats.multiplicity import LEVEL, draws_needed, least_adjusted
+
+    note = (f"Holm: this board makes m = {tested} tests, one per chosen cell with a p-value (a model, relation and "
+            "k, and one part of a metric: the loss; the probe on the row's relation and on all; BLiMP overall and "
+            "each phenomenon). Each p is adjusted for all of them by Holm's step-down rule, and a row is called "
+            f"significant (at {LEVEL:g}) by its adjusted p only.")
+    if not tested or not most_draws:
+        return note
+    least = least_adjusted(tested, most_draws)
+    note += (f" With at most {most_draws} random draws a row, the least p a row can reach is 1 / (1 + {most_draws}) = "
+             f"{p_value_text(1 / (1 + most_draws))}. After Holm over m = {tested} tests, the least any can reach is "
+             f"{p_value_text(least)}: ")
+    if least > LEVEL:
+        return note + (f"no row of this board can be called significant, whatever its data; that takes at least "
+                       f"{draws_needed(tested)} draws a row.")
+    return note + "a row can be called significant."
 
 
 def _measure(column: str) -> str:
