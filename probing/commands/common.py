@@ -179,19 +179,12 @@ def device_map_of(args: argparse.Namespace, ranks) -> str | None:
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, random_init: bool = True) -> None:
-    from probing.model.loading import DEVICE_MAPS, DTYPES, STACKS
+    from probing.model.loading import STACKS
 
     group = parser.add_argument_group("model")
     group.add_argument("--model", metavar="ID_OR_FOLDER",
                        help="hub id or local checkpoint folder (default: the packaged all-MiniLM-L6-v2, offline)")
-    group.add_argument("--revision", metavar="REV", help="hub branch, tag or commit to load")
-    group.add_argument("--dtype", default="float32", choices=list(DTYPES), metavar="DTYPE",
-                       help="weights' precision: float32, float16 or bfloat16; attention is pooled and scored in "
-                            "float32 either way (default: float32)")
-    group.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda, cuda:N or mps (default: cpu)")
-    group.add_argument("--device-map", choices=list(DEVICE_MAPS), metavar="MAP",
-                       help="auto: spread one model's layers over every visible GPU in this process, for a model "
-                            "too big for one (needs accelerate; replaces --device)")
+    add_weights_options(group, scored_in="attention is pooled and scored")
     group.add_argument("--trust-remote-code", action="store_true", help="allow a hub model's own Python code to run")
     group.add_argument("--stack", choices=list(STACKS), metavar="STACK",
                        help="which self-attention of an encoder-decoder model (T5) to read: encoder or decoder "
@@ -201,6 +194,21 @@ def add_model_options(parser: argparse.ArgumentParser, *, random_init: bool = Tr
                            help="the same architecture with seeded random weights: the untrained control")
     group.add_argument("--seed", type=seed_value, default=0, metavar="N",
                        help="seed of --random-init, the bootstrap and any masking (default: 0)")
+
+
+def add_weights_options(group, *, scored_in: str) -> None:
+    """Which weights, in what precision, where: --revision, --dtype, --device, --device-map (every command that
+    loads a model; ``scored_in`` says what stays in float32 whatever --dtype is)."""
+    from probing.model.loading import DEVICE_MAPS, DTYPES
+
+    group.add_argument("--revision", metavar="REV", help="hub branch, tag or commit to load")
+    group.add_argument("--dtype", default="float32", choices=list(DTYPES), metavar="DTYPE",
+                       help=f"weights' precision: float32, float16 or bfloat16; {scored_in} in float32 either way "
+                            "(default: float32)")
+    group.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda, cuda:N or mps (default: cpu)")
+    group.add_argument("--device-map", choices=list(DEVICE_MAPS), metavar="MAP",
+                       help="auto: spread one model's layers over every visible GPU in this process, for a model "
+                            "too big for one (needs accelerate; replaces --device)")
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, text: bool = True, pairs: bool = True) -> None:

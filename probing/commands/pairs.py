@@ -8,6 +8,7 @@ from probing.commands.common import (
     MAX_BATCH_SIZE,
     add_bootstrap_options,
     add_output_options,
+    add_weights_options,
     batch_size,
     positive_int,
     seed_value,
@@ -17,7 +18,6 @@ from probing.commands.common import (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from probing.analyses.pairs.scoring import CONTEXTS
-    from probing.model.loading import DEVICE_MAPS, DTYPES
 
     parser.epilog = (
         "A pair is right when the model gives the grammatical sentence the higher log-probability (a tie is "
@@ -28,13 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "its pinned sha256. Masked LMs have no minimal-pair score. Rules: docs/minimal-pairs.md."
     )
     parser.add_argument("--model", required=True, metavar="ID_OR_FOLDER", help="a causal LM: hub id or local folder")
-    parser.add_argument("--revision", metavar="REV", help="hub branch, tag or commit to load")
-    parser.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda, cuda:N or mps (default: cpu)")
-    parser.add_argument("--device-map", choices=list(DEVICE_MAPS), metavar="MAP",
-                        help="auto: spread the model's layers over every visible GPU (needs accelerate; replaces --device)")
-    parser.add_argument("--dtype", default="float32", choices=list(DTYPES), metavar="DTYPE",
-                        help="weights' precision: float32, float16 or bfloat16; log-probabilities are taken in float32 "
-                             "(default: float32)")
+    add_weights_options(parser, scored_in="log-probabilities are taken")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--paradigms", nargs="+", metavar="UID", help="BLiMP paradigms to score (default: all 67)")
     which.add_argument("--phenomena", nargs="+", metavar="TERM",
