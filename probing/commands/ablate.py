@@ -8,9 +8,11 @@ from probing.commands.common import EngineCommand, add_bootstrap_options, add_en
 from probing.errors import ProbingError
 from probing.stats.intervals import bootstrap_block
 
-MAX_RANDOM = 1000
-"""The most matched random sets per chosen set: each is one more condition, a copy of every batch in the pass
-and its scores; 1,000 draws let a p-value reach 0.001, beyond which no board's adjustment needs to go."""
+MAX_RANDOM = 10_000
+"""The most matched random sets per chosen set: each is one more condition (a copy of every batch in a pass, as
+many copies at once as fit the memory budget, and its scores). A board of m tests needs 1 + draws >= 20 m for a row
+to survive Holm at 0.05 (probing.stats.multiplicity.draws_needed): the causal board's 56 tests need 1,119, its GPU
+grid's 84 need 1,679; 10,000 covers a board of 500."""
 
 MAX_K = 1000
 """The largest chosen set given on the command line (checked against the model's heads before any pass)."""
