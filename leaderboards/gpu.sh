@@ -23,6 +23,7 @@ export DEVICE="${DEVICE:-cuda}"
 if [ -z "${SKIP_CHECK:-}" ]; then
   "$python" benchmarks/run.py --device "$DEVICE" --quick --output benchmarks/gpu-report.md
 fi
-VERSUS_DIR=leaderboards/versus-gpu VERSUS_K="${VERSUS_K:-1 4 8}" VERSUS_RANDOM="${VERSUS_RANDOM:-2000}" \
+draws="${VERSUS_RANDOM:-2000}"
+VERSUS_DIR=leaderboards/versus-gpu VERSUS_K="${VERSUS_K:-1 4 8}" VERSUS_RANDOM="$draws" VERSUS_RANDOM_ENCODERS="$draws" \
   ONLY=versus SKIP_TABLES=1 bash leaderboards/make.sh
 SKIP_SCORING=1 bash leaderboards/make.sh
