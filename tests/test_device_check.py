@@ -72,6 +72,7 @@ def test_the_benchmark_runs_as_a_script_and_as_a_module(form, tmp_path):
     assert "| float32 |" in output.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # starts bash and a Python process
 def test_the_gpu_grid_script_stops_in_one_line_where_torch_sees_no_gpu():
     """leaderboards/gpu.sh (the device check and the causal board at k = 8 and 1,000 draws) starts nothing on a
     machine without CUDA: it says so and stops, before any benchmark or piece is run."""
