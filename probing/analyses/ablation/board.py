@@ -140,12 +140,12 @@ def holm_note(tested: int, most_draws: int) -> str:
     if not tested or not most_draws:
         return note
     least = least_adjusted(tested, most_draws)
-    note += (f" With at most {most_draws} random draws a row, the least p a row can reach is 1 / (1 + {most_draws}) = "
+    note += (f" With at most {most_draws:,} random draws a row, the least p a row can reach is 1 / (1 + {most_draws:,}) = "
              f"{p_value_text(1 / (1 + most_draws))}. After Holm over m = {tested} tests, the least any can reach is "
              f"{p_value_text(least)}: ")
     if least > LEVEL:
         return note + (f"no row of this board can be called significant, whatever its data; that takes at least "
-                       f"{draws_needed(tested)} draws a row.")
+                       f"{draws_needed(tested):,} draws a row.")
     return note + "a row can be called significant."
 
 
