@@ -395,6 +395,15 @@ def test_scores_only_keeps_every_number_and_refuses_a_merge(tmp_path, capsys):
     assert scores["versus"] == whole["versus"] and scores["conditions"] == whole["conditions"]
     assert sorted(scores["state"]) == ["scores.replicates", "scores.values"]
     assert slim.stat().st_size < full.stat().st_size / 2
+    from probing.analyses.ablation.scores import result_scores
+
+    (values, replicates), (all_values, all_replicates) = result_scores(scores), result_scores(whole)
+    np.testing.assert_array_equal(values, all_values)
+    kept = [i for i, c in enumerate(scores["conditions"]) if i == 0 or c["label"].endswith(":chosen")]
+    dropped = [i for i in range(len(scores["conditions"])) if i not in kept]
+    assert len(kept) == 3 and dropped  # the intact model, det@1 and det@2 chosen; their random sets
+    np.testing.assert_array_equal(replicates[:, kept], all_replicates[:, kept])  # the chosen effects' intervals
+    assert np.isnan(replicates[:, dropped]).all()  # a random set's replicates feed no report
     assert main(["leaderboard", str(slim)]) == 0
     assert "det top 2" in capsys.readouterr().out
     from probing.analyses.ablation.accumulator import AblationAccumulator

@@ -96,7 +96,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_bootstrap_options(parser)
     parser.add_argument("--scores-only", action="store_true",
                         help="write each condition's scores and replicates instead of the sums they come from (the "
-                             "probe metric's sums of many conditions run to hundreds of MB); such a file is not merged")
+                             "probe metric's sums of many conditions run to hundreds of MB); with --chosen, only the "
+                             "intact model's and the chosen sets' replicates; such a file is not merged")
     parser.add_argument("--top", type=int, default=20, metavar="N",
                         help="rows per table, most helpful removals first; 0 shows all (default: 20)")
 
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.ablation.accumulator import AblationAccumulator
     from probing.analyses.ablation.choosing import dev_relations
     from probing.analyses.ablation.minimal_pairs import pairs_input_block, pairs_pass
-    from probing.analyses.ablation.scores import scores_only_state
+    from probing.analyses.ablation.scores import replicates_kept, scores_only_state
     from probing.analyses.ablation.tables import ablation_tables
     from probing.analyses.ablation.versus import versus_block, versus_table
     from probing.engine.readings import READINGS
@@ -143,7 +144,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{loaded.name}: {metric.description} with heads disabled ({len(conditions) - 1} conditions; "
               f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
         if args.scores_only:
-            result["state"] = scores_only_state(*accumulator.scores()[:2])
+            result["state"] = scores_only_state(*accumulator.scores()[:2],
+                                                kept=replicates_kept(result["conditions"]))
         if args.chosen:
             result["versus"] = versus_block(result)
             print(versus_table(result["versus"]))

@@ -48,19 +48,46 @@ SCORES_ONLY = ("scores.values", "scores.replicates")
 """The state of a result written with ``ablate --scores-only``: each condition's values [condition, part] and
 replicates [replicate, condition, part] themselves, in place of the sums they come from. The probe metric's
 sums hold every head's replicate counts for every condition (over 400 MB for 127 conditions of SmolLM2 with
-1,000 replicates); the scores are a few MB, but they cannot be added up, so such a file is not merged."""
+1,000 replicates); the scores are a few MB, but they cannot be added up, so such a file is not merged.
+
+In a ``--chosen`` run only the intact model's and the chosen sets' replicates are kept (the paired interval of a
+chosen set's effect needs them); a random set's are NaN. Its p-value and the random spread come from the sets'
+values, and every condition's own interval is in the result's ``conditions`` already, so nothing a report shows
+is lost, while 1,000 replicates of 1,000 random sets (8 MB a relation) shrink to almost nothing encoded."""
 
 
-def scores_only_state(values: np.ndarray, replicates: np.ndarray) -> dict:
-    """The encoded ``--scores-only`` state of ``values`` and ``replicates``.
+def scores_only_state(values: np.ndarray, replicates: np.ndarray, *, kept=None) -> dict:
+    """The encoded ``--scores-only`` state of ``values`` [condition, part] and ``replicates`` [replicate,
+    condition, part]; with ``kept`` (condition indices), the replicates of every other condition are NaN.
 
     >>> sorted(scores_only_state(np.zeros((2, 1)), np.zeros((3, 2, 1))))
     ['scores.replicates', 'scores.values']
+    >>> from probing.results.schema.arrays import decode_array
+    >>> state = scores_only_state(np.zeros((3, 1)), np.ones((2, 3, 1)), kept=[0, 1])
+    >>> decode_array(state["scores.replicates"])[0, :, 0].tolist()
+    [1.0, 1.0, nan]
     """
     from probing.results.schema.arrays import encode_array
 
-    return dict(zip(SCORES_ONLY, (encode_array(np.asarray(values, dtype=np.float64)),
-                                  encode_array(np.asarray(replicates, dtype=np.float64)))))
+    replicates = np.array(replicates, dtype=np.float64)
+    if kept is not None:
+        dropped = np.ones(replicates.shape[1], dtype=bool)
+        dropped[list(kept)] = False
+        replicates[:, dropped] = np.nan
+    return dict(zip(SCORES_ONLY, (encode_array(np.asarray(values, dtype=np.float64)), encode_array(replicates))))
+
+
+def replicates_kept(conditions) -> list[int]:
+    """The conditions whose replicates a ``--scores-only`` result of a ``--chosen`` run keeps: the intact model
+    (condition 0) and each chosen set (its label ends in ``:chosen``); None keeps all (no ``--chosen`` run).
+
+    >>> replicates_kept([{"label": "none"}, {"label": "det@1:chosen"}, {"label": "det@1:random0"}])
+    [0, 1]
+    >>> replicates_kept([{"label": "none"}, {"label": "L0H1"}]) is None
+    True
+    """
+    chosen = [i for i, condition in enumerate(conditions) if condition["label"].endswith(":chosen")]
+    return [0, *chosen] if chosen else None
 
 
 def result_scores(result: dict) -> tuple[np.ndarray, np.ndarray]:
