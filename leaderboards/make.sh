@@ -300,8 +300,7 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
         input=(--treebank en_ewt:test ${versus_limit:+--limit "$versus_limit"}); resumable=(--resumable)
         case "$metric" in
           probe) input+=(--relations "$relation" all --scores-only) ;;  # its sums: 400 MB a model
-          minimal-pairs) input=(--phenomena "${versus_phenomena[@]}" ${versus_pairs:+--limit "$versus_pairs"})
-                         resumable=() ;;  # BLiMP's pairs are scored in one run
+          minimal-pairs) input=(--phenomena "${versus_phenomena[@]}" ${versus_pairs:+--limit "$versus_pairs"}) ;;
         esac
         for k in "${versus_k[@]}"; do
           piece "$versus/results/$name-$metric-$relation-k$k.json" "${resumable[@]}" ablate \

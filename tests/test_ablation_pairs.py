@@ -213,3 +213,58 @@ def test_chosen_heads_on_minimal_pairs_give_a_versus_block_per_phenomenon(tmp_pa
     assert row["random"]["draws"] == min(3, row["space"]) and 0 < row["p_value"] <= 1  # a smaller space: all of it
     assert row["exact"] == (row["space"] <= 3)
     assert row["chosen"]["effect"] * 5 == pytest.approx(round(row["chosen"]["effect"] * 5))  # 5 pairs: steps of 1/5
+
+
+def hand_blimp(folder: Path, monkeypatch) -> str:
+    """A BLiMP folder of one paradigm, the hand-written pairs, pinned by its own sha256 (as BLiMP's files are)."""
+    import hashlib
+
+    import probing.data.minimal_pairs as minimal_pairs
+
+    folder.mkdir()
+    paradigm = folder / "anaphor_gender_agreement.jsonl"
+    paradigm.write_text("".join(json.dumps({"sentence_good": good, "sentence_bad": bad, "field": "morphology",
+                                            "linguistics_term": "anaphor_agreement",
+                                            "UID": "anaphor_gender_agreement"}) + "\n" for good, bad in GOOD_BAD))
+    monkeypatch.setitem(minimal_pairs.PINS, "anaphor_gender_agreement",
+                        hashlib.sha256(paradigm.read_bytes()).hexdigest())
+    return str(folder)
+
+
+def test_a_minimal_pairs_run_stopped_half_way_resumes_to_the_uninterrupted_result(tmp_path, capsys, monkeypatch):
+    """--checkpoint/--resume: a run stopped after 4 of the 8 pairs (Ctrl-C, exit 130) keeps their bits, and the
+    resumed run scores the other 4 only and writes the very result of an uninterrupted run; another run's
+    checkpoint is refused by what differs."""
+    from probing.cli import main
+    from probing.engine.checkpointing import Checkpointer
+    from probing.results.io import read_result
+
+    blimp = hand_blimp(tmp_path / "blimp", monkeypatch)
+    whole, stopped, checkpoint = tmp_path / "whole.json", tmp_path / "stopped.json", tmp_path / "run.checkpoint"
+    common = ["ablate", "--quiet", "--model", tiny_model("llama"), "--metric", "minimal-pairs", "--blimp", blimp,
+              "--paradigms", "anaphor_gender_agreement", "--heads", "1-1", "--heads", "2-3,2-4", "--bootstrap", "30",
+              "--batch-size", "2", "--checkpoint-every", "0"]
+    assert main([*common, "--output", str(whole)]) == 0
+    saved = Checkpointer.chunk_done
+    scored = []
+
+    def stop_after_four(self, run, chunk):
+        scored.extend(chunk)
+        saved(self, run, chunk)
+        if self._consumed >= 4:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Checkpointer, "chunk_done", stop_after_four)
+    assert main([*common, "--output", str(stopped), "--checkpoint", str(checkpoint)]) == 130
+    assert checkpoint.is_file() and not stopped.exists() and scored == [0, 1, 2, 3]
+    capsys.readouterr()
+    assert main([*common, "--limit", "6", "--output", str(stopped), "--checkpoint", str(checkpoint), "--resume"]) == 2
+    assert "checkpoint is of another run" in capsys.readouterr().err and checkpoint.is_file()
+    scored.clear()
+    monkeypatch.setattr(Checkpointer, "chunk_done", lambda self, run, chunk: (scored.extend(chunk), saved(self, run, chunk)))
+    assert main([*common, "--output", str(stopped), "--checkpoint", str(checkpoint), "--resume"]) == 0
+    assert "resuming" in capsys.readouterr().err and scored == [4, 5, 6, 7] and not checkpoint.exists()
+    first, second = read_result(whole), read_result(stopped)
+    for block in ("baseline", "conditions", "state", "input"):
+        assert first[block] == second[block], block
+    assert first["config"]["max_length"] == second["config"]["max_length"]

@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         if pairs is None:
             stats = command.run([accumulator], f"{len(conditions)} conditions")
         else:
-            stats = pairs_pass(accumulator, loaded, pairs, args.batch_size)
+            stats = pairs_pass(accumulator, loaded, pairs, args.batch_size, hooks=command.checkpointer)
         if not command.is_main:
             return 0
         options = {"metric": args.metric, "metric_options": {"seed": args.seed, "mask_rate": args.mask_rate,
@@ -265,13 +265,13 @@ def _blimp_pairs(args: argparse.Namespace):
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # every rank would score every pair: one process only
         raise ProbingError("--metric minimal-pairs runs in one process, not under torchrun", source="--metric")
 
-    for option in ("treebank", "text", "shard", "checkpoint"):
+    for option in ("treebank", "text", "shard"):  # --checkpoint and --resume save and continue the one run
         if getattr(args, option, None):
             raise ProbingError("--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no "
                                f"--{option}", source=f"--{option}")
-    if args.resume or args.pairs:
-        option = "--resume" if args.resume else "--pairs"
-        raise ProbingError(f"--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no {option}", source=option)
+    if args.pairs:
+        raise ProbingError("--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no --pairs",
+                           source="--pairs")
     chosen = paradigms_of(args.phenomena, args.blimp) if args.phenomena else check_paradigms(args.paradigms)
     return read_pairs(chosen, args.blimp, args.limit)
 

@@ -77,8 +77,8 @@ class Pass:
             "model": model_identity(self.loaded),
             "input": {"sha256": self.source.sha256, "kind": self.source.kind, "pairs": self.source.pairs,
                       "limit": self.source.limit, "half": getattr(self.source, "half", None)},
-            "options": _plain(options),
-            "accumulators": _plain({f"{index}.{accumulator.analysis}": accumulator.identity()
+            "options": plain_identity(options),
+            "accumulators": plain_identity({f"{index}.{accumulator.analysis}": accumulator.identity()
                                     for index, accumulator in enumerate(self.accumulators)}),
         }
 
@@ -347,7 +347,7 @@ def _progress(options: PassOptions, source: InputSource, done: int):
                         enabled=options.progress)
 
 
-def _plain(value):
+def plain_identity(value):
     """JSON-like copy (tuples become lists), so identities compare equal after a round trip."""
     import json
 

@@ -16,8 +16,9 @@ per (condition, pair): right or not; the parts and their bootstrap come from tho
 
 from __future__ import annotations
 
+import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -25,6 +26,7 @@ from probing.analyses.pairs.scoring import encode, scored_log_probs
 from probing.engine.accumulator import BatchView
 from probing.engine.batching import padded_rows
 from probing.model.tokenizers import plain_tokenizer
+from probing.results.pass_statistics import BatchStats
 
 
 @dataclass
@@ -65,20 +67,67 @@ def sentence_scores(loaded, batch: PairBatch, copies: int, logit_cells: int) -> 
     return scores.view(copies, len(batch)).cpu()
 
 
-def pairs_pass(accumulator, loaded, pairs, batch_size: int):
-    """Every pair under every condition of ``accumulator`` (stacked copies per forward pass); its statistics."""
+@dataclass
+class PairsRun:
+    """A minimal-pairs pass as the checkpoint hooks see a pass (probing.engine.passes.Pass): its accumulators,
+    statistics and identity, so that ``--checkpoint``/``--resume`` save and continue it as they do a treebank's.
+
+    ``batching_counted`` stays empty: the pairs are batched as the model goes, and the pass counts them itself.
+    """
+
+    loaded: object
+    pairs: list
+    accumulators: list
+    batch_size: int
+    stats: object
+    batching_counted: BatchStats = field(default_factory=BatchStats)
+
+    def identity(self) -> dict:
+        """Everything that decides the bits: the tool, the model, the pairs themselves, the batches they form
+        and the accumulator's conditions."""
+        from probing.engine.passes import plain_identity
+        from probing.results.io import model_identity
+        from probing.version import __version__
+
+        digest = hashlib.sha256()
+        for pair in self.pairs:
+            digest.update(f"{pair.uid}\t{pair.good}\t{pair.bad}\n".encode())
+        return plain_identity({"tool": __version__, "model": model_identity(self.loaded),
+                       "input": {"sha256": digest.hexdigest(), "kind": "minimal-pairs", "pairs": len(self.pairs)},
+                       "options": {"batch_size": self.batch_size},
+                       "accumulators": {f"{index}.{accumulator.analysis}": accumulator.identity()
+                                        for index, accumulator in enumerate(self.accumulators)}})
+
+
+def pairs_pass(accumulator, loaded, pairs, batch_size: int, hooks=None):
+    """Every pair under every condition of ``accumulator`` (stacked copies per forward pass); its statistics.
+
+    ``hooks`` (a :class:`probing.engine.checkpointing.Checkpointer`, or None) save the bits after a batch now and
+    then and, resuming, skip the pairs already scored: batches start at fixed multiples of ``batch_size``, so a
+    resumed pass scores exactly the batches the uninterrupted one would have.
+    """
+    from probing.engine.passes import PassHooks
     from probing.results.pass_statistics import PassStats
 
     started = time.perf_counter()
+    hooks = hooks or PassHooks()
     tokenizer = plain_tokenizer(loaded)
-    stats = PassStats(units_total=len(pairs), units_in_part=len(pairs), units_used=len(pairs))
+    encoded = encode(tokenizer, [text for pair in pairs for text in (pair.good, pair.bad)])
+    # the longest sentence of all the pairs, resumed or not (a resumed part's own longest would differ)
+    stats = PassStats(units_total=len(pairs), max_length=max(map(len, encoded), default=0))
+    run = PairsRun(loaded, pairs, [accumulator], batch_size, stats)
+    done = hooks.start(run)  # pairs scored before a resumed run stopped (a multiple of batch_size)
     with torch.inference_mode():
-        for batch in pair_batches(tokenizer, pairs, batch_size):
+        for batch in pair_batches(tokenizer, pairs[done:], batch_size, encoded=encoded[2 * done :]):
+            batch.rows = [done + row for row in batch.rows]
             accumulator.update(BatchView(batch, None, loaded))
-            stats.batches += 1
-            stats.max_length = max(stats.max_length, batch.input_ids.shape[1])
-    stats.seconds_total = stats.seconds_model = time.perf_counter() - started
-    return stats
+            run.stats.batches += 1
+            run.stats.units_in_part += len(batch.rows)
+            run.stats.units_used += len(batch.rows)
+            hooks.chunk_done(run, batch.rows)
+    run.stats.seconds_total = run.stats.seconds_model = time.perf_counter() - started
+    hooks.finish(run)  # adds the statistics of the part before a resume
+    return run.stats
 
 
 def pairs_input_block(pairs, described: dict) -> dict:
