@@ -72,9 +72,13 @@ record_piece() {  # record_piece OUTPUT ARGS...: OUTPUT was just made by `probin
   pieces_run=$((pieces_run + 1))
 }
 times=leaderboards/piece-times.tsv  # OUTPUT<TAB>seconds its last run took<TAB>on what (the boards' notes quote these)
-machine() {  # the device a piece ran on, in words: the GPU's name, or the CPU cores it had
+machine() {  # the device a piece ran on, in words: the GPU's name, or the CPU cores it had (its threads, when
+  # OMP_NUM_THREADS gave it fewer: a grid beside another on the second core)
   if [[ "$device" == cuda* ]] && command -v nvidia-smi > /dev/null; then
     echo "$device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+  elif [ "$(nproc)" -lt "$(nproc --all)" ]; then
+    local threads; threads="$(nproc)"
+    echo "${device:-cpu}: $threads thread$([ "$threads" = 1 ] || echo s) of $(nproc --all) cores"
   else
     echo "${device:-cpu}: $(nproc) cores"
   fi
