@@ -240,3 +240,70 @@ def test_the_same_weights_with_another_tokenizer_are_another_model(tmp_path):
     vocabulary = folder / "tokenizer.json"
     vocabulary.write_text(vocabulary.read_text(encoding="utf-8").replace('"[UNK]"', '"[UNKNOWN]"'), encoding="utf-8")
     assert load_model(str(folder)).fingerprint != before
+
+
+class BatchCrashingCheckpointer(Checkpointer):
+    """Saves after every batch (``every`` a hair above 0) and stands in for a fault after ``crash_after`` batches:
+    mid-chunk, where a chunk-end save would have lost the chunk's batches."""
+
+    def __init__(self, *args, crash_after: int, **kwargs):
+        super().__init__(*args, every=1e-9, **kwargs)
+        self.crash_after, self.batches = crash_after, 0
+
+    def batch_done(self, run):
+        super().batch_done(run)
+        self.batches += 1
+        if self.batches >= self.crash_after:
+            raise Crash
+
+
+def test_a_save_between_batches_resumes_mid_chunk_to_identical_counts(tmp_path, capsys):
+    """Batch size 1: chunks of 16 sentences. Killed after 20 batches, the file holds one whole chunk and 4 batches
+    of the next; the resumed run makes that chunk again, skips those 4, and ends with the uninterrupted run's
+    counts and input statistics."""
+    reference, output, checkpoint = tmp_path / "reference.json", tmp_path / "resumed.json", tmp_path / "run.ckpt"
+    common = ("--treebank", str(sample_path()), "--batch-size", "1", "--bootstrap", "10")
+    assert score(capsys, *common, "--output", str(reference)) == 0
+    config = ScoreConfig(model=tiny_bert(), treebank=str(sample_path()), batch_size=1, bootstrap=10)
+    with pytest.raises(Crash):
+        run_probe(config, hooks=BatchCrashingCheckpointer(checkpoint, crash_after=20))
+    saved = checkpointing.load(checkpoint)["passes"]["0"]
+    assert (saved["consumed"], saved["batches"], saved["stats"]["units_used"]) == (16, 4, 20)
+    code = main(["score", "--quiet", "--model", tiny_bert(), *common, "--output", str(output), "--checkpoint",
+                 str(checkpoint), "--resume"])
+    assert code == 0 and "after 16 units and 4 batches" in capsys.readouterr().err
+    resumed, whole = json.loads(output.read_text()), json.loads(reference.read_text())
+    assert counts_of(resumed) == counts_of(whole)
+    assert resumed["input"] == whole["input"] and resumed["treebank"] == whole["treebank"]
+
+
+def test_an_ablation_stopped_between_batches_resumes_to_the_uninterrupted_result(tmp_path, capsys, monkeypatch):
+    """The causal board's case: one chunk is the whole run (300 sentences), each batch runs every condition. A run
+    stopped (Ctrl-C) after 3 of its 6 batches keeps them; the resumed run scores the other 3 and writes the result
+    of an uninterrupted run, every condition's state included."""
+    from helpers import tiny_model
+
+    whole, stopped, checkpoint = tmp_path / "whole.json", tmp_path / "stopped.json", tmp_path / "run.checkpoint"
+    common = ["ablate", "--quiet", "--model", tiny_model("llama"), "--metric", "lm", "--treebank", str(sample_path()),
+              "--limit", "24", "--batch-size", "4", "--each-layer", "--bootstrap", "20", "--checkpoint-every", "1e-9"]
+    assert main([*common, "--output", str(whole)]) == 0
+    saved, counted = Checkpointer.batch_done, []
+
+    def stop_after_three(self, run):
+        saved(self, run)
+        counted.append(run.stats.units_used)
+        if len(counted) == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Checkpointer, "batch_done", stop_after_three)
+    assert main([*common, "--output", str(stopped), "--checkpoint", str(checkpoint)]) == 130
+    assert checkpointing.load(checkpoint)["passes"]["0"]["batches"] == 3 and not stopped.exists()
+    counted.clear()
+    monkeypatch.setattr(Checkpointer, "batch_done", lambda self, run: (saved(self, run), counted.append(1)))
+    capsys.readouterr()
+    assert main([*common, "--output", str(stopped), "--checkpoint", str(checkpoint), "--resume"]) == 0
+    assert "after 0 units and 3 batches" in capsys.readouterr().err and len(counted) == 3
+    first, second = json.loads(whole.read_text()), json.loads(stopped.read_text())
+    for block in ("baseline", "conditions", "state", "input"):
+        assert first[block] == second[block], block
+    assert not checkpoint.exists()

@@ -267,7 +267,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--checkpoint", metavar="FILE",
                        help="save progress here now and then (default with --output: OUTPUT.checkpoint)")
     group.add_argument("--checkpoint-every", type=seconds, default=300.0, metavar="SECONDS",
-                       help="seconds between checkpoints; 0 saves after every chunk (default: 300)")
+                       help="seconds between checkpoints: one is saved after the first batch that ends once they "
+                            "have passed (after a chunk of batch size x 16 units under torchrun); 0 saves after every "
+                            "chunk (default: 300)")
     group.add_argument("--resume", action="store_true",
                        help="continue a killed run from its checkpoint (same options and model); the counts end "
                             "identical to an uninterrupted run")

@@ -3,13 +3,18 @@
 After every chunk of ``batch_size * CHUNK_BATCHES`` units of the selected
 stream, when ``every`` seconds have passed since the last save, the state of
 every accumulator of the pass (merged over all processes under torchrun) is
-written with the number of units it covers and the pass's statistics. A
-temporary file is written, flushed and renamed over the old one, so a kill at
-any moment leaves either the previous checkpoint or the new one.
+written with the number of units it covers and the pass's statistics. In one
+process it is also written after any batch once ``every`` seconds have passed:
+a batch can take minutes (an ablation runs it once per condition), and a
+chunk of 512 units can be a whole run. A temporary file is written, flushed
+and renamed over the old one, so a kill at any moment leaves either the
+previous checkpoint or the new one.
 
 Chunks start at fixed multiples of the chunk size, so a resumed pass skips
 whole chunks and then makes exactly the batches the uninterrupted pass would
-have made: integer counts come out identical, not merely close. A checkpoint
+have made (a save between batches also records how many batches of the next
+chunk were counted, and the resumed pass makes that chunk again and skips
+them): integer counts come out identical, not merely close. A checkpoint
 records what decides the numbers (the model's fingerprint, the input's
 sha256, every option and every accumulator's options) and refuses to resume
 anything else. One file holds the passes of one command by their order (the
@@ -37,7 +42,9 @@ from probing.errors import ProbingError
 from probing.results.pass_statistics import PassStats
 
 FORMAT = "probing-checkpoint"
-VERSION = 2
+VERSION = 3
+READABLE_VERSIONS = (2, VERSION)
+"""Version 3 added the batches of a chunk counted before a save between batches; a version 2 file has none."""
 DEFAULT_EVERY_SECONDS = 300.0
 
 
@@ -94,6 +101,7 @@ class Checkpointer(PassHooks):
             return
         if self.resume:
             self.saved = load(self.path)
+            self.saved["version"] = VERSION  # what this run writes into it from now on
 
     # -- pass hooks --------------------------------------------------------------------------
 
@@ -104,8 +112,10 @@ class Checkpointer(PassHooks):
         self._started = time.perf_counter()
         self._last_save = time.monotonic()
         state = self._find() if self.ranks.is_main else None
-        progress = self.ranks.share(None if state is None else {"consumed": state["consumed"], "stats": state["stats"]})
+        progress = self.ranks.share(None if state is None else {"consumed": state["consumed"], "stats": state["stats"],
+                                                                "batches": state.get("batches", 0)})
         self._previous = PassStats()
+        self._batches_into_chunk = 0  # batches of the current chunk counted (and so saved by a save between them)
         if progress is None:
             self._consumed = 0
             return 0
@@ -113,16 +123,30 @@ class Checkpointer(PassHooks):
             for accumulator, saved in zip(run.accumulators, state["accumulators"]):
                 accumulator.load_state(saved)
         self._previous = PassStats(**progress["stats"])
-        self._consumed = progress["consumed"]
+        self._consumed, self._batches_into_chunk = progress["consumed"], progress["batches"]
         if self.ranks.is_main:
-            print(f"probing: resuming from {self.path} after {self._consumed} units", file=sys.stderr)
+            more = f" and {self._batches_into_chunk} batches" if self._batches_into_chunk else ""
+            print(f"probing: resuming from {self.path} after {self._consumed} units{more}", file=sys.stderr)
         return self._consumed
+
+    def skipped_batches(self) -> int:
+        return self._batches_into_chunk
 
     def owns(self, number: int) -> bool:
         return self.ranks.owns(number)
 
+    def batch_done(self, run: Pass) -> None:
+        """Save between batches in one process once ``every`` seconds have passed (under torchrun the processes
+        would have to agree after every batch: they save at chunk ends only)."""
+        self._batches_into_chunk += 1
+        if self.ranks.active or self.every == 0 or time.monotonic() - self._last_save < self.every:
+            return
+        self._save(run, [accumulator.state() for accumulator in run.accumulators], complete=False)
+        self._last_save = time.monotonic()
+
     def chunk_done(self, run: Pass, chunk) -> None:
         self._consumed += len(chunk)
+        self._batches_into_chunk = 0
         due = self.every == 0 or time.monotonic() - self._last_save >= self.every
         if not self.ranks.agree(due):
             return
@@ -179,6 +203,7 @@ class Checkpointer(PassHooks):
             "identity": self._identity,
             "complete": complete,
             "consumed": self._consumed,
+            "batches": self._batches_into_chunk,  # of the chunk after the consumed units (0 at a chunk's end)
             "stats": dataclasses.asdict(stats),
             "accumulators": states,
         }
@@ -203,7 +228,7 @@ def load(path: Path) -> dict:
         raise ProbingError(f"not a readable probing checkpoint ({type(error).__name__})", source=str(path)) from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ProbingError("not a probing checkpoint", source=str(path))
-    if state.get("version") != VERSION:
+    if state.get("version") not in READABLE_VERSIONS:
         raise ProbingError(f"checkpoint version {state.get('version')} is not {VERSION}; start over", source=str(path))
     return state
 

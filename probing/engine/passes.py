@@ -87,16 +87,25 @@ class PassHooks:
     """Where a pass is split across processes and saved; the default: one process, nothing saved.
 
     ``start`` returns how many units of the selected stream are already
-    counted (0 unless resuming); ``owns`` says whether this process counts a
-    batch; ``chunk_done`` runs after each chunk of ``batch_size *
-    CHUNK_BATCHES`` units; ``finish`` merges what the processes counted.
+    counted (0 unless resuming), whole chunks; ``skipped_batches`` then says
+    how many batches of the next chunk were counted too (a save between two
+    batches); ``owns`` says whether this process counts a batch;
+    ``batch_done`` runs after each batch this process counted,
+    ``chunk_done`` after each chunk of ``batch_size * CHUNK_BATCHES`` units;
+    ``finish`` merges what the processes counted.
     """
 
     def start(self, run: Pass) -> int:
         return 0
 
+    def skipped_batches(self) -> int:
+        return 0
+
     def owns(self, number: int) -> bool:
         return True
+
+    def batch_done(self, run: Pass) -> None:
+        pass
 
     def chunk_done(self, run: Pass, chunk: list[Unit]) -> None:
         pass
@@ -166,6 +175,7 @@ def run_pass(
     run.stats.max_length = loaded.max_length(options.max_length)
     needs_attention = any(accumulator.needs_attention for accumulator in accumulators)
     done = hooks.start(run)
+    skip = hooks.skipped_batches()  # the first chunk's batches counted before a resume (a save between batches)
     in_thread = options.prefetch and not options.workers  # workers make their chunks ahead by themselves
     tokenizer = loaded.producer_tokenizer if in_thread else loaded.tokenizer
     work = _prepared(run, done, tokenizer)
@@ -176,8 +186,11 @@ def run_pass(
         shown = 0  # units of the current chunk the progress has shown: a chunk of a slow model can take minutes
         for item in _timed_waits(work, run.stats):
             if isinstance(item, Batch):
-                if hooks.owns(item.number):
+                if skip:  # the same batch as before the resume (its chunk is made alike), already counted
+                    skip -= 1
+                elif hooks.owns(item.number):
                     _count(run, item, reading if needs_attention else None)
+                    hooks.batch_done(run)
                 bar.update(len(item))
                 shown += len(item)
             else:  # the end of a chunk: its units are all counted (those skipped as too long too)
