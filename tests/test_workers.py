@@ -220,6 +220,10 @@ def test_workers_have_stopped_when_the_error_that_stopped_the_pass_is_raised(tmp
     import multiprocessing
 
     path = _corrupted(tmp_path, head_at=_line_of_sentence(40))
+    # 300 sentences, 10 chunks: worker 0 makes chunks 0, 2, 4, ... and is never asked for more than three before
+    # the error in chunk 1 ends the pass, so it cannot run out of chunks and exit first (with the sample's 3
+    # chunks it could, on a busy machine, and then one worker was left to see)
+    path.write_text(path.read_text(encoding="utf-8") + sample_path().read_text(encoding="utf-8") * 3, encoding="utf-8")
     plan = ChunkPlan(InputSource.treebank(str(path)), BATCH_SIZE, 64)
     with pytest.raises(ProbingError) as raised:
         for _ in prepared_chunks(plan, load_model(tiny_model("bert")).tokenizer, workers=2):
