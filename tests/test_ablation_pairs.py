@@ -257,6 +257,9 @@ def test_a_minimal_pairs_run_stopped_half_way_resumes_to_the_uninterrupted_resul
     monkeypatch.setattr(Checkpointer, "chunk_done", stop_after_four)
     assert main([*common, "--output", str(stopped), "--checkpoint", str(checkpoint)]) == 130
     assert checkpoint.is_file() and not stopped.exists() and scored == [0, 1, 2, 3]
+    from probing.engine.checkpointing import load
+
+    assert load(checkpoint)["passes"]["0"]["stats"]["seconds_model"] > 0  # the model's time so far is kept too
     capsys.readouterr()
     assert main([*common, "--limit", "6", "--output", str(stopped), "--checkpoint", str(checkpoint), "--resume"]) == 2
     assert "checkpoint is of another run" in capsys.readouterr().err and checkpoint.is_file()
@@ -268,3 +271,17 @@ def test_a_minimal_pairs_run_stopped_half_way_resumes_to_the_uninterrupted_resul
     for block in ("baseline", "conditions", "state", "input"):
         assert first[block] == second[block], block
     assert first["config"]["max_length"] == second["config"]["max_length"]
+
+
+def test_a_checkpoint_of_other_heads_under_the_same_labels_is_another_run():
+    """A --chosen run's labels (det@1:chosen) name heads that --select-on chose: a resume with another DEV, whose
+    choice differs, must not add its bits to the saved ones, so the heads are part of what a checkpoint checks."""
+    from probing.engine.checkpointing import describe_difference
+
+    def identity(head):
+        conditions = [INTACT, Condition("det@1:chosen", (head,))]
+        return ablation.AblationAccumulator(MinimalPairAccuracy.of_pairs(PAIRS), conditions, 2, 4, bootstrap=5,
+                                            causal=True).identity()
+
+    assert describe_difference(identity((0, 1)), identity((0, 1))) is None
+    assert describe_difference(identity((0, 1)), identity((1, 2))).startswith("heads is ")

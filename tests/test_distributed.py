@@ -89,3 +89,47 @@ def test_two_processes_resume_a_one_process_checkpoint(tmp_path, capsys):
     assert "resuming from" in finished.stderr and "after 64 units" in finished.stderr
     assert counts_of(json.loads(output.read_text())) == counts_of(json.loads(single.read_text()))
     assert not checkpoint.exists()
+
+
+TORCHRUN_CRASH = """
+import sys
+from probing.analyses.probe.api import run_probe
+from probing.analyses.probe.config import ScoreConfig
+from probing.engine.checkpointing import Checkpointer
+from probing.engine.distributed import from_environment
+
+
+class Crashing(Checkpointer):
+    def chunk_done(self, run, chunk):
+        super().chunk_done(run, chunk)
+        sys.exit(3)  # after the first chunk (64 sentences), saved by rank 0 with both processes' counts
+
+
+config = ScoreConfig(model=sys.argv[1], treebank=sys.argv[2], batch_size=4, bootstrap=25,
+                     relations=("det", "all", "nsubj", "poss"))
+run_probe(config, hooks=Crashing(sys.argv[3], every=0, ranks=from_environment("cpu")))
+"""
+
+
+@pytest.mark.slow
+def test_one_process_resumes_a_two_process_checkpoint_to_the_same_input_statistics(tmp_path, capsys):
+    """The other way round: two processes save after a chunk, and the file holds both processes' batches in its
+    statistics as in its counts, so the resumed result's input block (units and words used) is an uninterrupted
+    run's, not one with rank 1's share of the first chunk missing."""
+    from probing.engine.checkpointing import load
+
+    single, output = tmp_path / "single.json", tmp_path / "resumed.json"
+    checkpoint = tmp_path / "resumed.json.checkpoint"
+    assert main(["score", "--quiet", "--model", tiny_bert(), *OPTIONS, "--output", str(single)]) == 0
+    script = tmp_path / "crash.py"
+    script.write_text(TORCHRUN_CRASH)
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script),
+               tiny_bert(), str(sample_path()), str(checkpoint)]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert finished.returncode != 0 and checkpoint.is_file(), finished.stderr[-3000:]
+    saved = load(checkpoint)["passes"]["0"]
+    assert (saved["consumed"], saved["stats"]["units_used"], saved["stats"]["batches"]) == (64, 64, 16)
+    capsys.readouterr()
+    assert main(["score", "--quiet", "--model", tiny_bert(), *OPTIONS, "--output", str(output), "--resume"]) == 0
+    resumed, whole = json.loads(output.read_text()), json.loads(single.read_text())
+    assert counts_of(resumed) == counts_of(whole) and resumed["input"] == whole["input"]

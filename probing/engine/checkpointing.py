@@ -151,8 +151,9 @@ class Checkpointer(PassHooks):
         if not self.ranks.agree(due):
             return
         states = self.ranks.merged_states(run.accumulators)
+        stats = self.ranks.merged_stats(run.stats)  # every process's batches, as the merged states count them
         if self.ranks.is_main:
-            self._save(run, states, complete=False)
+            self._save(run, states, complete=False, stats=stats)
         self._last_save = time.monotonic()
 
     def finish(self, run: Pass) -> None:
@@ -193,8 +194,9 @@ class Checkpointer(PassHooks):
             )
         return state
 
-    def _save(self, run: Pass, states: list[dict], *, complete: bool) -> None:
-        stats = PassStats(**dataclasses.asdict(run.stats))
+    def _save(self, run: Pass, states: list[dict], *, complete: bool, stats: PassStats | None = None) -> None:
+        """Write the pass's ``states`` with its statistics (``stats``, default this process's ``run.stats``)."""
+        stats = PassStats(**dataclasses.asdict(stats or run.stats))
         if not complete:
             stats.add(run.batching_counted)  # batching may be ahead of the model: only finished chunks count
             stats.seconds_total += time.perf_counter() - self._started

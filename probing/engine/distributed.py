@@ -28,7 +28,7 @@ import torch
 from probing.engine.accumulator import Accumulator
 from probing.engine.passes import Pass, PassHooks
 from probing.errors import ProbingError
-from probing.results.pass_statistics import across_processes
+from probing.results.pass_statistics import PassStats, across_processes
 
 
 class Ranks(PassHooks):
@@ -55,7 +55,14 @@ class Ranks(PassHooks):
         merged = self.merged_states(run.accumulators)
         for accumulator, state in zip(run.accumulators, merged):
             accumulator.load_state(state)
-        run.stats = across_processes(self._gather(run.stats))
+        run.stats = self.merged_stats(run.stats)
+
+    def merged_stats(self, stats: PassStats) -> PassStats:
+        """The pass statistics of all processes together (each field by its ``processes`` rule), in every
+        process; ``stats`` itself in one process."""
+        if not self.active:
+            return stats
+        return across_processes(self._gather(stats))
 
     def merged_states(self, accumulators: Sequence[Accumulator]) -> list[dict]:
         """The state of each accumulator merged over all processes, in rank order (the same in every process)."""

@@ -107,9 +107,11 @@ class AblationAccumulator(Accumulator):
             }
 
     def identity(self) -> dict:
+        # the heads too: a --chosen run's labels (det@4:chosen) name sets whose heads come from --select-on
         return {"analysis": self.analysis, "metric": self.metric.name, "parts": self.metric.parts(),
-                "conditions": [condition.label for condition in self.conditions], "bootstrap": self.bootstrap,
-                "seed": self.seed, "shape": list(self.shape)}
+                "conditions": [condition.label for condition in self.conditions],
+                "heads": [[list(head) for head in condition.heads] for condition in self.conditions],
+                "bootstrap": self.bootstrap, "seed": self.seed, "shape": list(self.shape)}
 
     def fresh(self) -> "AblationAccumulator":
         return AblationAccumulator(self.metric, self.conditions, *self.shape, bootstrap=self.bootstrap, seed=self.seed,

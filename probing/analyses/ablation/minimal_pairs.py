@@ -120,12 +120,14 @@ def pairs_pass(accumulator, loaded, pairs, batch_size: int, hooks=None):
     with torch.inference_mode():
         for batch in pair_batches(tokenizer, pairs[done:], batch_size, encoded=encoded[2 * done :]):
             batch.rows = [done + row for row in batch.rows]
+            begun = time.perf_counter()
             accumulator.update(BatchView(batch, None, loaded))
+            run.stats.seconds_model += time.perf_counter() - begun  # so that a save between batches has it
             run.stats.batches += 1
             run.stats.units_in_part += len(batch.rows)
             run.stats.units_used += len(batch.rows)
             hooks.chunk_done(run, batch.rows)
-    run.stats.seconds_total = run.stats.seconds_model = time.perf_counter() - started
+    run.stats.seconds_total = time.perf_counter() - started
     hooks.finish(run)  # adds the statistics of the part before a resume
     return run.stats
 
