@@ -219,15 +219,21 @@ def test_workers_have_stopped_when_the_error_that_stopped_the_pass_is_raised(tmp
     (there DataLoader joined each unfinished worker for 5 s before killing it)."""
     import multiprocessing
 
-    path = _corrupted(tmp_path, head_at=_line_of_sentence(40))
-    # 300 sentences, 10 chunks: worker 0 makes chunks 0, 2, 4, ... and is never asked for more than three before
-    # the error in chunk 1 ends the pass, so it cannot run out of chunks and exit first (with the sample's 3
-    # chunks it could, on a busy machine, and then one worker was left to see)
-    path.write_text(path.read_text(encoding="utf-8") + sample_path().read_text(encoding="utf-8") * 3, encoding="utf-8")
+    # 300 sentences in 10 chunks of 32, the parse error in chunk 7 (sentence 233: the 8th of the corrupted copy).
+    # Worker 1 makes the odd chunks and worker 0 the even ones, each at most two ahead of the pass, so when the
+    # first chunk arrives neither can have met the error or run out of chunks and exited: both must be running.
+    # (With the error in chunk 1, worker 1 could meet it, report it and exit before the pass looked, on a busy
+    # machine.)
+    corrupted = _corrupted(tmp_path, head_at=_line_of_sentence(8))
+    path = tmp_path / "long.conllu"
+    path.write_text(sample_path().read_text(encoding="utf-8") * 3 + corrupted.read_text(encoding="utf-8"),
+                    encoding="utf-8")
     plan = ChunkPlan(InputSource.treebank(str(path)), BATCH_SIZE, 64)
+    running = []
     with pytest.raises(ProbingError) as raised:
         for _ in prepared_chunks(plan, load_model(tiny_model("bert")).tokenizer, workers=2):
-            assert len(multiprocessing.active_children()) == 2  # the workers run while the pass does
+            running.append(len(multiprocessing.active_children()))
+    assert running[0] == 2 and len(running) == 7  # the workers ran while the pass did, up to the error's chunk
     assert raised.traceback and multiprocessing.active_children() == []
 
 
@@ -343,3 +349,20 @@ def test_the_time_the_model_waits_for_its_input_is_counted(prefetch):
     quick = run_pass(loaded, InputSource.treebank(str(sample_path()), limit=24), [_SlowInput(0.0)],
                      PassOptions(batch_size=8, prefetch=prefetch))
     assert quick.seconds_waiting_for_input < 0.15
+
+
+def test_a_killed_worker_is_named_from_torchs_error_when_its_exit_status_is_not_there_yet(monkeypatch):
+    """Torch noticed the death (its SIGCHLD handler raised), the process object had no exit status yet (seen once
+    in a few hundred kills on a busy machine): the worker is still named, with its signal, from torch's message,
+    not left as an internal error; any other RuntimeError stays what it is."""
+    from types import SimpleNamespace
+
+    import probing.engine.feeding as feeding
+
+    running = SimpleNamespace(_workers=[SimpleNamespace(pid=40, exitcode=None), SimpleNamespace(pid=41, exitcode=None)])
+    monkeypatch.setattr(feeding, "_RUNNING", [running])
+    stopped = feeding.stopped_input_worker(error=RuntimeError("DataLoader worker (pid 41) is killed by signal: Killed. "))
+    assert stopped.message.startswith("input worker 2 of 2 (process 41) was killed by SIGKILL, which is what the "
+                                      "system's out-of-memory killer sends")
+    assert feeding.stopped_input_worker(error=RuntimeError("CUDA out of memory")) is None
+    assert feeding.stopped_input_worker() is None  # both alive, no error to read

@@ -49,6 +49,7 @@ import io
 import itertools
 import os
 import pickle
+import re
 import signal
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -181,24 +182,31 @@ def _watched(chunks) -> Iterator:
             packed = next(chunks)
         except StopIteration:
             return
-        except RuntimeError:
-            stopped = stopped_input_worker(chunks)
+        except RuntimeError as error:
+            stopped = stopped_input_worker(chunks, error)
             if stopped is None:
                 raise
             raise stopped from None
         yield packed
 
 
-def stopped_input_worker(chunks=None) -> InputWorkerStopped | None:
+def stopped_input_worker(chunks=None, error: BaseException | None = None) -> InputWorkerStopped | None:
     """What became of the first worker process that is no longer running (of ``chunks``, else of every
     DataLoader making chunks now), or None when all are alive. Torch raises a bare RuntimeError when it notices
     a dead worker, from its SIGCHLD handler, so wherever the main process happens to be (in the model, say):
     the pass asks here whether that error was a worker's death.
 
     The message names the worker (from 1), its process id and its signal; SIGKILL is what the out-of-memory
-    killer sends, so it says that memory probably ran out.
+    killer sends, so it says that memory probably ran out. Given torch's ``error`` for a killed worker, its
+    process and signal are read from it where the process's own exit status is not to be had (seen once in
+    a few hundred kills: torch had noticed the death, the process object had no exit status yet).
+
+    >>> stopped = stopped_input_worker(error=RuntimeError("DataLoader worker (pid 41) is killed by signal: Killed. "))
+    >>> stopped.message.split(",")[0]
+    'input worker (process 41) was killed by SIGKILL'
     """
-    for running in [chunks] if chunks is not None else list(_RUNNING):
+    running_now = [chunks] if chunks is not None else list(_RUNNING)
+    for running in running_now:
         processes = getattr(running, "_workers", [])  # torch's own list of its worker processes
         for number, process in enumerate(processes, start=1):
             code = process.exitcode
@@ -207,14 +215,27 @@ def stopped_input_worker(chunks=None) -> InputWorkerStopped | None:
             which = f"input worker {number} of {len(processes)} (process {process.pid})"
             if code > 0:
                 return InputWorkerStopped(f"{which} stopped with exit status {code}", source="--workers")
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = f"signal {-code}"
-            why = (", which is what the system's out-of-memory killer sends: memory probably ran out (fewer "
-                   "--workers or a smaller --batch-size need less)") if -code == signal.SIGKILL else ""
-            return InputWorkerStopped(f"{which} was killed by {name}{why}", source="--workers")
+            return _killed(which, -code)
+    killed = re.fullmatch(r"DataLoader worker \(pid (\d+)\) is killed by signal: (.+?)\.?\s*", str(error or ""))
+    if killed:  # torch's message gives the signal as strsignal's text ("Killed")
+        number = next((value for value in signal.valid_signals() if signal.strsignal(value) == killed[2]), None)
+        which = next((f"input worker {index} of {len(processes)} (process {killed[1]})"
+                      for processes in (getattr(running, "_workers", []) for running in running_now)
+                      for index, process in enumerate(processes, start=1) if str(process.pid) == killed[1]),
+                     f"input worker (process {killed[1]})")
+        return _killed(which, number, killed[2])
     return None
+
+
+def _killed(which: str, number: int | None, text: str = "") -> InputWorkerStopped:
+    """``which`` worker was killed by signal ``number`` (None: unknown, ``text`` its description)."""
+    try:
+        name = signal.Signals(number).name
+    except (TypeError, ValueError):
+        name = f"signal {number}" if number is not None else f"a signal ({text})"
+    why = (", which is what the system's out-of-memory killer sends: memory probably ran out (fewer "
+           "--workers or a smaller --batch-size need less)") if number == signal.SIGKILL else ""
+    return InputWorkerStopped(f"{which} was killed by {name}{why}", source="--workers")
 
 
 def _freeze_inherited(_worker_id: int) -> None:

@@ -213,7 +213,7 @@ def _stopped_workers_explained(hooks: PassHooks) -> Iterator[None]:
     try:
         yield
     except (InputWorkerStopped, RuntimeError) as error:
-        stopped = error if isinstance(error, InputWorkerStopped) else stopped_input_worker()
+        stopped = error if isinstance(error, InputWorkerStopped) else stopped_input_worker(error=error)
         if stopped is None:
             raise
         raise ProbingError(f"{stopped.message}; {hooks.resume_hint()}", source=stopped.source) from None
