@@ -227,7 +227,8 @@ fi
 
 # BLiMP's minimal pairs (docs/minimal-pairs.md) for the intact decoders: all 1,000 pairs of each of the 67
 # paradigms (BLIMP_LIMIT=N: the first N of each), each model after its BOS token and, for SmolLM2-Instruct, whose
-# BOS is its chat-turn marker <|im_start|>, also after its EOS and after nothing (BLIMP_CONTEXTS_<model> overrides).
+# BOS is its chat-turn marker <|im_start|>, also after its EOS <|im_end|>, after nothing, and after <|endoftext|>,
+# the document separator of its pretraining (BLIMP_CONTEXTS_<model> overrides).
 # The pairs are scored in BLIMP_PARTS parts (--shard I/N, each a sample of every paradigm), kept in
 # blimp/parts/ so that a grid cut short goes on where it stopped; once every part of a run is there, probing merge
 # adds them up into blimp/results/ (the very result of one run). The pairs are read from $PROBING_BLIMP, else
@@ -237,7 +238,7 @@ blimp_limit="${BLIMP_LIMIT-}"
 blimp_parts="${BLIMP_PARTS:-20}"
 blimp_contexts() {  # the contexts a model is scored after
   case "$1" in
-    SmolLM2-135M-Instruct) echo "${BLIMP_CONTEXTS_SMOLLM2:-bos eos none}" ;;
+    SmolLM2-135M-Instruct) echo "${BLIMP_CONTEXTS_SMOLLM2:-bos eos none <|endoftext|>}" ;;
     *) echo "bos" ;;
   esac
 }
@@ -250,7 +251,7 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted blimp; then
       echo "$name is not in \$PROBING_MODELS: left out of BLiMP" >&2; continue
     fi
     for context in $(blimp_contexts "$name"); do
-      stem="$name"; [ "$context" = bos ] || stem="$name-after-$context"
+      stem="$name"; [ "$context" = bos ] || stem="$name-after-${context//[^A-Za-z0-9]/}"  # <|endoftext|>: endoftext
       parts=()
       for ((index = 0; index < blimp_parts; index++)); do
         part="leaderboards/blimp/parts/$stem/part-$index-of-$blimp_parts.json"

@@ -107,3 +107,26 @@ def test_the_board_names_the_context_and_the_paradigms_that_move():
     assert [row.treebank.rsplit(", ", 1)[-1] for row in table.rows[:2]] == ["after <s>", "after nothing"]
     moved = [note for note in table.notes if "move with the context" in note]
     assert moved == ["m, paradigms that move with the context (accuracy % after <s> / nothing): b 50.0 / 0.0"]
+
+
+def test_a_context_named_as_a_token_of_the_vocabulary(tiny):
+    """--context TOKEN: any one token, named as the tokenizer writes it, scores exactly as the context that gives
+    the same token (here the EOS, by name); a name that is not one token is refused naming --context."""
+    from probing.analyses.pairs.scoring import context_token
+    from probing.errors import ProbingError
+
+    model, tokenizer = tiny
+    named = tokenizer.eos_token
+    assert named and context_token(tokenizer, named) == tokenizer.eos_token_id
+    assert sentence_log_probs(model, tokenizer, SENTENCES, batch_size=3, context=named) == \
+        sentence_log_probs(model, tokenizer, SENTENCES, batch_size=3, context="eos")
+    with pytest.raises(ProbingError, match="not a token of the model's vocabulary") as refused:
+        context_token(tokenizer, "<|no such token|>")
+    assert refused.value.source == "--context"
+
+
+@pytest.mark.parametrize("bad", ["", " eos", "a\tb"])
+def test_a_context_that_cannot_be_a_token_is_refused_before_anything_loads(bad, capsys):
+    assert main(["pairs", "--model", "no/such-model", "--context", bad]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--context" in error and "Traceback" not in error

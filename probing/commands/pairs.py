@@ -16,9 +16,18 @@ from probing.commands.common import (
 )
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from probing.analyses.pairs.scoring import CONTEXTS
+def context_choice(text: str) -> str:
+    """``--context``: bos, eos, none, or one token of the vocabulary (checked once the tokenizer is loaded).
 
+    >>> context_choice("eos"), context_choice("<|endoftext|>")
+    ('eos', '<|endoftext|>')
+    """
+    if not text or text != text.strip() or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"must be bos, eos, none or one token such as <|endoftext|>, got {text!r}")
+    return text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "A pair is right when the model gives the grammatical sentence the higher log-probability (a tie is "
         "wrong): log p(sentence) sums log p(token | all before it) over the sentence's tokens, tokenized as plain "
@@ -39,10 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                        "else the download cache)")
     parser.add_argument("--batch-size", type=batch_size, default=32, metavar="B",
                         help=f"sentences per forward pass, at most {MAX_BATCH_SIZE} (changes no score; default: 32)")
-    parser.add_argument("--context", default="bos", choices=list(CONTEXTS), metavar="TOKEN",
+    parser.add_argument("--context", default="bos", type=context_choice, metavar="TOKEN",
                         help="what every sentence is scored after: bos (the tokenizer's BOS token, else its EOS), eos, "
-                             "or none (the first token is then not scored); an instruct model's BOS may be a chat-turn "
-                             "marker, so the token is recorded and shown (default: bos)")
+                             "none (the first token is then not scored), or one token of the vocabulary as the "
+                             "tokenizer writes it (<|endoftext|>); an instruct model's BOS may be a chat-turn marker, "
+                             "so the token is recorded and shown (default: bos)")
     parser.add_argument("--shard", type=shard, metavar="I/N",
                         help="only the pairs whose place in their paradigm is I modulo N; add the parts up with "
                              "probing merge (the same result as one run)")

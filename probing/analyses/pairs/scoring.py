@@ -23,8 +23,10 @@ from probing.errors import ProbingError
 CONTEXTS = ("bos", "eos", "none")
 """What a sentence is scored after: ``bos`` the tokenizer's BOS token, else its EOS (the rule, as
 lm-evaluation-harness begins an empty context); ``eos`` its EOS token; ``none`` nothing, so the sentence's first
-token is not scored (it has nothing to be predicted from). An instruction-tuned model's BOS can be a chat-turn
-marker (SmolLM2-Instruct's is ``<|im_start|>``), which is why the choice is an option and is recorded."""
+token is not scored (it has nothing to be predicted from); any other value is one token of the vocabulary, named
+as the tokenizer writes it (``<|endoftext|>``). An instruction-tuned model's BOS can be a chat-turn marker
+(SmolLM2-Instruct's is ``<|im_start|>``, its EOS ``<|im_end|>``, and its pretraining's document separator
+``<|endoftext|>`` is neither), which is why the choice is an option and is recorded."""
 
 
 def context_token(tokenizer, context: str = "bos") -> int | None:
@@ -33,15 +35,29 @@ def context_token(tokenizer, context: str = "bos") -> int | None:
     >>> from types import SimpleNamespace
     >>> context_token(SimpleNamespace(bos_token_id=None, eos_token_id=2)), context_token(None, "none")
     (2, None)
+    >>> vocabulary = {"<|endoftext|>": 0}
+    >>> context_token(SimpleNamespace(convert_tokens_to_ids=vocabulary.get, unk_token_id=None), "<|endoftext|>")
+    0
     """
     if context == "none":
         return None
+    if context not in CONTEXTS:
+        return _vocabulary_token(tokenizer, context)
     token = tokenizer.bos_token_id if context == "bos" else None
     token = tokenizer.eos_token_id if token is None else token
     if token is None:
         wanted = "an EOS token" if context == "eos" else "neither a BOS nor an EOS token"
         raise ProbingError(f"the tokenizer has {wanted} to start a sentence with", source="--model")
     return int(token)
+
+
+def _vocabulary_token(tokenizer, token: str) -> int:
+    """The id of ``token``, one token of the tokenizer's vocabulary (its unknown token does not count unless named)."""
+    found = tokenizer.convert_tokens_to_ids(token)
+    if found is None or (found == tokenizer.unk_token_id and token != getattr(tokenizer, "unk_token", None)):
+        raise ProbingError(f"{token!r} is not a token of the model's vocabulary; give bos, eos, none or one token "
+                           "as the tokenizer writes it (such as <|endoftext|>)", source="--context")
+    return int(found)
 
 
 def encode(tokenizer, sentences: Sequence[str], context: str = "bos") -> list[list[int]]:
