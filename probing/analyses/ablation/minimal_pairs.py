@@ -44,11 +44,11 @@ class PairBatch:
         return len(self.input_ids)
 
 
-def pair_batches(tokenizer, pairs, batch_size: int, encoded=None):
-    """``batch_size`` pairs at a time (2 x batch_size sentences), in reading order; ``encoded``: the sentences'
-    ids (good, bad, good, ...) when already tokenized."""
+def pair_batches(tokenizer, pairs, batch_size: int, encoded=None, first: int = 0):
+    """``batch_size`` pairs at a time (2 x batch_size sentences), in reading order from pair ``first`` on (where a
+    resumed pass goes on); ``encoded``: the sentences' ids (good, bad, good, ...) when already tokenized."""
     encoded = encoded or encode(tokenizer, [text for pair in pairs for text in (pair.good, pair.bad)])
-    for start in range(0, len(pairs), batch_size):
+    for start in range(first, len(pairs), batch_size):
         chunk = pairs[start : start + batch_size]
         ids, mask = padded_rows(encoded[2 * start : 2 * (start + len(chunk))])
         yield PairBatch(ids, mask, list(range(start, start + len(chunk))))
@@ -118,8 +118,7 @@ def pairs_pass(accumulator, loaded, pairs, batch_size: int, hooks=None):
     run = PairsRun(loaded, pairs, [accumulator], batch_size, stats)
     done = hooks.start(run)  # pairs scored before a resumed run stopped (a multiple of batch_size)
     with torch.inference_mode():
-        for batch in pair_batches(tokenizer, pairs[done:], batch_size, encoded=encoded[2 * done :]):
-            batch.rows = [done + row for row in batch.rows]
+        for batch in pair_batches(tokenizer, pairs, batch_size, encoded=encoded, first=done):
             begun = time.perf_counter()
             accumulator.update(BatchView(batch, None, loaded))
             run.stats.seconds_model += time.perf_counter() - begun  # so that a save between batches has it
