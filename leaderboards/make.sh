@@ -51,10 +51,16 @@ piece() {  # piece OUTPUT [--resumable] ARGS...: run `probing ARGS --output OUTP
   local resumable=""; if [ "$1" = --resumable ]; then resumable=1; shift; fi
   [ -n "$device" ] && set -- "$@" --device "$device"
   if made_by "$output" "$@"; then pieces_done=$((pieces_done + 1)); return 0; fi
-  if [ -n "${PLAN:-}" ]; then pieces_left+=("$output"); return 0; fi
+  local checkpoint="$grid_state/${output//\//__}.checkpoint"
+  if [ -n "${PLAN:-}" ]; then  # a piece cut short says how far its checkpoint got
+    local saved=""
+    [ -n "$resumable" ] && [ -f "$checkpoint" ] && saved="$("$python" -c "import sys
+from probing.engine.checkpointing import progress
+print(progress(sys.argv[1]))" "$checkpoint" 2> /dev/null)" && saved=" (resumes from its checkpoint: $saved)"
+    pieces_left+=("$output$saved"); return 0
+  fi
   local extra=()
   if [ -n "$resumable" ]; then
-    local checkpoint="$grid_state/${output//\//__}.checkpoint"
     mkdir -p "$grid_state"
     extra=(--checkpoint "$checkpoint"); [ -f "$checkpoint" ] && extra+=(--resume)
   fi

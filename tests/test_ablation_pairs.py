@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -257,9 +258,10 @@ def test_a_minimal_pairs_run_stopped_half_way_resumes_to_the_uninterrupted_resul
     monkeypatch.setattr(Checkpointer, "chunk_done", stop_after_four)
     assert main([*common, "--output", str(stopped), "--checkpoint", str(checkpoint)]) == 130
     assert checkpoint.is_file() and not stopped.exists() and scored == [0, 1, 2, 3]
-    from probing.engine.checkpointing import load
+    from probing.engine.checkpointing import load, progress
 
     assert load(checkpoint)["passes"]["0"]["stats"]["seconds_model"] > 0  # the model's time so far is kept too
+    assert re.fullmatch(r"pass 1: 4 of 8 units in \d+ s", progress(checkpoint))  # as a grid's plan says it
     capsys.readouterr()
     assert main([*common, "--limit", "6", "--output", str(stopped), "--checkpoint", str(checkpoint), "--resume"]) == 2
     assert "checkpoint is of another run" in capsys.readouterr().err and checkpoint.is_file()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -269,6 +270,8 @@ def test_a_save_between_batches_resumes_mid_chunk_to_identical_counts(tmp_path, 
         run_probe(config, hooks=BatchCrashingCheckpointer(checkpoint, crash_after=20))
     saved = checkpointing.load(checkpoint)["passes"]["0"]
     assert (saved["consumed"], saved["batches"], saved["stats"]["units_used"]) == (16, 4, 20)
+    # what a grid's plan says of the piece (a treebank's total is known at the end of its pass only)
+    assert re.fullmatch(r"pass 1: 20 units in \d+ s", checkpointing.progress(checkpoint))
     code = main(["score", "--quiet", "--model", tiny_bert(), *common, "--output", str(output), "--checkpoint",
                  str(checkpoint), "--resume"])
     assert code == 0 and "after 16 units and 4 batches" in capsys.readouterr().err

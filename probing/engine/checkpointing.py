@@ -235,6 +235,21 @@ def load(path: Path) -> dict:
     return state
 
 
+def progress(path: str | Path) -> str:
+    """How far the run saved at ``path`` got, in words: each pass's units counted of its total and its seconds.
+
+    A grid's plan quotes it for a piece that will resume (leaderboards/make.sh, ``PLAN=1``).
+    """
+    described = []
+    for key, saved in sorted(load(Path(path))["passes"].items(), key=lambda item: int(item[0])):
+        stats = saved["stats"]
+        # a treebank's pass learns its total at the end; a list of pairs knows it from the start
+        of_total = f" of {stats['units_total']:,}" if stats["units_total"] else ""
+        done = "complete" if saved["complete"] else f"{stats['units_used']:,}{of_total} units"
+        described.append(f"pass {int(key) + 1}: {done} in {stats['seconds_total']:,.0f} s")
+    return "; ".join(described) or "no pass saved yet"
+
+
 def from_options(ranks: Ranks, *, output: str | None, checkpoint: str | None, every: float,
                  resume: bool) -> Checkpointer | None:
     """The checkpointer of a command: on whenever its result is kept (``--output``) or a file is named."""
