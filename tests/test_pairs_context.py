@@ -109,6 +109,34 @@ def test_the_board_names_the_context_and_the_paradigms_that_move():
     assert moved == ["m, paradigms that move with the context (accuracy % after <s> / nothing): b 50.0 / 0.0"]
 
 
+def test_the_paradigms_that_move_get_a_table_with_a_paired_interval_for_the_move():
+    """A model scored after two contexts: the board's second table lists the paradigm that moves (not the one
+    that does not), its BOS column first whatever order the results come in, and the move with a paired
+    interval, which for a paradigm whose pairs all flip together has no spread at all."""
+    from probing.analyses.pairs.accuracy import accuracies
+    from probing.analyses.pairs.report import leaderboard_tables
+    from probing.data.minimal_pairs import MinimalPair
+
+    pairs = [MinimalPair("a", "syntax", "", "")] * 20 + [MinimalPair("b", "syntax", "", "")] * 20
+
+    def run(context, token, right_a):
+        good = [1.0] * right_a + [-1.0] * (20 - right_a) + [1.0] * 20
+        block = {**accuracies(pairs, good, [0.0] * 40, bootstrap=200, seed=1), "context_token": token}
+        return {"analysis": "pairs", "model": {"name": "m", "name_or_path": "m", "architecture": "x",
+                                               "fingerprint": "f"},
+                "config": {"limit": None, "context": context, "bootstrap": 200, "seed": 1}, "pairs": block}
+
+    overall, moved = leaderboard_tables([run("none", None, 5), run("bos", "<s>", 15)])
+    assert moved.relations == ["after <s>", "after nothing", "move"]
+    assert [row.treebank for row in moved.rows] == ["a, 20 pairs"]
+    cells = moved.rows[0].cells
+    assert (cells["after <s>"].accuracy, cells["after nothing"].accuracy) == (0.75, 0.25)
+    # the 10 pairs that flip always flip together: every replicate's move is the share of them it drew
+    move = cells["move"]
+    assert move.accuracy == pytest.approx(0.5) and 0.2 < move.interval[0] < 0.5 < move.interval[1] < 0.8
+    assert move.clearly_better and "move" not in overall.relations
+
+
 def test_a_context_named_as_a_token_of_the_vocabulary(tiny):
     """--context TOKEN: any one token, named as the tokenizer writes it, scores exactly as the context that gives
     the same token (here the EOS, by name); a name that is not one token is refused naming --context."""

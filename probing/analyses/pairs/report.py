@@ -9,6 +9,7 @@ overall (mean of 1 paradigms)  -                2  50.0 [0.0, 100.0]
 
 from __future__ import annotations
 
+import numpy as np
 from tabulate import tabulate
 
 from probing.naming import percent_with_interval
@@ -58,8 +59,10 @@ def pairs_table(result: dict) -> str:
 
 
 def leaderboard_tables(results: list[dict]) -> list:
-    """BLiMP's part of a leaderboard (registered as the analysis's ``tables``)."""
-    return [leaderboard_table(results)]
+    """BLiMP's part of a leaderboard (registered as the analysis's ``tables``): the models overall, then the
+    paradigms that move with the context where a model was scored after more than one."""
+    by_context = context_table(results)
+    return [leaderboard_table(results)] + ([by_context] if by_context else [])
 
 
 def leaderboard_table(results: list[dict]):
@@ -121,38 +124,138 @@ def context_label(result: dict) -> str:
     return "nothing" if token is None else token
 
 
+NOTED_MOVES = 5
+"""How many of a model's moving paradigms the board's notes name; the table of paradigms by context has them all."""
+
+
+def context_order(result: dict) -> int:
+    """Where a run's context stands among a model's: its BOS (the default) first, then its EOS, a token named
+    by ``--context``, and nothing last (a stable sort keeps the order given within each)."""
+    context = result["config"].get("context", "bos")
+    return {"bos": 0, "eos": 1, "none": 3}.get(context, 2)
+
+
+def context_moves(results: list[dict]) -> list[tuple[list[dict], list[tuple[float, str]]]]:
+    """For each model scored after more than one context (the same pairs in every run, or the comparison says
+    nothing): its runs, and its paradigms whose accuracy moves by CONTEXT_MOVE or more between them, as (move,
+    paradigm), largest move first.
+
+    >>> run = lambda token, a: {"model": {"name": "m", "fingerprint": "f"}, "config": {"limit": None},
+    ...     "pairs": {"context_token": token, "paradigms": {"p": {"accuracy": a}, "q": {"accuracy": 0.5}}}}
+    >>> [[(round(move, 2), uid) for move, uid in moves] for _, moves in context_moves([run("<s>", 0.9), run(None, 0.8)])]
+    [[(0.1, 'p')]]
+    """
+    by_model: dict[tuple, list[dict]] = {}
+    for data in results:
+        key = (data["model"].get("fingerprint"), data["config"].get("limit"))
+        by_model.setdefault(key, []).append(data)
+    found = []
+    for runs in by_model.values():
+        if len(runs) < 2:
+            continue
+        runs = sorted(runs, key=context_order)
+        moves = []
+        for uid in runs[0]["pairs"]["paradigms"]:
+            if all(uid in run["pairs"]["paradigms"] for run in runs):
+                values = [run["pairs"]["paradigms"][uid]["accuracy"] for run in runs]
+                if max(values) - min(values) >= CONTEXT_MOVE - 1e-12:
+                    moves.append((max(values) - min(values), uid))
+        if moves:
+            found.append((runs, sorted(moves, key=lambda move: (-move[0], move[1]))))
+    return found
+
+
 def context_notes(results: list[dict]) -> list[str]:
-    """For each model scored after more than one context: the paradigms whose accuracy moves by CONTEXT_MOVE or
-    more between them, largest move first (the same pairs in every run, or the comparison says nothing).
+    """For each model scored after more than one context: how many paradigms move by CONTEXT_MOVE or more
+    between them, naming the NOTED_MOVES largest with their accuracies.
 
     >>> run = lambda token, a: {"model": {"name": "m", "fingerprint": "f"}, "config": {"limit": None},
     ...     "pairs": {"context_token": token, "paradigms": {"p": {"accuracy": a, "pairs": 10}}}}
     >>> context_notes([run("<s>", 0.9), run(None, 0.8)])
     ['m, paradigms that move with the context (accuracy % after <s> / nothing): p 90.0 / 80.0']
     """
-    by_model: dict[tuple, list[dict]] = {}
-    for data in results:
-        key = (data["model"].get("fingerprint"), data["config"].get("limit"))
-        by_model.setdefault(key, []).append(data)
     notes = []
-    for runs in by_model.values():
-        if len(runs) < 2:
-            continue
-        shared = [uid for uid in runs[0]["pairs"]["paradigms"]
-                  if all(uid in run["pairs"]["paradigms"] for run in runs)]
-        moves = []
-        for uid in shared:
-            values = [run["pairs"]["paradigms"][uid]["accuracy"] for run in runs]
-            if max(values) - min(values) >= CONTEXT_MOVE - 1e-12:
-                moves.append((max(values) - min(values), uid, values))
-        if not moves:
-            continue
+    for runs, moves in context_moves(results):
         contexts = " / ".join(context_label(run) for run in runs)
-        listed = "; ".join(f"{uid} " + " / ".join(f"{100 * value:.1f}" for value in values)
-                           for _, uid, values in sorted(moves, key=lambda move: (-move[0], move[1])))
+        listed = "; ".join(f"{uid} " + " / ".join(f"{100 * run['pairs']['paradigms'][uid]['accuracy']:.1f}"
+                                                 for run in runs) for _, uid in moves[:NOTED_MOVES])
+        more = len(moves) - NOTED_MOVES
+        rest = (f"; {more} more move by {100 * CONTEXT_MOVE:.0f} to {100 * moves[NOTED_MOVES][0]:.1f} points "
+                "(the table of paradigms by context)") if more > 0 else ""
         notes.append(f"{runs[0]['model']['name']}, paradigms that move with the context (accuracy % after "
-                     f"{contexts}): {listed}")
+                     f"{contexts}): {listed}{rest}")
     return notes
+
+
+MOVE = "move"
+"""The context table's last column: the highest context's accuracy minus the lowest's, with a paired interval."""
+
+
+def paired_move(runs: list[dict], uid: str, level: float = 0.95) -> tuple[float, list[float] | None]:
+    """The move of paradigm ``uid`` across ``runs`` (the same pairs after other contexts): the highest run's
+    accuracy minus the lowest's, and its paired 95% percentile bootstrap interval, each replicate resampling the
+    same pairs in both runs (the first run's seed and draws: probing.analyses.pairs.accuracy.paradigm_draws).
+
+    >>> run = lambda right: {"config": {"bootstrap": 200, "seed": 0},
+    ...                      "pairs": {"paradigms": {"p": {"accuracy": sum(right) / 4, "right": right}}}}
+    >>> paired_move([run([True, True, True, False]), run([True, True, True, False])], "p")  # paired: no spread
+    (0.0, [0.0, 0.0])
+    >>> move, (low, high) = paired_move([run([True, True, True, False]), run([True, False, False, False])], "p")
+    >>> move, 0.0 <= low <= move <= high <= 1.0
+    (0.5, True)
+    """
+    from probing.analyses.pairs.accuracy import paradigm_draws
+    from probing.stats.intervals import interval_pair, percentile_interval
+
+    entries = [run["pairs"]["paradigms"][uid] for run in runs]
+    high = max(range(len(runs)), key=lambda number: entries[number]["accuracy"])
+    low = min(range(len(runs)), key=lambda number: entries[number]["accuracy"])
+    move = entries[high]["accuracy"] - entries[low]["accuracy"]
+    bootstrap, seed = runs[0]["config"].get("bootstrap") or 0, runs[0]["config"].get("seed") or 0
+    bits = [entries[number].get("right") for number in (high, low)]
+    if not bootstrap or any(right is None for right in bits):
+        return move, None
+    draws = paradigm_draws(len(bits[0]), bootstrap, seed, list(runs[0]["pairs"]["paradigms"]).index(uid))
+    higher, lower = (np.asarray(right, dtype=np.float64)[draws].mean(axis=1) for right in bits)  # [replicate]
+    return move, interval_pair(percentile_interval(higher - lower, level))
+
+
+def context_table(results: list[dict]):
+    """The paradigms that move with the context, one row each (largest move first): a column per context the
+    model was scored after, each cell with its own interval, and the move with its paired interval; None when no
+    model was scored after two contexts."""
+    from probing.report.board import Cell, Row, Table, result_label
+
+    found = context_moves(results)
+    if not found:
+        return None
+    columns: list[str] = []
+    rows = []
+    for runs, moves in found:
+        named = {f"after {context_label(run)}": run for run in runs}
+        columns += [column for column in named if column not in columns]
+        for _, uid in moves:
+            entries = {column: run["pairs"]["paradigms"][uid] for column, run in named.items()}
+            pairs = next(iter(entries.values())).get("pairs")
+            row = Row(result_label(runs[0]), "model", "all pairs", f"{uid}" + (f", {pairs:,} pairs" if pairs else ""))
+            row.cells = {column: Cell(accuracy=entry["accuracy"], interval=entry.get("interval"),
+                                      pairs=entry.get("pairs")) for column, entry in entries.items()}
+            move, interval = paired_move(runs, uid)
+            row.cells[MOVE] = Cell(accuracy=move, interval=interval, scale="points",
+                                   clearly_better=None if interval is None else interval[0] > 0)
+            rows.append(row)
+    notes = [
+        f"A paradigm is listed when its accuracy moves by {100 * CONTEXT_MOVE:.0f} points or more between the "
+        "contexts one model was scored after (the same pairs in each), largest move first; after T: the token "
+        "every sentence was scored after (\"nothing\": the first token is not scored, so a pair whose sentences "
+        "differ in their first word is judged on the rest).",
+        "[low, high]: 95% percentile bootstrap intervals: each context's own, and for the move (the highest "
+        "context's accuracy minus the lowest's) a paired one, every replicate resampling the same pairs in both; *: "
+        "the move's interval reaches 0.",
+    ]
+    measures = {**{column: "accuracy" for column in columns}, MOVE: MOVE}
+    return Table([*columns, MOVE], rows, notes, title="BLiMP paradigms that move with the context",
+                 key="pairs-context", mean=False, marks_best=False, measures=measures)
 
 
 class PairsAccumulator:
