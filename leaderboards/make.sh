@@ -96,14 +96,15 @@ record_time() {  # record_time OUTPUT SECONDS
 merged() {  # merged OUTPUT PART...: probing merge of the parts once every part is done (else the output is left)
   local output="$1"; shift
   local part; for part in "$@"; do [ -f "$part" ] || { pieces_left+=("$output (waits for its parts)"); return 0; }; done
-  if [ -n "${PLAN:-}" ]; then  # a merge is cheap and always rerun; PLAN lists it unless it merged these very parts
-    "$python" -c "import json, sys
+  # done when the output merged these very parts (each part's path and creation time, its merged_from): merging
+  # again would change nothing but the output's own creation time
+  if [ -z "${FORCE:-}" ] && "$python" -c "import json, sys
 created = lambda path: json.load(open(path))['created']
 merged = {part['path']: part['created'] for part in json.load(open(sys.argv[1])).get('merged_from', [])}
-sys.exit(merged != {part: created(part) for part in sys.argv[2:]})" "$output" "$@" 2> /dev/null ||
-      pieces_left+=("$output (its parts are done: merge)")
+sys.exit(merged != {part: created(part) for part in sys.argv[2:]})" "$output" "$@" 2> /dev/null; then
     return 0
   fi
+  if [ -n "${PLAN:-}" ]; then pieces_left+=("$output (its parts are done: merge)"); return 0; fi
   probing merge --output "$output" "$@" 2> /dev/null
 }
 
