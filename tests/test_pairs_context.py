@@ -111,8 +111,8 @@ def test_the_board_names_the_context_and_the_paradigms_that_move():
 
 def test_the_paradigms_that_move_get_a_table_with_a_paired_interval_for_the_move():
     """A model scored after two contexts: the board's second table lists the paradigm that moves (not the one
-    that does not), its BOS column first whatever order the results come in, and the move with a paired
-    interval, which for a paradigm whose pairs all flip together has no spread at all."""
+    that does not), its BOS column (and row, in the first table) first whatever order the results come in, and
+    the move with a paired interval, which for a paradigm whose pairs all flip together has no spread at all."""
     from probing.analyses.pairs.accuracy import accuracies
     from probing.analyses.pairs.report import leaderboard_tables
     from probing.data.minimal_pairs import MinimalPair
@@ -128,6 +128,7 @@ def test_the_paradigms_that_move_get_a_table_with_a_paired_interval_for_the_move
 
     overall, moved = leaderboard_tables([run("none", None, 5), run("bos", "<s>", 15)])
     assert moved.relations == ["after <s>", "after nothing", "move"]
+    assert [row.treebank.rsplit(", ", 1)[-1] for row in overall.rows[:2]] == ["after <s>", "after nothing"]
     assert [row.treebank for row in moved.rows] == ["a, 20 pairs"]
     cells = moved.rows[0].cells
     assert (cells["after <s>"].accuracy, cells["after nothing"].accuracy) == (0.75, 0.25)

@@ -74,6 +74,11 @@ def leaderboard_table(results: list[dict]):
     for data in results:
         fields += [name for name in data["pairs"]["fields"] if name not in fields]
     columns = ["overall"] + fields
+    # each model's rows together, in the order models come, and its contexts in context_order's
+    first_seen: dict = {}
+    for data in results:
+        first_seen.setdefault(data["model"].get("fingerprint"), len(first_seen))
+    results = sorted(results, key=lambda data: (first_seen[data["model"].get("fingerprint")], context_order(data)))
     rows = []
     for data in results:
         block, limit = data["pairs"], data["config"].get("limit")
