@@ -528,3 +528,24 @@ def markdown_markup(text: str) -> list[str]:
         elif token.type in ("link_open", "image"):
             found.append(f"{token.type}: {token.attrGet('href') or token.attrGet('src')}")
     return found
+
+
+HAND_PAIRS = json.loads((Path(__file__).parent / "data" / "hand_pairs.json").read_text(encoding="utf-8"))
+"""Hand-written sentences and (good, bad) pairs for the minimal-pair tests (not BLiMP's: BLiMP is read from
+``$PROBING_BLIMP``, ../shared/minimal-pairs/blimp on the team's machines)."""
+
+
+def hand_blimp(folder: Path, monkeypatch, paradigm: str = "anaphor_gender_agreement") -> str:
+    """A BLiMP folder of one paradigm holding the hand-written pairs, pinned by its own sha256 (as BLiMP's files
+    are), so ``--blimp FOLDER --paradigms PARADIGM`` reads it like the real thing."""
+    import hashlib
+
+    import probing.data.minimal_pairs as minimal_pairs
+
+    folder.mkdir()
+    path = folder / f"{paradigm}.jsonl"
+    path.write_text("".join(json.dumps({"sentence_good": good, "sentence_bad": bad, "field": "morphology",
+                                        "linguistics_term": "anaphor_agreement", "UID": paradigm}) + "\n"
+                            for good, bad in HAND_PAIRS["good_bad"]), encoding="utf-8")
+    monkeypatch.setitem(minimal_pairs.PINS, paradigm, hashlib.sha256(path.read_bytes()).hexdigest())
+    return str(folder)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from helpers import tiny_model
+from helpers import HAND_PAIRS, hand_blimp, tiny_model
 
 import probing.analyses.ablation.accumulator as ablation
 from probing.analyses.ablation.conditions import INTACT, Condition
@@ -24,8 +22,7 @@ from probing.model.interventions import uniform_heads
 from probing.model.loading import load_model
 from probing.model.tokenizers import plain_tokenizer
 
-GOOD_BAD = [tuple(pair) for pair in json.loads((Path(__file__).parent / "data" / "hand_pairs.json")
-                                                 .read_text(encoding="utf-8"))["good_bad"]]  # hand-written
+GOOD_BAD = [tuple(pair) for pair in HAND_PAIRS["good_bad"]]  # hand-written (tests/data/hand_pairs.json)
 PAIRS = ([MinimalPair("p1", "syntax", g, b, "island_effects") for g, b in GOOD_BAD[:3]]
          + [MinimalPair("p2", "morphology", g, b, "subject_verb_agreement") for g, b in GOOD_BAD[3:6]]
          + [MinimalPair("p3", "morphology", g, b, "anaphor_agreement") for g, b in GOOD_BAD[6:]])
@@ -214,22 +211,6 @@ def test_chosen_heads_on_minimal_pairs_give_a_versus_block_per_phenomenon(tmp_pa
     assert row["random"]["draws"] == min(3, row["space"]) and 0 < row["p_value"] <= 1  # a smaller space: all of it
     assert row["exact"] == (row["space"] <= 3)
     assert row["chosen"]["effect"] * 5 == pytest.approx(round(row["chosen"]["effect"] * 5))  # 5 pairs: steps of 1/5
-
-
-def hand_blimp(folder: Path, monkeypatch) -> str:
-    """A BLiMP folder of one paradigm, the hand-written pairs, pinned by its own sha256 (as BLiMP's files are)."""
-    import hashlib
-
-    import probing.data.minimal_pairs as minimal_pairs
-
-    folder.mkdir()
-    paradigm = folder / "anaphor_gender_agreement.jsonl"
-    paradigm.write_text("".join(json.dumps({"sentence_good": good, "sentence_bad": bad, "field": "morphology",
-                                            "linguistics_term": "anaphor_agreement",
-                                            "UID": "anaphor_gender_agreement"}) + "\n" for good, bad in GOOD_BAD))
-    monkeypatch.setitem(minimal_pairs.PINS, "anaphor_gender_agreement",
-                        hashlib.sha256(paradigm.read_bytes()).hexdigest())
-    return str(folder)
 
 
 def test_a_minimal_pairs_run_stopped_half_way_resumes_to_the_uninterrupted_result(tmp_path, capsys, monkeypatch):

@@ -10,14 +10,13 @@ model's config, weights and tokenizer, a BLiMP file, a DEV result, a checkpoint 
 training run's checkpoint folder) and asserts the promise of :func:`test_hostile.assert_refused`: exit 2,
 one line, the file byte-identical. Nothing here touches the repository's own files: the packaged sample is
 a copy the package is pointed at, the models are copies of the tiny offline ones, and BLiMP is a folder of
-two made-up pairs whose sha256 the test pins in place of BLiMP's.
+the hand-written pairs of tests/data (helpers.hand_blimp), whose sha256 the test pins in place of BLiMP's.
 """
 
 # ruff: noqa: F811 (the fixtures imported from test_hostile are pytest's, taken by name as parameters)
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import tiny_model
+from helpers import hand_blimp, tiny_model
 from test_hostile import (  # noqa: F401
     Case,
     Env,
@@ -78,14 +77,7 @@ def _files(env: Env) -> Files:
     sample.parent.mkdir(parents=True)
     shutil.copyfile(sample_path(), sample)
     env.monkeypatch.setattr(probing.data.inputs, "sample_treebank_path", lambda: sample)
-    blimp = tmp / "blimp"
-    blimp.mkdir()
-    paradigm = blimp / f"{PARADIGM}.jsonl"
-    paradigm.write_text("".join(json.dumps({"sentence_good": good, "sentence_bad": bad, "field": "morphology",
-                                            "linguistics_term": "anaphor_agreement", "UID": PARADIGM}) + "\n"
-                                for good, bad in (("The cat saw herself.", "The cat saw himselves."),
-                                                  ("A dog hid itself.", "A dog hid themself."))))
-    env.monkeypatch.setitem(probing.data.minimal_pairs.PINS, PARADIGM, hashlib.sha256(paradigm.read_bytes()).hexdigest())
+    blimp = Path(hand_blimp(tmp / "blimp", env.monkeypatch, PARADIGM))  # the hand-written pairs of tests/data
     env.monkeypatch.delenv("PROBING_BLIMP", raising=False)
     dev = tmp / "dev.json"
     shutil.copyfile(env.result, dev)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import tiny_model
+from helpers import HAND_PAIRS, tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from probing.analyses.pairs.accuracy import accuracies
@@ -23,7 +23,6 @@ from probing.analyses.pairs.scoring import sentence_log_probs
 from probing.data.minimal_pairs import MinimalPair, check_paradigms, paradigm_file, read_pairs
 from probing.errors import ProbingError
 
-HAND_PAIRS = json.loads((Path(__file__).parent / "data" / "hand_pairs.json").read_text(encoding="utf-8"))
 SENTENCES = HAND_PAIRS["sentences"]  # hand-written, alternately a pair's good and bad sentence
 
 TOLERANCE = 1e-3

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 import torch
-from helpers import tiny_model
+from helpers import HAND_PAIRS, tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from probing.analyses.pairs.scoring import sentence_log_probs
 from probing.cli import main
 
-SENTENCES = json.loads((Path(__file__).parent / "data" / "hand_pairs.json").read_text(encoding="utf-8"))["sentences"]
+SENTENCES = HAND_PAIRS["sentences"]  # hand-written (tests/data/hand_pairs.json)
 TOLERANCE = 1e-3  # nats, as in test_pairs.py
 
 
