@@ -494,3 +494,33 @@ def test_a_chosen_set_of_every_head_has_one_empty_matched_set_and_finishes(tmp_p
     assert row["exact"] is True and row["space"] == 1 and row["short_sets"] == 1
     assert row["random"]["draws"] == row["random"]["distinct"] == 1  # nothing disabled: the intact model again
     assert row["random"]["mean"] == pytest.approx(0.0, abs=1e-6) and row["random"]["percentiles"] == [row["random"]["mean"]] * 2
+
+
+def test_shards_of_a_chosen_run_merge_into_the_whole_runs_versus_block(tmp_path, capsys):
+    """Each shard's versus block measures its own sentences; the merge recomputes the block from the merged
+    conditions and state, so the effects and p-values are the unsharded run's, not the first shard's."""
+    import json
+
+    from helpers import tiny_model
+
+    from probing.analyses.ablation.versus import versus_block
+    from probing.cli import main
+
+    model = tiny_model("llama")
+    dev, test = scored_dev(model, tmp_path)
+    common = ["ablate", "--quiet", "--model", model, "--treebank", test, "--limit", "12", "--metric", "lm",
+              "--bootstrap", "30", "--k", "1", "2", "--random", "3", "--select-on", dev, "--chosen", "det"]
+    paths = {name: tmp_path / f"{name}.json" for name in ("whole", "shard0", "shard1", "merged")}
+    assert main([*common, "--output", str(paths["whole"])]) == 0
+    for index in (0, 1):
+        assert main([*common, "--shard", f"{index}/2", "--output", str(paths[f"shard{index}"])]) == 0
+    assert main(["merge", str(paths["shard0"]), str(paths["shard1"]), "--output", str(paths["merged"])]) == 0
+    capsys.readouterr()
+    whole, first, merged = (json.loads(paths[name].read_text(encoding="utf-8"))["versus"]["parts"]["loss"]
+                            for name in ("whole", "shard0", "merged"))
+    assert merged != first
+    assert merged == versus_block(json.loads(paths["merged"].read_text(encoding="utf-8")))["parts"]["loss"]
+    for key, row in whole.items():
+        assert merged[key]["chosen"]["effect"] == pytest.approx(row["chosen"]["effect"], abs=1e-9)
+        assert merged[key]["random"]["mean"] == pytest.approx(row["random"]["mean"], abs=1e-9)
+        assert merged[key]["p_value"] == row["p_value"] and merged[key]["exact"] == row["exact"]

@@ -296,6 +296,16 @@ class AblationAccumulator(Accumulator):
             "state": self.encoded_state(),
         }
 
+    @staticmethod
+    def finish_merge(merged: dict, parts: list[dict]) -> dict:
+        """A ``--chosen`` run's ``versus`` block recomputed from the merged conditions and state: each shard's block
+        measured its own units, and the merge starts from the first shard's."""
+        if "versus" not in merged:
+            return merged
+        from probing.analyses.ablation.versus import versus_block
+
+        return {**merged, "versus": versus_block(merged)}
+
 
 def _number(value) -> float | None:
     value = float(value)
