@@ -331,6 +331,25 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
   done
 fi
 
+rederived() {  # rederived RESULT: give a --chosen result the versus block this version derives from its own
+  # conditions and state, when it differs (a rule changed, as the permutation test's tie did in 2026-12): the
+  # file is rewritten atomically and, when the manifest had recorded it as made, recorded again, so the model
+  # time is not spent a second time
+  local output="$1" recorded made=""
+  recorded="$(grep -F "$output	" "$manifest" | cut -f3)" || recorded=""
+  [ -n "$recorded" ] && made_by "$output" "$recorded" && made=1
+  "$python" -c "import sys
+from probing.analyses.ablation.versus import versus_block
+from probing.results.io import read_result, write_result
+result = read_result(sys.argv[1], analysis='ablation')
+block = versus_block(result)
+if 'versus' in result and block != result['versus']:
+    write_result({**result, 'versus': block}, sys.argv[1])
+    print(f'{sys.argv[1]}: versus block derived again by this version', file=sys.stderr)
+else:
+    sys.exit(1)" "$output" || return 0
+  if [ -n "$made" ]; then record_piece "$output" "$recorded"; pieces_run=$((pieces_run - 1)); fi
+}
 report_pieces() {  # what is done and what is left of the grid this call walked
   echo "pieces: ${pieces_done} done before this call, ${pieces_run} run now, ${#pieces_left[@]} left" >&2
   local left; for left in "${pieces_left[@]}"; do echo "  left: $left" >&2; done
@@ -397,6 +416,7 @@ for board in $(printf '%s\n' leaderboards/versus leaderboards/versus-* "$versus"
   versus_results=("$board"/results/*-{lm,probe,minimal-pairs}.json "$board"/results/*-{lm,probe,minimal-pairs}-*-k*.json)
   shopt -u nullglob
   [ "${#versus_results[@]}" -gt 0 ] || continue
+  for result in "${versus_results[@]}"; do rederived "$result"; done
   for format in md:md csv:csv json:json latex:tex html:html; do
     probing leaderboard "${versus_results[@]}" --format "${format%%:*}" --output "$board/versus.${format#*:}"
   done

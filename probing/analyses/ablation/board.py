@@ -172,7 +172,8 @@ NOTES = [
     "from that layer's other heads, seeded by (seed, draw index).",
     "effect = metric(disabled) - metric(intact) on the same units. chosen: the chosen set's effect [its 95% paired "
     "bootstrap interval] and p = (1 + count) / (1 + draws), count the random draws whose effect is at least as "
-    "harmful (a set drawn twice counts twice; it is computed once). random: the random sets' mean effect [2.5th, "
+    "harmful, an equal one (within 1e-9: rounding) included (a set drawn twice counts twice; it is computed once). "
+    "random: the random sets' mean effect [2.5th, "
     "97.5th percentile], the number of draws, and how many were short (a layer had too few heads left).",
     "exact: the layer-matched space of random sets (the product over the chosen set's layers of C(heads left there, "
     "heads taken)) held no more sets than the draws asked for, so every set of it was used once: p = (1 + count) / "

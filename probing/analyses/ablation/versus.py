@@ -32,6 +32,8 @@ MatchedDraw(heads=((0, 0), (1, 1)), short=0)
 3
 >>> permutation_p(-0.3, [-0.1, -0.4, 0.0], higher_is_better=True)
 0.5
+>>> permutation_p(0.3 - 0.5, [(0.1 + 0.2) - 0.5], higher_is_better=True)  # equal effects, unequal floats: a tie
+1.0
 """
 
 from __future__ import annotations
@@ -116,13 +118,22 @@ def matched_space(chosen, num_heads: int) -> list[MatchedDraw]:
     return [MatchedDraw(tuple(sorted(sum(parts, ()))), short) for parts in itertools.product(*per_layer)]
 
 
+TIE = 1e-9
+"""Effects closer than this are equal for the permutation test. Two sets with the same accuracy reached through
+different paradigms (overall is a mean of per-paradigm accuracies) give effects that differ in their last bits,
+and "at least as harmful" must count such a draw; an accuracy on a board moves in steps of 1 / units (1e-7 for
+ten million units) and a loss is summed in float32 (7 significant digits), so 1e-9 separates rounding from a
+real difference on every metric."""
+
+
 def permutation_p(chosen_effect: float, random_effects, higher_is_better: bool) -> float:
-    """(1 + count) / (1 + draws), count = draws whose effect is at least as harmful as the chosen one's.
+    """(1 + count) / (1 + draws), count = draws whose effect is at least as harmful as the chosen one's, an
+    effect within :data:`TIE` of it counted as equal.
 
     Harmful is a drop for a metric where higher is better (accuracy), a rise otherwise (a loss).
     """
     effects = np.asarray(random_effects, dtype=float)
-    harmful = effects <= chosen_effect if higher_is_better else effects >= chosen_effect
+    harmful = effects <= chosen_effect + TIE if higher_is_better else effects >= chosen_effect - TIE
     return float((1 + int(np.sum(harmful))) / (1 + effects.size))
 
 
