@@ -185,6 +185,21 @@ def test_the_committed_causal_board_still_reads_with_holm_and_its_mde():
     assert tested > 0 and f"m = {tested} tests" in notes and "nats" in notes.split("MDE")[1]
 
 
+def test_every_committed_versus_block_is_the_one_its_conditions_give():
+    """A --chosen result's versus block is derived data: when a rule changes (the permutation test's tie),
+    make.sh derives it again from the result's own conditions and state. A committed block that differs from what
+    this version derives is a board that quotes numbers the tool no longer gives."""
+    from conftest import REPO
+
+    from probing.analyses.ablation.versus import versus_block
+    from probing.results.io import read_result
+
+    paths = sorted((REPO / "leaderboards").glob("versus*/results/*-k*.json"))
+    assert paths
+    stale = [path.name for path in paths if (result := read_result(path))["versus"] != versus_block(result)]
+    assert not stale, f"run SKIP_SCORING=1 bash leaderboards/make.sh to derive these again: {stale}"
+
+
 def test_every_board_states_its_minimum_detectable_effect_per_measure():
     """The probe's, BLiMP's and the causal board's notes give the median half-width of their cells' 95% intervals,
     in points of accuracy (and nats of loss on the causal board); the random draws' spread is no estimate's."""
