@@ -285,6 +285,33 @@ def test_a_damaged_versus_block_is_refused_in_one_line(chosen_run, tmp_path, cap
     assert len(error.splitlines()) == 1 and where in error and "broken.json" in error
 
 
+def test_merging_parts_of_other_chosen_heads_or_other_draws_names_the_field_and_both_files(tmp_path, capsys):
+    """Parts whose conditions differ (other chosen heads; other random draws) are refused in one short line that
+    names both files and the first field that differs with both values, never the whole options block."""
+    from helpers import tiny_model
+
+    from probing.cli import main
+
+    model = tiny_model("llama")
+    dev, test = scored_dev(model, tmp_path)
+    common = ["ablate", "--quiet", "--model", model, "--treebank", test, "--limit", "6", "--metric", "lm",
+              "--bootstrap", "5", "--k", "1", "--select-on", dev]
+    runs = {"first": ("det", "2", "0/2"), "heads": ("nsubj", "2", "1/2"), "draws": ("det", "1", "1/2")}
+    for name, (relation, draws, shard) in runs.items():
+        assert main([*common, "--chosen", relation, "--random", draws, "--shard", shard,
+                     "--output", str(tmp_path / f"{name}.json")]) == 0
+    for other, field, values in (("heads", "counts.conditions[1]", ("'det@1:chosen'", "'nsubj@1:chosen'")),
+                                 ("draws", "counts.conditions", ("4 entries in first.json", "3 in draws.json"))):
+        capsys.readouterr()
+        assert main(["merge", str(tmp_path / "first.json"), str(tmp_path / f"{other}.json"),
+                     "--output", str(tmp_path / "merged.json")]) == 2
+        error = capsys.readouterr().err.replace(f"{tmp_path}/", "")
+        assert error.count("\n") == 1 and len(error) < 200, error
+        assert f"{field} " in error and "first.json" in error and f"{other}.json" in error, error
+        assert all(value in error for value in values), error
+        assert not (tmp_path / "merged.json").exists()
+
+
 @pytest.mark.parametrize("metric, where", [
     ("loss", "metric: expected an object, found 'loss'"),
     ({"name": "lm", "parts": "loss"}, "metric.parts: expected a list of a string"),

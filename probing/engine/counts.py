@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 import torch
 
 from probing.errors import ProbingError
+from probing.results.identity import difference
 
 Count = torch.Tensor | int | dict
 """A count: a tensor (added elementwise, in place), a whole number, or whole numbers by a fixed set of keys."""
@@ -122,9 +123,12 @@ class Counts:
         return self
 
     def _check_counts_mergeable(self, other: Counts) -> None:
-        if type(other) is not type(self) or other.count_options() != self.count_options():
-            raise ProbingError(f"cannot merge {self.counts_name} made with other options "
-                               f"({self.count_options()} vs {other.count_options()})")
+        if type(other) is not type(self):
+            raise ProbingError(f"cannot merge {self.counts_name} with {other.counts_name}")
+        found = difference(self.count_options(), other.count_options(), "options",
+                           labels=("this part", "the other part"))  # the first option that differs, not the block
+        if found:
+            raise ProbingError(f"cannot merge {self.counts_name} made with other options: {found}")
         mine, theirs = self.count_values(), other.count_values()
         for name, value in mine.items():
             if name not in theirs or _shape(theirs[name]) != _shape(value):

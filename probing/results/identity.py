@@ -48,15 +48,55 @@ def selection_identity(result: dict) -> dict:
     return {"analysis": result["analysis"], "model": model_identity(result["model"]), "config": config}
 
 
-def difference(mine: dict, theirs: dict, where: str = "", labels: tuple[str, str] = ("one", "the other")) -> str | None:
-    """The first field in which two identities differ, in words; None when they are equal."""
-    for key in list(mine) + [key for key in theirs if key not in mine]:
-        a, b = mine.get(key), theirs.get(key)
-        name = f"{where}.{key}" if where else key
-        if isinstance(a, dict) and isinstance(b, dict):
-            found = difference(a, b, name, labels)
+def difference(mine, theirs, where: str = "", labels: tuple[str, str] = ("one", "the other"), *,
+               tolerance: float = 0.0) -> str | None:
+    """The first field in which two identities differ, in words (one line, each value shortened to
+    :data:`SHOWN` characters); None when they are equal. Dicts are compared key by key and lists item by item, so
+    the field named is the innermost one that differs (``conditions[3]``), never a whole list; numbers within
+    ``tolerance`` of each other are equal (a block derived again from counts, to rounding).
+
+    >>> difference({"heads": [[0, 1], [1, 2]]}, {"heads": [[0, 1], [1, 3]]}, labels=("a.json", "b.json"))
+    'heads[1][1] is 2 in a.json but 3 in b.json'
+    >>> difference({"draws": [0, 1]}, {"draws": [0, 1, 2]})
+    'draws has 2 entries in one but 3 in the other'
+    >>> difference({"p": 0.25}, {"p": 0.25 + 1e-12}, tolerance=1e-9) is None
+    True
+    """
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        for key in list(mine) + [key for key in theirs if key not in mine]:
+            found = difference(mine.get(key), theirs.get(key), f"{where}.{key}" if where else str(key), labels,
+                               tolerance=tolerance)
             if found:
                 return found
-        elif a != b:
-            return f"{name} is {a!r} in {labels[0]} but {b!r} in {labels[1]}"
-    return None
+        return None
+    if isinstance(mine, (list, tuple)) and isinstance(theirs, (list, tuple)):
+        for index, (a, b) in enumerate(zip(mine, theirs)):
+            found = difference(a, b, f"{where}[{index}]", labels, tolerance=tolerance)
+            if found:
+                return found
+        if len(mine) == len(theirs):
+            return None
+        return f"{where or 'the value'} has {len(mine)} entries in {labels[0]} but {len(theirs)} in {labels[1]}"
+    if _number(mine) and _number(theirs) and abs(mine - theirs) <= tolerance:
+        return None
+    if mine == theirs:
+        return None
+    return f"{where or 'the value'} is {shown(mine)} in {labels[0]} but {shown(theirs)} in {labels[1]}"
+
+
+SHOWN = 60
+"""The most characters of a value an error shows: a line names the field, never a whole block."""
+
+
+def shown(value) -> str:
+    """``repr(value)``, cut to :data:`SHOWN` characters.
+
+    >>> shown("x" * 100)[-6:]
+    'xxx...'
+    """
+    text = repr(value)
+    return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -47,9 +47,11 @@ def merge_results(parts: Sequence[dict], names: Sequence[str]) -> dict:
     _check_same_run(parts, names)
     _check_shards(parts, names)
     cls = analyses()[parts[0]["analysis"]].load("accumulator")
-    total = cls.from_result(parts[0])
-    for part in parts[1:]:
-        total.merge(cls.from_result(part))
+    counts = [cls.from_result(part) for part in parts]
+    _check_same_run(parts, names, counts)
+    total = counts[0]
+    for part in counts[1:]:
+        total.merge(part)
     first = parts[0]
     merged = {
         **first,
@@ -66,10 +68,17 @@ def merge_results(parts: Sequence[dict], names: Sequence[str]) -> dict:
     return cls.finish_merge(merged, parts) if hasattr(cls, "finish_merge") else merged
 
 
-def _check_same_run(parts: list[dict], names: list[str]) -> None:
-    first = run_identity(parts[0])
-    for part, name in zip(parts[1:], names[1:]):
-        found = difference(first, run_identity(part), labels=(names[0], name))
+def _check_same_run(parts: list[dict], names: list[str], counts: list | None = None) -> None:
+    """The one comparison of parts: their run identities (probing.results.identity) and, given the accumulators
+    ``counts`` rebuilt from them, the options their counts were made with (an ablate --chosen run's conditions and
+    heads, which its draws and its chosen heads decide). A mismatch is one line naming both files and the first
+    field that differs, with both values."""
+    def identity(index: int) -> dict:
+        return run_identity(parts[index]) if counts is None else {"counts": counts[index].count_options()}
+
+    first = identity(0)
+    for index, name in enumerate(names[1:], start=1):
+        found = difference(first, identity(index), labels=(names[0], name))
         if found:
             raise ProbingError(f"parts are not of the same run: {found}", source=name)
 
