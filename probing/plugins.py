@@ -65,6 +65,9 @@ class Analysis:
       for numbers types alone cannot catch (a count above its total);
     - ``tables``: a function ``tables(results) -> list[Table]`` giving this analysis's leaderboard tables
       from result dicts of this analysis (None: it has no leaderboard table);
+    - ``derived``: a function ``derived(result) -> str | None`` naming, in words, the first field of a block the
+      result derives from its own counts (ablation's ``versus`` block) that is not what those counts give again;
+      a leaderboard refuses such a result (an edited file) rather than show it (None: nothing to check);
     - ``commands``: the commands it adds to the command line;
     - ``upgrade``: a function ``upgrade(result, version) -> result`` that reads this analysis's payload as
       written under an older ``schema_version`` as the current one (None: its payload never changed).
@@ -77,13 +80,14 @@ class Analysis:
     tables: str | None = None
     commands: tuple[Command, ...] = ()
     upgrade: str | None = None
+    derived: str | None = None
     extra: dict = field(default_factory=dict, compare=False)
     """Further named references an analysis wants to publish (``load`` finds them by name too)."""
 
     def load(self, part: str):
-        """The object a part refers to (``"accumulator"``, ``"payload"``, ``"tables"``, ``"upgrade"``, or a key of
-        ``extra``)."""
-        named = ("accumulator", "payload", "tables", "upgrade")
+        """The object a part refers to (``"accumulator"``, ``"payload"``, ``"tables"``, ``"upgrade"``,
+        ``"derived"``, or a key of ``extra``)."""
+        named = ("accumulator", "payload", "tables", "upgrade", "derived")
         reference = getattr(self, part, None) if part in named else self.extra.get(part)
         if reference is None:
             raise ProbingError(f"analysis {self.name!r} has no {part}")

@@ -18,7 +18,7 @@ import pytest
 
 from probing.cli import main
 from probing.commands.leaderboard import file_links
-from probing.report.board import build_leaderboard, cell_text, leaderboard_from_files, read_json
+from probing.report.board import build_leaderboard, cell_text, read_json
 from probing.report.escaping import latex_text
 from probing.report.renderers import FORMATS, render, render_html
 from probing.results.schema.arrays import decode_array, encode_array
@@ -219,6 +219,48 @@ def test_html_links_each_model_to_its_files(board_inputs, tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_a_shard_part_says_which_part_it_is_on_its_row(board_inputs, tmp_path, capsys):
+    """A --shard part holds that part's units only: its row says so, as --shard named it."""
+    result = copy.deepcopy(board_inputs[0][0])
+    result["config"]["shard"] = {"index": 1, "count": 4}
+    part, whole = tmp_path / "part.json", tmp_path / "whole.json"
+    part.write_text(json.dumps(result))
+    whole.write_text(json.dumps(board_inputs[0][0]))
+    assert main(["leaderboard", str(part), str(whole)]) == 0
+    models = [line.split("|")[2].strip() for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert "model_a (part 2 of 4, --shard 1/4)" in models and "model_a" in models
+
+
+def test_a_rerun_beside_the_earlier_file_gets_rows_told_apart_by_file(board_inputs, tmp_path, capsys):
+    """Two results that make rows alike (the same model, selection and treebank: a rerun beside the committed
+    file) show their file names, their paths where the names are alike too; rows that differ show none, and the
+    HTML links still find each row's files."""
+    first, other = board_inputs[0][0], board_inputs[0][1]
+    paths = {name: tmp_path / name for name in ("results/model_a.json", "rerun/model_a.json", "rerun.json",
+                                                 "results/other.json")}
+    for name, path in paths.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(other if name == "results/other.json" else first))
+
+    def models(*names: str) -> list[str]:
+        assert main(["leaderboard", *(str(paths[name]) for name in names), "--format", "csv"]) == 0
+        rows = csv.DictReader(io.StringIO(capsys.readouterr().out))
+        return sorted(row["model"] for row in rows if row["kind"] == "model")
+
+    assert models("results/model_a.json", "rerun.json", "results/other.json") == [
+        "<i>model_b&co", "model_a (model_a.json)", "model_a (rerun.json)"]
+    assert models("results/model_a.json", "rerun/model_a.json") == sorted(
+        f"model_a ({paths[name]})" for name in ("results/model_a.json", "rerun/model_a.json"))
+    assert models("results/model_a.json", "results/other.json") == ["<i>model_b&co", "model_a"]
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "rerun.png").write_bytes(b"png")
+    output = tmp_path / "board.html"
+    assert main(["leaderboard", str(paths["results/model_a.json"]), str(paths["rerun.json"]), "--format", "html",
+                 "--output", str(output)]) == 0
+    capsys.readouterr()
+    assert output.read_text().count('href="plots/rerun.png"') == 1
+
+
 def test_latex_structure_without_compiling(board):
     text = render(board, "latex")
     for command in ("\\begin{tabular}", "\\toprule", "\\midrule", "\\bottomrule", "\\end{tabular}"):
@@ -277,9 +319,11 @@ SUFFIXES = {"md": "md", "csv": "csv", "json": "json", "latex": "tex", "html": "h
 def committed(request):
     """A committed leaderboard folder and the board made again from its results and the paper's reference,
     in the order leaderboards/make.sh gives them (its shell glob, sorted)."""
+    from probing.report.board import board_results
+
     folder = COMMITTED / request.param
-    results = sorted(str(path) for path in (folder / "results").glob("*.json"))
-    return folder, results, leaderboard_from_files(results, [REFERENCE])
+    results, references = board_results(sorted(str(path) for path in (folder / "results").glob("*.json")), [REFERENCE])
+    return folder, results, build_leaderboard([result for _, result in results], references)
 
 
 @pytest.mark.parametrize("fmt", list(SUFFIXES))

@@ -285,6 +285,41 @@ def test_a_damaged_versus_block_is_refused_in_one_line(chosen_run, tmp_path, cap
     assert len(error.splitlines()) == 1 and where in error and "broken.json" in error
 
 
+@pytest.mark.parametrize("edit, where", [
+    (lambda block: block["parts"]["loss"]["det@3"].update(p_value=0.0001), "versus.parts.loss.det@3.p_value"),
+    (lambda block: block["parts"]["loss"]["nsubj@1"]["chosen"].update(effect=0.5),
+     "versus.parts.loss.nsubj@1.chosen.effect"),
+    (lambda block: block["parts"]["loss"]["det@1"]["random"]["percentiles"].__setitem__(1, 9.0),
+     "versus.parts.loss.det@1.random.percentiles[1]"),
+])
+def test_a_board_refuses_a_versus_block_its_conditions_do_not_give(chosen_run, tmp_path, capsys, edit, where):
+    """A hand-edited block (p = 0.0001, "significant") is what the schema accepts and the counts deny: the board
+    derives the block again and refuses the file in one line naming it, the field and both values; the unedited
+    file, and one whose numbers differ from the derived ones by rounding only (within versus.TIE), are shown."""
+    import json
+
+    from probing.analyses.ablation.versus import TIE
+    from probing.cli import main
+
+    result = json.loads(chosen_run[2].read_text())
+    as_written = tmp_path / "as-written.json"
+    as_written.write_text(json.dumps(result))
+    rounded = json.loads(json.dumps(result))
+    rounded["versus"]["parts"]["loss"]["det@3"]["chosen"]["effect"] += TIE / 10
+    (tmp_path / "rounded.json").write_text(json.dumps(rounded))
+    edit(result["versus"])
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(result))
+    capsys.readouterr()
+    assert main(["leaderboard", str(edited)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and f"edited.json: {where} is " in error and " in the file but " in error
+    for accepted in (as_written, tmp_path / "rounded.json"):
+        assert main(["leaderboard", str(accepted), "--output", str(tmp_path / "board.md")]) == 0
+    assert main(["leaderboard", str(as_written), str(edited)]) == 2  # among others, still the one named
+    assert "edited.json" in capsys.readouterr().err
+
+
 def test_merging_parts_of_other_chosen_heads_or_other_draws_names_the_field_and_both_files(tmp_path, capsys):
     """Parts whose conditions differ (other chosen heads; other random draws) are refused in one short line that
     names both files and the first field that differs with both values, never the whole options block."""

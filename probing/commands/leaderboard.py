@@ -15,7 +15,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(or a treebank name with dev and test splits) show held-out numbers; others show in-sample numbers, "
         "marked as such. Results of other analyses make their own tables: probing ablate --chosen results one "
         "table of chosen against matched random heads (a row per model, relation and k; per metric part the "
-        "chosen set's effect [95%] with p, and the random sets' mean [2.5, 97.5])."
+        "chosen set's effect [95%] with p, and the random sets' mean [2.5, 97.5]); such a result whose versus "
+        "block is not the one its own conditions give again (an edited file) is refused. A --shard part's row says "
+        "which part it is; results whose rows would read alike (a rerun beside the earlier file) show their file "
+        "names."
     )
     parser.add_argument("results", nargs="+", metavar="RESULT", help="result files (JSON) of probing score")
     parser.add_argument("--reference", nargs="*", default=[], metavar="REFERENCE",
@@ -71,22 +74,21 @@ def check_link_folder(folder: str, option: str) -> None:
                            source=f"{option} {folder}")
 
 
-def file_links(results: list[str], output: str | None, plots: str, pages: str) -> dict:
-    """(model, treebank) -> [(text, relative href)] for the plots and pages that exist beside ``output``;
-    each href percent-encoded (probing.report.escaping.relative_url), so that it names that very file."""
+def file_links(results: list[tuple[str, dict]], output: str | None, plots: str, pages: str) -> dict:
+    """(model, treebank) -> [(text, relative href)] for the plots and pages that exist beside ``output``, of
+    ``results`` as (path, result) (probing.report.board.board_results); each href percent-encoded
+    (probing.report.escaping.relative_url), so that it names that very file."""
     from pathlib import Path, PurePosixPath
 
     from probing.analyses.probe.leaderboard import row_key
-    from probing.report.board import read_json
     from probing.report.escaping import relative_url
 
     if not output:
         return {}
     folder = Path(output).parent
     links = {}
-    for path in results:
-        data = read_json(path)
-        if "reference" in data or data.get("analysis", "probe") != "probe":
+    for path, data in results:
+        if data.get("analysis", "probe") != "probe":
             continue
         stem = Path(path).name.removesuffix(".json")
         found = [(text, relative_url(str(PurePosixPath(where) / f"{stem}{suffix}"))) for text, where, suffix in (("plots", plots, ".png"),
@@ -99,7 +101,7 @@ def file_links(results: list[str], output: str | None, plots: str, pages: str) -
 
 def run(args: argparse.Namespace) -> int:
     from probing.atomic import check_output_path, write_text_atomic
-    from probing.report.board import leaderboard_from_files
+    from probing.report.board import board_results, build_leaderboard
     from probing.report.renderers import render, render_html
 
     check_link_folder(args.plots, "--plots")
@@ -108,9 +110,10 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output, inputs=list(args.results) + list(args.reference),
                           follow_symlinks=args.follow_symlinks, replaces=earlier)
-    board = leaderboard_from_files(args.results, args.reference)
+    results, references = board_results(args.results, args.reference)
+    board = build_leaderboard([result for _, result in results], references)
     if args.format == "html":
-        text = render_html(board, file_links(args.results, args.output, args.plots, args.pages))
+        text = render_html(board, file_links(results, args.output, args.plots, args.pages))
     else:
         text = render(board, args.format)
     if args.output:

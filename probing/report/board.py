@@ -123,17 +123,34 @@ def read_json(path: str | Path) -> dict:
     return read_result(path)
 
 
-def model_label(model: dict, reading: str = "weights") -> str:
+def model_label(model: dict, reading: str = "weights", marks: Iterable[str] = ()) -> str:
     """The model's name (its folder's name or hub id, as every table and plot calls it); random-init runs
-    and readings other than the raw weights say so: ``all-MiniLM-L6-v2 (random init, norms)``."""
+    and readings other than the raw weights say so, and so do further ``marks``:
+    ``all-MiniLM-L6-v2 (random init, norms)``."""
     name = model.get("name") or Path(str(model["name_or_path"])).name
-    marks = (["random init"] if model.get("random_init") else []) + ([reading] if reading != "weights" else [])
+    marks = (["random init"] if model.get("random_init") else []) + ([reading] if reading != "weights" else []) + [
+        *marks]
     return f"{name} ({', '.join(marks)})" if marks else name
 
 
+SHOWN_FILE = "shown_file"
+"""The key :func:`board_results` sets, on a result read for a board, to the file name its rows show: set only where
+two results would otherwise make rows that look the same (a rerun beside the committed file). Never written."""
+
+
 def result_label(result: dict) -> str:
-    """:func:`model_label` of a result file (its model and its reading)."""
-    return model_label(result["model"], result["config"].get("attention", "weights"))
+    """:func:`model_label` of a result file (its model and its reading). A ``--shard`` part says which part it is
+    (its numbers are that part's units only: ``part 1 of 4, --shard 0/4``), and a result :func:`board_results`
+    had to tell apart from another names its file.
+
+    >>> result_label({"model": {"name": "m"}, "config": {"shard": {"index": 0, "count": 4}}})
+    'm (part 1 of 4, --shard 0/4)'
+    """
+    shard = result["config"].get("shard")
+    marks = [f"part {shard['index'] + 1} of {shard['count']}, --shard {shard['index']}/{shard['count']}"] if shard \
+        else []
+    marks += [result[SHOWN_FILE]] if result.get(SHOWN_FILE) else []
+    return model_label(result["model"], result["config"].get("attention", "weights"), marks)
 
 
 def treebank_label(path: str) -> str:
@@ -234,11 +251,61 @@ def mde_note(table: Table) -> str | None:
 
 def leaderboard_from_files(paths: Iterable[str | Path], references: Iterable[str | Path] = ()) -> Leaderboard:
     """Read result files of any analysis with a table (and reference files, which may be mixed into ``paths``)."""
+    results, refs = board_results(paths, references)
+    return build_leaderboard([result for _, result in results], refs)
+
+
+def board_results(paths: Iterable[str | Path], references: Iterable[str | Path] = ()) -> tuple[list, list[dict]]:
+    """The results a board is made of, as (path, result), and the reference files among ``paths`` and
+    ``references``. Each result is checked against what its counts give again (:func:`check_derived`); results
+    whose rows would look the same as another's (the same model, selection and treebank: a rerun beside the
+    committed file) show their file names (:data:`SHOWN_FILE`), so that no two rows of a board read alike."""
     results, refs = [], []
     for path in list(paths) + list(references):
         data = read_json(path)
-        (refs if "reference" in data else results).append(data)
-    return build_leaderboard(results, refs)
+        if "reference" in data:
+            refs.append(data)
+        else:
+            check_derived(data, source=str(path))
+            results.append((str(path), data))
+    alike = _alike_results([result for _, result in results], refs)
+    if alike:
+        names = [Path(results[index][0]).name for index in alike]
+        shown = names if len(set(names)) == len(names) else [results[index][0] for index in alike]
+        for index, name in zip(alike, shown):
+            results[index] = (results[index][0], {**results[index][1], SHOWN_FILE: name})
+    return results, refs
+
+
+def _row_keys(board: Leaderboard) -> list[tuple]:
+    """Every model row of a board as what a reader tells rows by: the table, the model, the selection, the
+    treebank."""
+    return [(table.key, row.model, row.selection, row.treebank) for table in board.tables for row in table.rows
+            if row.kind == "model"]
+
+
+def _alike_results(results: list[dict], references: list[dict]) -> list[int]:
+    """The indices of the results that make a row another result's row looks the same as (none when no two rows
+    of the whole board are alike: the one case worth the second look, each result's rows on their own)."""
+    keys = _row_keys(build_leaderboard(results, references)) if results else []
+    alike = {key for key in keys if keys.count(key) > 1}
+    if not alike:
+        return []
+    return [index for index, result in enumerate(results) if alike & set(_row_keys(build_leaderboard([result])))]
+
+
+def check_derived(result: dict, source: str) -> None:
+    """Refuse a result holding a block derived from its counts that is not what the counts give again (the
+    ``derived`` check of its analysis's record, probing.plugins: an ablate --chosen result's versus block): a
+    board shows no number its own counts do not give. One line naming the file and the first field that differs.
+    """
+    from probing.plugins import analyses
+
+    record = analyses()[result["analysis"]]
+    found = record.load("derived")(result) if record.derived else None
+    if found:
+        raise ProbingError(f"{found}; a board shows only what a result's own counts give (was the file edited?)",
+                           source=source)
 
 
 # ---------------------------------------------------------------- ranking

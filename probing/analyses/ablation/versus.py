@@ -325,6 +325,37 @@ def result_versus(result: dict) -> dict:
     return result["versus"] if "versus" in result else versus_block(result)
 
 
+def versus_disagreement(result: dict) -> str | None:
+    """Where the result's ``versus`` block is not the one its own conditions and state give (:func:`versus_block`),
+    numbers within :data:`TIE` counted equal: the first field, with both values, in words; None when it is (or the
+    result has no block). A hand-edited p-value, or a block written under an older rule, is found here; the
+    leaderboard refuses such a file (the ``derived`` check of the analysis's record), and the committed boards'
+    test asks it of every committed result. A field the file lacks (written before ``exact`` and ``space`` were)
+    is no disagreement.
+
+    >>> versus_disagreement({"analysis": "ablation"}) is None
+    True
+    """
+    from probing.results.identity import difference
+
+    if "versus" not in result:
+        return None
+    return difference(result["versus"], _as_in(versus_block(result), result["versus"]), "versus", tolerance=TIE,
+                      labels=("the file", "what its conditions and state give"))
+
+
+def _as_in(derived, written):
+    """``derived`` with only the keys of its dicts that ``written`` has too, where both are dicts (an older file's
+    block lacks fields a newer version derives).
+
+    >>> _as_in({"p": 0.5, "exact": True, "x": {"a": 1, "b": 2}}, {"p": 0.5, "x": {"a": 1}})
+    {'p': 0.5, 'x': {'a': 1}}
+    """
+    if not (isinstance(derived, dict) and isinstance(written, dict)):
+        return derived
+    return {key: _as_in(value, written[key]) for key, value in derived.items() if key in written}
+
+
 def versus_table(block: dict) -> str:
     """The terminal table of a versus block: per chosen set and metric part, the effect [95%] and the random mean
     [2.5, 97.5] in the board's unit (percentage points for an accuracy, nats for a loss), p (``exact`` when the
