@@ -302,6 +302,15 @@ def test_a_window_longer_than_the_model_reads_is_one_line(tmp_path, capsys):
     assert not (tmp_path / "x.json").exists()
 
 
+def test_a_window_no_sentence_fits_names_window_and_what_to_do(tmp_path, capsys):
+    """--window 3: every sentence is longer, so nothing is scored; the line names --window, not --max-length."""
+    assert main(coref(tmp_path / "x.json", "--window", "3")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "longer than 3 tokens (--window 3)" in err, err
+    assert "give a larger --window" in err and "--max-length" not in err
+    assert not (tmp_path / "x.json").exists()
+
+
 def test_a_treebank_without_coreference_is_one_line(tmp_path, capsys):
     from probing.testing import sample_path
 

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     with EngineCommand(args, analysis="coref", source=inputs.source, inputs=(inputs.dev_path,)) as command:
         loaded = command.loaded
         window = window_length(args.window, args.max_length, loaded)
-        passes = WindowPasses(command.engine_run, window)
+        passes = WindowPasses(command.engine_run, window, "--window" if args.window is not None else None)
         heads = READINGS[args.attention].heads(loaded.num_heads)
         config = {"window": window, "bootstrap": args.bootstrap}
         dev_result = inputs.chosen_on(lambda dev_source: passes.dev_result(dev_source, heads=heads, config=config))

@@ -137,13 +137,21 @@ def using_hooks(hooks: PassHooks) -> Iterator[PassHooks]:
         _HOOKS.reset(token)
 
 
-def require_units(stats, source, options: PassOptions) -> None:
-    """A pass that scored nothing is an error, not an empty result."""
+def require_units(stats, source, options: PassOptions, length_option: str | None = None) -> None:
+    """A pass that scored nothing is an error, not an empty result. ``length_option``: the option that set the
+    pass's longest unit when another than ``--max-length`` did (coref's ``--window``), which the error names."""
     if stats.units_used:
         return
     if stats.units_in_part == 0:
         where = f"shard {options.shard[0]}/{options.shard[1]}" if options.shard else "the input"
         raise ProbingError(f"{where} holds no unit to score ({stats.units_total} in the file)", source=str(source.path))
+    if length_option:
+        raise ProbingError(
+            f"all {stats.units_in_part} units are longer than {stats.max_length} tokens ({length_option} "
+            f"{stats.max_length}); nothing was scored: give a larger {length_option}, or leave it out for the "
+            "model's limit",
+            source=str(source.path),
+        )
     raise ProbingError(
         f"all {stats.units_in_part} units are longer than {stats.max_length} tokens (the model's limit, or "
         "--max-length); nothing was scored",

@@ -103,15 +103,17 @@ class EngineRun:
         return dataclasses.replace(self.pass_options, description=description,
                                    progress=self.pass_options.progress and self.is_main, **changes)
 
-    def run(self, accumulators, description: str = "reading", *, source: InputSource | None = None, **changes):
+    def run(self, accumulators, description: str = "reading", *, source: InputSource | None = None,
+            length_option: str | None = None, **changes):
         """One pass over ``source`` (default: the run's units) into ``accumulators``, with :meth:`options`;
-        its statistics. A pass that scored no unit is refused (probing.engine.passes.require_units)."""
+        its statistics. A pass that scored no unit is refused (probing.engine.passes.require_units, naming
+        ``length_option`` when that option, not --max-length, set ``max_length``)."""
         from probing.engine.passes import require_units, run_pass
 
         source = source or self.source
         options = self.options(description, **changes)
         stats = run_pass(self.loaded, source, accumulators, options, hooks=self.hooks)
-        require_units(stats, source, options)
+        require_units(stats, source, options, length_option)
         return stats
 
     def result(self, analysis: str, stats, accumulator, config: dict, *, source: InputSource | None = None,

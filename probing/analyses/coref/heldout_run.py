@@ -51,15 +51,18 @@ def coref_inputs(treebank: str | None, select_on: str | None, *, limit: int | No
 @dataclass
 class WindowPasses:
     """Passes over windows of one length through ``engine_run`` (a probing.engine.run.EngineRun: the model, the
-    pass options, checkpoints and processes)."""
+    pass options, checkpoints and processes); ``option``: the option that set the length (``--window`` when given;
+    a pass where no sentence fits names it)."""
 
     engine_run: object
     window: int
+    option: str | None = None
 
     def run(self, source: InputSource, accumulator: CorefAccumulator, description: str, **changes):
         loaded = self.engine_run.loaded
         source.windows = window_rule(loaded.tokenizer, self.window, prepend=loaded.prepend_token_id)
-        return self.engine_run.run([accumulator], description, source=source, max_length=self.window, **changes)
+        return self.engine_run.run([accumulator], description, source=source, max_length=self.window,
+                                   length_option=self.option, **changes)
 
     def dev_result(self, dev_source: InputSource, *, heads: int, config: dict) -> dict:
         """DEV scored whole (no shard, no bootstrap): the result a head is chosen on."""
