@@ -368,6 +368,19 @@ def test_state_round_trips_through_a_checkpoint(model, parts, runs):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("progress", ["--quiet", "--progress"])
+def test_stage_timings_are_progress_and_quiet_silences_them(model, tmp_path, capsys, progress):
+    """What each stage took is progress (probing.engine.progress): shown unless --quiet (--no-progress)."""
+    output = tmp_path / "trees.json"
+    assert main(trees(model, "--treebank", str(sample_path()), "--limit", "8", "--no-probes", progress,
+                      "--output", str(output))) == 0
+    timings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("probing trees: ")]
+    if progress == "--quiet":
+        assert timings == []
+    else:
+        assert any(" s" in line and "every head as a tree" in line for line in timings), timings
+
+
 def test_tables_and_leaderboard_rows_need_no_torch():
     code = ("import sys; import probing.analyses.trees.report as report; "
             "assert 'torch' not in sys.modules, 'torch was imported'; print(report.leaderboard_table([]).key)")

@@ -88,6 +88,18 @@ def stage(text: str, *, enabled: bool, stream=None) -> None:
         print(text, file=stream, flush=True)
 
 
+def timing(text: str, *, enabled: bool, stream=None) -> None:
+    """One line saying what a stage took, on a terminal too (a bar is erased when it ends, and leaves no time
+    behind); nothing under ``--no-progress`` (``--quiet``), like every other line of progress.
+
+    >>> import io
+    >>> log = io.StringIO(); timing("search: 0.1 s", enabled=False, stream=log); log.getvalue()
+    ''
+    """
+    if enabled:
+        print(text, file=stream or sys.stderr, flush=True)
+
+
 def progress_bar(*, total: int | None, initial: int = 0, description: str, enabled: bool, stream=None):
     """What a pass updates with each chunk it has counted: tqdm's bar on a terminal, :class:`ProgressLines` off
     one, a bar that shows nothing when ``enabled`` is false. ``total`` is None until the input has been read

@@ -8,13 +8,13 @@ its bootstrap. The command (probing.commands.trees) plans the inputs and writes 
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 
 from probing.analyses.trees.accumulator import TreesAccumulator
 from probing.analyses.trees.selection import TreeOptions, check_selection, probe_modules
 from probing.data.inputs import InputSource
+from probing.engine.progress import timing
 from probing.engine.readings import READINGS
 from probing.stats.bootstrap import BootstrapSpec
 from probing.stats.heldout import HeldOut
@@ -72,7 +72,10 @@ def run_trees(engine_run, run: TreesRun) -> dict | None:
     loaded = engine_run.loaded
     heads = READINGS[run.reading["attention"]].heads(loaded.num_heads)
     bootstrap = BootstrapSpec(run.bootstrap, run.seed) if run.bootstrap else None
-    log = (lambda text: print(f"probing trees: {text}", file=sys.stderr)) if engine_run.is_main else (lambda text: None)
+    shown = engine_run.options().progress  # the main process, unless --no-progress (--quiet)
+
+    def log(text: str) -> None:  # what each stage took
+        timing(f"probing trees: {text}", enabled=shown)
     if not run.select_on:
         trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal)
         stats, selection = _choose_on(engine_run, run.source, trees, run.options, run.vectors, run.reading,
