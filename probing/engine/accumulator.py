@@ -87,6 +87,10 @@ class Accumulator(Counts):
         """The options that decide this accumulator's numbers (checkpoints refuse others)."""
         return {"analysis": self.analysis}
 
+    identity_options: dict[str, str] = {}
+    """A key of :meth:`identity` -> the command-line options that decide it, which a refused merge of parts that
+    differ there names (``"selection": "--select-on"``)."""
+
     # -- counts (probing.engine.counts): every number in ``state_tensors``, options in ``identity`` ---------------
 
     @property

@@ -78,9 +78,18 @@ def _check_same_run(parts: list[dict], names: list[str], counts: list | None = N
 
     first = identity(0)
     for index, name in enumerate(names[1:], start=1):
-        found = difference(first, identity(index), labels=(names[0], name))
-        if found:
-            raise ProbingError(f"parts are not of the same run: {found}", source=name)
+        other = identity(index)
+        found = difference(first, other, labels=(names[0], name))
+        if not found:
+            continue
+        hint = ""
+        if counts is not None:  # the options that decide the field, where the accumulator names them
+            mine, theirs = first["counts"], other["counts"]
+            key = next((key for key in mine if isinstance(theirs, dict) and difference(mine[key], theirs.get(key))),
+                       None) if isinstance(mine, dict) else None
+            options = getattr(counts[0], "identity_options", {}).get(key)
+            hint = f" (give every part the same {options})" if options else ""
+        raise ProbingError(f"parts are not of the same run: {found}{hint}", source=name)
 
 
 def _check_shards(parts: list[dict], names: list[str]) -> None:

@@ -71,6 +71,8 @@ class AblationAccumulator(Accumulator):
 
     analysis = "ablation"
     needs_attention = False
+    identity_options = dict.fromkeys(("conditions", "heads"),
+                                     "--heads, --each-head, --each-layer, --chosen, --k, --random and --select-on")
 
     def __init__(self, metric: Metric, conditions: list[Condition], num_layers: int, num_heads: int, *,
                  bootstrap: int = 1000, seed: int = 0, causal: bool = False, offsets=OFFSETS,

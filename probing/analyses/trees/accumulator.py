@@ -133,6 +133,8 @@ class TreesAccumulator(Accumulator):
 
     # -- the engine's protocol -----------------------------------------------------------------
 
+    identity_options = {"selection": "--select-on"}
+
     def identity(self) -> dict:
         return {
             "analysis": self.analysis,
