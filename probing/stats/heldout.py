@@ -70,6 +70,31 @@ def plan(treebank: str | None, select_on: str | None) -> tuple[str | None, str |
     return treebank, select_on
 
 
+def dev_fingerprint(treebank: str | None, select_on: str | None) -> dict | None:
+    """What a result and its checkpoint record of DEV: the spec chosen on (as :func:`plan` reads the options) and
+    the sha256 of its bytes (a treebank's, or a result file's), so that parts or a resumed run whose DEV changed
+    at the same path are told apart; None in-sample. A DEV that cannot be read records no sha256 here (the
+    held-out flow refuses it, naming --select-on).
+
+    >>> from probing.data.inputs import InputSource, sample_treebank_path
+    >>> dev = dev_fingerprint(None, str(sample_treebank_path()))
+    >>> dev_fingerprint("x.conllu", None) is None, dev["sha256"] == InputSource.treebank(dev["spec"]).sha256
+    (True, True)
+    """
+    from probing.data.datasets.cache import sha256_of
+    from probing.data.inputs import InputSource
+
+    spec = plan(treebank, select_on)[1]
+    if spec is None:
+        return None
+    try:
+        path = Path(spec).expanduser() if is_result_file(spec) else InputSource.treebank(spec, option=None).path
+        digest = sha256_of(path)
+    except (ProbingError, OSError):
+        digest = None
+    return {"spec": spec, "sha256": digest}
+
+
 def is_result_file(select_on: str) -> bool:
     """Whether ``--select-on`` names a result JSON rather than a treebank."""
     return select_on.lower().endswith(".json")
