@@ -245,3 +245,27 @@ def result_sha(path: str) -> str:
     import hashlib
 
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.mark.slow
+def test_parts_whose_dev_changed_at_the_same_path_are_not_merged(splits, tmp_path, capsys):
+    """Two shards of one ``ablate --chosen`` command, DEV's bytes changed between them at the same path: each part
+    records DEV's sha256 (``config.options.select_on``), so merging them is refused, naming it."""
+    dev, test = splits
+    original = Path(dev).read_bytes()
+    parts = []
+    try:
+        for index in range(2):
+            if index:
+                Path(dev).write_bytes(original.replace(b"\tdog\t", b"\tDog\t", 1))
+            parts.append(tmp_path / f"part{index}.json")
+            argv = _changed(_base("ablate", dev, test), ["--limit", "6"])
+            assert main([*argv, "--shard", f"{index}/2", "--output", str(parts[-1])]) == 0
+    finally:
+        Path(dev).write_bytes(original)
+    capsys.readouterr()
+    records = [json.loads(part.read_text())["config"]["options"]["select_on"] for part in parts]
+    assert records[0]["spec"] == records[1]["spec"] == dev and records[0]["sha256"] != records[1]["sha256"]
+    assert main(["merge", *map(str, parts), "--output", str(tmp_path / "merged.json")]) == 2
+    err = capsys.readouterr().err
+    assert "select_on" in err and not (tmp_path / "merged.json").exists(), err
