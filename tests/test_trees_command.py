@@ -219,7 +219,8 @@ def test_parts_with_other_choices_do_not_merge(model, parts, runs, tmp_path, cap
                       "--output", str(second))) == 0
     capsys.readouterr()
     assert main(["merge", str(first), str(second), "--output", str(tmp_path / "m.json")]) == 2
-    assert "same selection" in capsys.readouterr().err
+    # each part records its DEV (config.options.select_on: spec and sha256), so the parts differ there first
+    assert "config.options.select_on" in capsys.readouterr().err
 
 
 def test_seeded_probes_rerun_identically_and_another_seed_differs(model, parts, runs, tmp_path):
