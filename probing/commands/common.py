@@ -368,6 +368,41 @@ def progress_wanted(args: argparse.Namespace) -> bool:
     return wanted
 
 
+NO_NUMBER_OPTIONS = frozenset({
+    "output", "checkpoint", "checkpoint_every", "resume", "progress", "quiet", "follow_symlinks", "workers",
+    "figure_format", "top", "scores_only", "drop_probe_weights", "save_results",
+})
+"""Options that change no number of a result: where it goes, what of it is kept, how it is shown, how fast it is
+made (``--workers`` reads ahead; ``--scores-only`` and ``--drop-probe-weights`` leave out what the numbers come
+from). A run may be resumed with any of them changed."""
+
+RECORDED_ELSEWHERE = frozenset({"model", "revision", "treebank", "text", "labels", "blimp", "batch_size", "shard",
+                                "device", "device_map"})
+"""Options that a result records by what they read or in a block of their own, and a checkpoint by the same: the
+weights by their fingerprint (``model``), the input by its sha256 (``input``), BLiMP's pairs by their pinned
+files, ``batch_size`` and ``shard`` in ``config``; the device and its map move floats only at near-ties (parts of
+one run may differ in them, as in ``batch_size``)."""
+
+
+def recorded_options(args: argparse.Namespace) -> dict:
+    """Every option of a command that can change a number of its result, by its name in ``args``, with DEV's
+    fingerprint (its spec and the sha256 of its bytes, :func:`probing.stats.heldout.dev_fingerprint`) where the
+    command chooses on DEV: what a result's ``config.options`` holds and a checkpoint's identity refuses to see
+    changed. Every option is one unless it is in :data:`NO_NUMBER_OPTIONS` or :data:`RECORDED_ELSEWHERE`, so a
+    new option is recorded until someone says it changes nothing.
+
+    >>> recorded_options(argparse.Namespace(k=[1, 4], random=10, output="x.json", model="m", quiet=True))
+    {'k': [1, 4], 'random': 10}
+    """
+    recorded = {name: list(value) if isinstance(value, tuple) else value for name, value in sorted(vars(args).items())
+                if name not in NO_NUMBER_OPTIONS and name not in RECORDED_ELSEWHERE and not callable(value)}
+    if "select_on" in recorded:
+        from probing.stats.heldout import dev_fingerprint
+
+        recorded["select_on"] = dev_fingerprint(getattr(args, "treebank", None), recorded["select_on"])
+    return recorded
+
+
 def model_spec(args: argparse.Namespace, *, device: str | None = None, device_map: str | None = None,
                head: str | None = None):
     """The :class:`probing.engine.run.ModelSpec` of the model options (``device``: this process's, under torchrun;
@@ -448,6 +483,9 @@ class EngineCommand:
         self.checkpointer = checkpointing.from_options(
             ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
         )
+        self.recorded = recorded_options(args)  # in the result's config and in every pass's checkpoint identity
+        if self.checkpointer:
+            self.checkpointer.command = self.recorded
         self.engine_run = EngineRun(model_spec(args, device=ranks.device, device_map=device_map_of(args, ranks),
                                                head=head),
                                     self.source, pass_options(args), ranks=ranks, hooks=self.checkpointer or ranks)
@@ -499,10 +537,11 @@ class EngineCommand:
         return self.engine_run.result(analysis, stats, accumulator, config)
 
     def write(self, result: dict) -> Path | None:
-        """Give the result (rank 0): to ``--output`` when given (:func:`give_result`), then drop the checkpoint it
-        no longer needs."""
+        """Give the result (rank 0), its ``config.options`` the command's (:func:`recorded_options`): to
+        ``--output`` when given (:func:`give_result`), then drop the checkpoint it no longer needs."""
         if not self.is_main:
             return None
+        result["config"]["options"] = self.recorded
         path = give_result(result, self.args.output, follow_symlinks=self.args.follow_symlinks)
         if path and self.checkpointer:
             self.checkpointer.discard()

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.pairs.api import check_causal_lm, score_pairs
     from probing.analyses.pairs.report import pairs_header, pairs_table
     from probing.atomic import check_output_path, result_of
-    from probing.commands.common import give_result, model_inputs
+    from probing.commands.common import give_result, model_inputs, recorded_options
     from probing.data.minimal_pairs import blimp_folder, paradigms_of
 
     if args.output:  # BLiMP's files and the model's are inputs: no output goes among them
@@ -81,5 +81,6 @@ def run(args: argparse.Namespace) -> int:
                          context=args.context, shard=args.shard)
     print(pairs_header(result))
     print(pairs_table(result["pairs"]))
+    result["config"]["options"] = recorded_options(args)  # every option that can change a number, as every command's
     give_result(result, args.output, follow_symlinks=args.follow_symlinks)
     return 0

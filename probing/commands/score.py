@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.probe.curves import find_checkpoints
     from probing.analyses.probe.heldout import score_with_selection
     from probing.atomic import check_output_path, result_of
-    from probing.commands.common import device_map_of, progress_wanted
+    from probing.commands.common import device_map_of, progress_wanted, recorded_options
     from probing.engine import checkpointing
     from probing.engine.distributed import from_environment
     from probing.engine.passes import using_hooks
@@ -84,10 +84,14 @@ def run(args: argparse.Namespace) -> int:
         checkpointer = checkpointing.from_options(
             ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
         )
+        recorded = recorded_options(args)  # in the result's config and in every pass's checkpoint identity
+        if checkpointer:
+            checkpointer.command = recorded
         with using_hooks(checkpointer or ranks):
             config = config.replace(device=ranks.device)
             result = score_with_selection(config, args.select_on, progress=progress_wanted(args) and ranks.is_main)
         if ranks.is_main:
+            result["config"]["options"] = recorded
             _report(result, args, checkpointer)
         return 0
     finally:

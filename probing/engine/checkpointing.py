@@ -83,6 +83,10 @@ class Checkpointer(PassHooks):
         self.saved: dict = {"format": FORMAT, "version": VERSION, "passes": {}}
         self.wrote = False  # this command has written the file (so it is ours to update)
         self.passes_started = 0  # the n-th pass of this command is pass n of the file
+        self.command: dict | None = None
+        """The command's options that can change a number (probing.commands.common.recorded_options), DEV's
+        fingerprint among them: part of every pass's identity, so a resumed run is refused when one of them
+        changed, even one no accumulator sees (``ablate --chosen``'s DEV, ``--random``, ``--k``)."""
         if self.ranks.is_main:
             self._open()
         self.resume = self.ranks.share(self.resume)
@@ -107,6 +111,8 @@ class Checkpointer(PassHooks):
 
     def start(self, run: Pass) -> int:
         self._identity = run.identity()
+        if self.command is not None:  # first: a change there is named by the option that made it
+            self._identity = {"command": self.command, **self._identity}
         self._key = str(self.passes_started)
         self.passes_started += 1
         self._started = time.perf_counter()
@@ -185,7 +191,11 @@ class Checkpointer(PassHooks):
         state = self.saved["passes"].get(self._key) if self.resume else None
         if state is None:
             return None
-        difference = describe_difference(state["identity"], self._identity)
+        saved, current = state["identity"], self._identity
+        if "command" not in saved or "command" not in current:  # a run of the Python API records no command line
+            saved, current = ({key: value for key, value in identity.items() if key != "command"}
+                              for identity in (saved, current))
+        difference = describe_difference(saved, current)
         if difference:
             raise ProbingError(
                 f"the checkpoint is of another run ({difference}); "

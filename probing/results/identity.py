@@ -42,9 +42,10 @@ def run_identity(result: dict) -> dict:
 
 def selection_identity(result: dict) -> dict:
     """What a selection (DEV) result must share with the result it is reported on (TEST): the model
-    and the options that decide which head is best, not the input or the bootstrap."""
+    and the options that decide which head is best, not the input or the bootstrap (nor the command's whole
+    record, ``options``: DEV's own run had its own --bootstrap, --limit and no DEV)."""
     config = {key: value for key, value in result["config"].items()
-              if key not in RUN_ONLY + ("bootstrap", "limit", "max_length")}
+              if key not in RUN_ONLY + ("bootstrap", "limit", "max_length", "options")}
     return {"analysis": result["analysis"], "model": model_identity(result["model"]), "config": config}
 
 

@@ -70,6 +70,31 @@ def plan(treebank: str | None, select_on: str | None) -> tuple[str | None, str |
     return treebank, select_on
 
 
+def dev_fingerprint(treebank: str | None, select_on: str | None) -> dict | None:
+    """What a result and its checkpoint record of DEV: the spec chosen on (as :func:`plan` reads the options) and
+    the sha256 of its bytes (a treebank's, or a result file's), so that parts or a resumed run whose DEV changed
+    at the same path are told apart; None in-sample. A DEV that cannot be read records no sha256 here (the
+    held-out flow refuses it, naming --select-on).
+
+    >>> from probing.data.inputs import InputSource, sample_treebank_path
+    >>> dev = dev_fingerprint(None, str(sample_treebank_path()))
+    >>> dev_fingerprint("x.conllu", None) is None, dev["sha256"] == InputSource.treebank(dev["spec"]).sha256
+    (True, True)
+    """
+    from probing.data.datasets.cache import sha256_of
+    from probing.data.inputs import InputSource
+
+    spec = plan(treebank, select_on)[1]
+    if spec is None:
+        return None
+    try:
+        path = Path(spec).expanduser() if is_result_file(spec) else InputSource.treebank(spec, option=None).path
+        digest = sha256_of(path)
+    except (ProbingError, OSError):
+        digest = None
+    return {"spec": spec, "sha256": digest}
+
+
 def is_result_file(select_on: str) -> bool:
     """Whether ``--select-on`` names a result JSON rather than a treebank."""
     return select_on.lower().endswith(".json")
@@ -79,9 +104,9 @@ def is_result_file(select_on: str) -> bool:
 class HeldOut:
     """The one held-out flow of every analysis that chooses on DEV and reports on TEST (probe, coref, trees,
     ablation): what the user gave read by :func:`plan`, TEST opened, DEV opened (a treebank) or read (a result
-    file), and DEV refused when it holds the sentences reported on (:func:`check_other_sentences`), all before
-    the model loads; then :meth:`chosen_on` gives DEV's result, the file's or DEV's units scored by the analysis,
-    which the analysis reports on TEST with its own rules.
+    file), and DEV refused when it shares sentences with those reported on, compared by their words
+    (:func:`check_disjoint`), all before the model loads; then :meth:`chosen_on` gives DEV's result, the file's
+    or DEV's units scored by the analysis, which the analysis reports on TEST with its own rules.
 
     ``source`` is TEST (or the in-sample units; None: units that are no treebank's, BLiMP's pairs);
     ``select_on`` DEV as given (None: in-sample); ``dev_source`` DEV's units, or ``dev_result`` DEV's file as
@@ -117,9 +142,10 @@ class HeldOut:
     @classmethod
     def open_dev(cls, source, select_on: str | None, *, limit: int | None, units=None, read_dev=None,
                  sentences_of=None) -> "HeldOut":
-        """DEV of ``select_on`` beside ``source``, checked to hold none of its sentences: a result file read by
-        ``read_dev(path)`` (default: a probe result, :func:`read_dev_result`), whose sentences
-        ``sentences_of(read)`` describes (default: its ``input`` block); else a treebank opened by ``units``."""
+        """DEV of ``select_on`` beside ``source``, checked to hold none of its sentences (:func:`check_disjoint`): a
+        result file read by ``read_dev(path)`` (default: a probe result, :func:`read_dev_result`), whose sentences
+        ``sentences_of(read)`` describes (default: its ``input`` block: the treebank it was made of, read again);
+        else a treebank opened by ``units``."""
         from probing.data.inputs import InputSource
 
         if not select_on:
@@ -128,11 +154,11 @@ class HeldOut:
         if is_result_file(select_on):
             dev_result = (read_dev or read_dev_result)(select_on)
             if source is not None:
-                check_other_sentences((sentences_of or _input_of)(dev_result), source, source=where)
+                check_disjoint((sentences_of or _input_of)(dev_result), source, source=where)
             return cls(source, select_on, dev_result=dev_result)
         dev_source = (units or InputSource.treebank)(select_on, limit=limit, option="--select-on")
         if source is not None:
-            check_other_sentences(dev_source, source, source=where)
+            check_disjoint(dev_source, source, source=where)
         return cls(source, select_on, dev_source=dev_source)
 
     @property
@@ -435,6 +461,117 @@ def check_other_sentences(dev, report_on, *, source: str = "--select-on") -> Non
     dev, report_on = (block if isinstance(block, dict) else block.describe() for block in (dev, report_on))
     if same_reading(dev["sha256"], _half(dev), report_on["sha256"], _half(report_on)):
         raise ProbingError(IN_SAMPLE_SELECTION, source=source)
+
+
+SHARED_WORDS_ALLOWED = 0.03
+"""The share of either side's words that sentences found in both DEV and the units reported on may hold. The
+official splits of one treebank share a few sentences by nature ("Thanks .", a signature, a quoted line: en_ewt's
+dev and test share 27, at most 1.4% of either side's words at any --limit), which choose nothing; a copy of the
+units, or a DEV holding a few of them, is far above it (5 of 20 sentences: about a quarter of the words)."""
+
+
+def sentence_key(words) -> str:
+    """A sentence as the overlap check compares it: its words (the FORM column) in Unicode NFC, the white space
+    inside a word collapsed, joined by one space, case folded (an uncased model reads a lowercased copy as the
+    same sentence); comments, ids, lemmas and trees play no part.
+
+    >>> sentence_key(["The", "Cafe\u0301", "  is\topen", "."])
+    'the café is open .'
+    """
+    import unicodedata
+
+    return " ".join(" ".join(unicodedata.normalize("NFC", word).split()) for word in words).casefold()
+
+
+def read_sentences(units, *, source: str = "--select-on") -> list[str]:
+    """The :func:`sentence_key` of every sentence a run reads of ``units``: an
+    :class:`~probing.data.inputs.InputSource` (a treebank after its ``--limit`` and half, a text file's lines split
+    at white space; a treebank read as documents whole, as its windows are cut only once the tokenizer is
+    loaded), or a result's block naming the treebank it was made of (``path``, ``sha256``, ``limit``, ``kind``),
+    read again and checked to be those bytes.
+
+    >>> from probing.data.inputs import InputSource, sample_treebank_path
+    >>> read_sentences(InputSource.treebank(str(sample_treebank_path()), limit=2))[1]
+    'my grandmother keeps her recipes in a wooden box .'
+    """
+    if isinstance(units, dict):
+        units = _reopened(units, source)
+    if units.kind == "documents":
+        from probing.data.treebank import read_treebank
+
+        return [sentence_key(sentence.words) for sentence in read_treebank(units.path)]
+    keys = []
+    for unit in units.units():
+        if unit.sentences:
+            keys.extend(sentence_key(sentence.words) for sentence in unit.sentences)
+        else:  # a line of plain text: its words as white space splits them
+            keys.extend(sentence_key(segment.split()) for segment in (unit.first, unit.second) if segment)
+    return keys
+
+
+def _reopened(block: dict, source: str):
+    """The treebank a result was made of, as its block records it, refused when it cannot be read here or its
+    bytes are no longer those the result was made of: its sentences cannot be compared then."""
+    from probing.data.inputs import InputSource
+
+    path = block.get("given_as") or block["path"]
+    opener = InputSource.documents if block.get("kind") == "documents" else InputSource.treebank
+    unreadable = (f"cannot compare DEV's sentences with those reported on: the treebank its result was made of, "
+                  f"{path}")
+    try:
+        units = opener(path, limit=block.get("limit"), option=None)
+    except ProbingError as error:
+        raise ProbingError(f"{unreadable}, cannot be read here ({error}); give --select-on that treebank, or run "
+                           "where it is", source=source) from None
+    if units.sha256 != block["sha256"]:
+        raise ProbingError(f"{unreadable}, is no longer the file the result was made of (its sha256 differs); "
+                           "score DEV again", source=source)
+    return units
+
+
+def check_disjoint(dev, report_on, *, source: str = "--select-on") -> None:
+    """Refuse a DEV that shares sentences with the units reported on, compared by content (:func:`sentence_key`),
+    not by file: a copy of TEST with a comment added, or a DEV holding a few of TEST's sentences, chooses on
+    sentences it then measures. ``dev`` and ``report_on`` are :class:`~probing.data.inputs.InputSource` objects or
+    result blocks (:func:`read_sentences`). A treebank's own splits share a few short sentences by nature: shared
+    sentences holding at most :data:`SHARED_WORDS_ALLOWED` of either side's words are let through.
+
+    >>> from probing.testing import sample_path, sample_split
+    >>> from probing.data.inputs import InputSource
+    >>> dev, test = (InputSource.treebank(path) for path in sample_split(10, 10))
+    >>> check_disjoint(dev, test)
+    >>> check_disjoint(dev, InputSource.treebank(str(sample_path()), limit=40))
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --select-on: holds the very sentences this run reports on (10 of its 10 sentences, \
+100% of its words, are among the 40 reported on: 10 of those, 24% of their words, such as ...
+    """
+    blocks = [block if isinstance(block, dict) else block.describe() for block in (dev, report_on)]
+    if (isinstance(dev, dict) or isinstance(report_on, dict)) and same_reading(
+            blocks[0]["sha256"], _half(blocks[0]), blocks[1]["sha256"], _half(blocks[1])):
+        raise ProbingError(IN_SAMPLE_SELECTION, source=source)  # a result of these very bytes: nothing to read again
+    dev_keys, report_keys = read_sentences(dev, source=source), read_sentences(report_on, source=source)
+    shared = set(dev_keys) & set(report_keys)
+    if not shared:
+        return
+    dev_share, report_share = _word_share(dev_keys, shared), _word_share(report_keys, shared)
+    if max(dev_share, report_share) <= SHARED_WORDS_ALLOWED:
+        return
+    in_dev = sum(key in shared for key in dev_keys)
+    in_report = sum(key in shared for key in report_keys)
+    example = max(shared, key=lambda key: (len(key.split()), key))
+    quoted = example if len(example) <= 80 else example[:77] + "..."
+    raise ProbingError(
+        f"holds the very sentences this run reports on ({in_dev} of its {len(dev_keys)} sentences, "
+        f"{dev_share:.0%} of its words, are among the {len(report_keys)} reported on: {in_report} of those, "
+        f"{report_share:.0%} of their words, such as \"{quoted}\"; compared by their words, case folded, at most "
+        f"{SHARED_WORDS_ALLOWED:.0%} of either side's words may be shared): choosing and measuring on the same "
+        "sentences is in-sample selection; give DEV without them, or another split", source=source)
+
+
+def _word_share(keys: list[str], shared: set[str]) -> float:
+    """The share of the words of ``keys`` (one per sentence read) in sentences of ``shared``."""
+    words = sum(len(key.split()) for key in keys)
+    return sum(len(key.split()) for key in keys if key in shared) / words if words else 0.0
 
 
 def same_reading(dev_sha256: str, dev_half: tuple | None, test_sha256: str, test_half: tuple | None) -> bool:

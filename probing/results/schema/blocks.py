@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from probing.results.schema import SCHEMA_VERSION
 from probing.results.schema.specs import (
+    ANY,
     BOOL,
     COUNT,
     DIRECTION,
@@ -125,6 +126,9 @@ CONFIG = Obj(
         "limit": Field(Nullable(COUNT), "only the first N units of the input", required=False),
         "shard": Field(Nullable(Obj({"index": Field(COUNT, "from 0"), "count": Field(COUNT, "shards in all")})),
                        "this part of a split run, or null for a whole run", required=False),
+        "options": Field(MapOf(ANY), "every option of the command that can change a number, by its name (relations, "
+                                     "k, random, chosen, ...), and select_on: DEV's spec and the sha256 of its bytes; "
+                                     "absent in results written before it was recorded", required=False),
         "training_step": Field(COUNT, "the training step of the scored weights (a checkpoint-STEP folder, or the "
                                       "step a training callback scored at; 0 for the random-init control)",
                                required=False),
