@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.pairs.api import check_causal_lm, score_pairs
     from probing.analyses.pairs.report import pairs_header, pairs_table
     from probing.atomic import check_output_path, result_of
-    from probing.commands.common import give_result, model_inputs
+    from probing.commands.common import give_result, model_inputs, progress_wanted
     from probing.data.minimal_pairs import blimp_folder, paradigms_of
 
     if args.output:  # BLiMP's files and the model's are inputs: no output goes among them
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     result = score_pairs(args.model, paradigms=paradigms, limit=args.limit, blimp=args.blimp,
                          batch_size=args.batch_size, bootstrap=args.bootstrap, seed=args.seed, device=args.device,
                          revision=args.revision, dtype=args.dtype, device_map=args.device_map,
-                         context=args.context, shard=args.shard)
+                         context=args.context, shard=args.shard, progress=progress_wanted(args))
     print(pairs_header(result))
     print(pairs_table(result["pairs"]))
     give_result(result, args.output, follow_symlinks=args.follow_symlinks)
