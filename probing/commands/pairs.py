@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "A pair is right when the model gives the grammatical sentence the higher log-probability (a tie is "
         "wrong): log p(sentence) sums log p(token | all before it) over the sentence's tokens, tokenized as plain "
         "text after one BOS token (EOS when the tokenizer has no BOS). Overall = the mean of the paradigm "
-        "accuracies, as BLiMP reports it; 95% bootstrap intervals over pairs. The pairs come from --blimp DIR, "
+        "accuracies, as BLiMP reports it; 95% Wilson score intervals (overall: of the mean, at the effective number of "
+        "pairs). The pairs come from --blimp DIR, "
         "else $PROBING_BLIMP, else a cache filled by a download from BLiMP's public home, every file checked by "
         "its pinned sha256. Masked LMs have no minimal-pair score. Rules: docs/minimal-pairs.md."
     )
@@ -57,8 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only the pairs whose place in their paradigm is I modulo N; add the parts up with "
                              "probing merge (the same result as one run)")
     parser.add_argument("--seed", type=seed_value, default=0, metavar="N", help="seed of the bootstrap (default: 0)")
-    add_bootstrap_options(parser, replicates="bootstrap replicates for intervals, pairs resampled with "
-                                              "replacement within each paradigm")
+    add_bootstrap_options(parser, replicates="bootstrap replicates for the paired interval of a difference between "
+                                              "two runs on the same pairs (the board's contexts), pairs resampled with "
+                                              "replacement within each paradigm; the accuracies' own intervals are "
+                                              "Wilson's and need none")
     add_output_options(parser, figures=False)
 
 
