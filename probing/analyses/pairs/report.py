@@ -39,9 +39,24 @@ def pairs_header(result: dict) -> str:
     context = f"after {token!r}" if token is not None else "with no token before it (its first token unscored)"
     intervals = "95% Wilson intervals" if overall.get("interval") else "no intervals"
     return (f"{name} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
-            f"{', random init' if model.get('random_init') else ''}) on BLiMP: {overall['pairs']} pairs of "
+            f"{', random init' if model.get('random_init') else ''}) on {pairs_source(result)}: {overall['pairs']} pairs of "
             f"{overall['paradigms']} paradigms{which}; each sentence scored {context} (--context "
             f"{config.get('context', 'bos')}); {intervals}")
+
+
+def pairs_source(result: dict) -> str:
+    """Where a run's pairs came from: BLiMP, or a user's own file, named with its sha256 and said to be unpinned.
+
+    >>> pairs_source({"input": {"kind": "minimal_pairs", "commit": "3e56b06"}})
+    'BLiMP'
+    >>> pairs_source({"input": {"path": "data/mine.jsonl", "sha256": "0123456789abcdef", "pinned": False}})
+    'mine.jsonl (your own pairs, unpinned: sha256 0123456789ab)'
+    """
+    described = result.get("input") or {}
+    if described.get("pinned", True):
+        return "BLiMP"
+    name = described["path"].replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name} (your own pairs, unpinned: sha256 {described['sha256'][:12]})"
 
 
 def pairs_table(result: dict) -> str:
@@ -81,7 +96,7 @@ def leaderboard_table(results: list[dict]):
     rows = []
     for data in results:
         block, limit = data["pairs"], data["config"].get("limit")
-        treebank = (f"BLiMP, {block['overall']['paradigms']} paradigms"
+        treebank = (f"{pairs_source(data)}, {block['overall']['paradigms']} paradigms"
                     + (f", first {limit} pairs each" if limit else "") + f", after {context_label(data)}")
         row = Row(result_label(data), "model", "all pairs", treebank)
         row.cells["overall"] = Cell(accuracy=block["overall"]["accuracy"], interval=block["overall"]["interval"],
