@@ -122,3 +122,15 @@ def test_a_broken_pair_file_is_refused_in_one_line_naming_file_and_line(case, tm
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and f"{path}:{line}: " in err and message in err, err
     assert not output.exists() and sorted(tmp_path.iterdir()) == [path]  # nothing written
+
+
+def test_the_board_names_ones_own_pairs_and_quotes_no_blimp_figures_beside_them():
+    from probing.analyses.pairs.report import leaderboard_table
+
+    pairs = [MinimalPair("mine", "syntax", "", "")] * 4
+    result = {"analysis": "pairs", "model": {"name": "m", "name_or_path": "m", "architecture": "x", "fingerprint": "f"},
+              "config": {"limit": None}, "input": {"path": "data/mine.jsonl", "sha256": "ab" * 32, "pinned": False},
+              "pairs": {**accuracies(pairs, [0.0] * 4, [-1.0] * 4, bootstrap=0), "context_token": "<s>"}}
+    table = leaderboard_table([result])
+    assert [row.treebank for row in table.rows] == ["mine.jsonl (your own pairs, unpinned: sha256 abababababab), "
+                                                    "1 paradigms, after <s>"]
