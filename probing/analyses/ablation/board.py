@@ -138,30 +138,9 @@ def holm_note(tested: int, most_draws: int) -> str:
             f"significant (at {LEVEL:g}) by its adjusted p only.")
     if not tested or not most_draws:
         return note
+    from probing.analyses.ablation.versus import reach_note
+
     return f"{note} {reach_note(tested, most_draws)}"
-
-
-def reach_note(tested: int, most_draws: int, where: str = "this board") -> str:
-    """How significant a row of ``where`` can be: the least raw p its draws allow, 1 / (1 + draws), and the least
-    Holm-adjusted p over its m = ``tested`` tests, with whether any row can be called significant (and, where none
-    can, the draws that would take). The board says it in its notes, ``probing ablate`` under its table.
-
-    >>> print(reach_note(3, 10, where="this run"))
-    With at most 10 random draws a row, the least p a row can reach is 1 / (1 + 10) = 0.091. After Holm over m = 3 \
-    tests, the least any can reach is 0.27: no row of this run can be called significant, whatever its data; that \
-    takes at least 59 draws a row.
-    """
-    from probing.naming import p_value_text
-    from probing.stats.multiplicity import LEVEL, draws_needed, least_adjusted
-
-    least = least_adjusted(tested, most_draws)
-    note = (f"With at most {most_draws:,} random draws a row, the least p a row can reach is 1 / (1 + {most_draws:,}) = "
-            f"{p_value_text(1 / (1 + most_draws))}. After Holm over m = {tested} tests, the least any can reach is "
-            f"{p_value_text(least)}: ")
-    if least > LEVEL:
-        return note + (f"no row of {where} can be called significant, whatever its data; that takes at least "
-                       f"{draws_needed(tested):,} draws a row.")
-    return note + "a row can be called significant."
 
 
 def _measure(column: str) -> str:

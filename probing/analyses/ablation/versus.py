@@ -361,10 +361,34 @@ def versus_table(block: dict) -> str:
     return "\n".join(lines + ["", *versus_notes(block)])
 
 
+def reach_note(tested: int, most_draws: int, where: str = "this board") -> str:
+    """How significant a row of ``where`` can be: the least raw p its draws allow, 1 / (1 + draws), and the least
+    Holm-adjusted p over its m = ``tested`` tests, with whether any row can be called significant (and, where none
+    can, the draws that would take). The board says it in its notes (probing.analyses.ablation.board.holm_note), ``probing ablate`` under
+    its table.
+
+    >>> print(reach_note(3, 10, where="this run"))
+    With at most 10 random draws a row, the least p a row can reach is 1 / (1 + 10) = 0.091. After Holm over m = 3 \
+    tests, the least any can reach is 0.27: no row of this run can be called significant, whatever its data; that \
+    takes at least 59 draws a row.
+    """
+    from probing.naming import p_value_text
+    from probing.stats.multiplicity import LEVEL, draws_needed, least_adjusted
+
+    least = least_adjusted(tested, most_draws)
+    note = (f"With at most {most_draws:,} random draws a row, the least p a row can reach is 1 / (1 + {most_draws:,}) = "
+            f"{p_value_text(1 / (1 + most_draws))}. After Holm over m = {tested} tests, the least any can reach is "
+            f"{p_value_text(least)}: ")
+    if least > LEVEL:
+        return note + (f"no row of {where} can be called significant, whatever its data; that takes at least "
+                       f"{draws_needed(tested):,} draws a row.")
+    return note + "a row can be called significant."
+
+
 def versus_notes(block: dict) -> list[str]:
     """What the table's p, Holm p and short mean, and how significant a row of this run can be: the least p its
-    draws allow and the least after Holm over its tests (probing.analyses.ablation.board.reach_note, the sentence
-    the leaderboard prints), so a run says itself when no answer it gives can be significant.
+    draws allow and the least after Holm over its tests (:func:`reach_note`, the sentence the leaderboard prints),
+    so a run says itself when no answer it gives can be significant.
 
     >>> entry = {"p_value": 0.5, "random": {"draws": 10}, "short_sets": 0}
     >>> print("\\n".join(versus_notes({"parts": {"loss": {"det@1": entry, "nsubj@1": entry}}})[-2:]))
@@ -375,7 +399,6 @@ def versus_notes(block: dict) -> list[str]:
     short: how many random sets have fewer heads than the chosen set, a layer holding fewer heads outside the \
     chosen set than the chosen set takes from it (0: every random set matches it head for head, layer by layer).
     """
-    from probing.analyses.ablation.board import reach_note
     from probing.stats.multiplicity import LEVEL
 
     entries = [row for sets in block["parts"].values() for row in sets.values()]
