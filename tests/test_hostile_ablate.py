@@ -294,14 +294,15 @@ def test_mlm_suggested_where_it_runs(env, capsys):
 
 @pytest.mark.slow
 def test_chosen_heads_and_dev_size_are_printed(env, devs, capsys):
-    """ablate --chosen says which heads it chose and on how many DEV sentences, and that --limit cut DEV too."""
+    """ablate --chosen says which heads it chose and on how many DEV sentences: --select-limit cuts DEV, --limit the
+    units measured only."""
     dev, test = sample_split()
     argv = _ablate("--treebank", test, "--limit", "6", "--chosen", "det", "--k", "1", "2", "--random", "2",
                    model=env.model)
-    code, out, err = run_cli([*argv, "--select-on", dev], capsys)
+    code, out, err = run_cli([*argv, "--select-on", dev, "--select-limit", "5"], capsys)
     assert code == 0, err
     line = next(line for line in out.splitlines() if line.startswith("heads chosen on DEV"))
-    assert f"({dev}, 6 sentences: --limit 6 cuts DEV too)" in line and "det@1 " in line and "; det@2 " in line
+    assert f"({dev}, 5 sentences: its first 5, --select-limit 5)" in line and "det@1 " in line and "; det@2 " in line
     code, out, err = run_cli([*argv, "--select-on", str(devs["plain"])], capsys)
     assert code == 0, err
     line = next(line for line in out.splitlines() if line.startswith("heads chosen on DEV"))

@@ -232,7 +232,7 @@ def _pairs_header(run: Env, capsys, monkeypatch):
     header = out.splitlines()[0]
     assert header.startswith(f"{Path(model).name} (GPT2LMHeadModel, ")
     assert "4 pairs of 1 paradigms (the first 4 of each, --limit 4)" in header
-    assert "scored after '<|endoftext|>' (--context bos)" in header and "10 bootstrap replicates" in header
+    assert "scored after '<|endoftext|>' (--context bos)" in header and "95% Wilson intervals" in header
 
 
 @case("pairs' --bootstrap help says pairs are resampled with replacement, as the code does, not Poisson")

@@ -62,6 +62,7 @@ CHANGES: dict[str, list[str]] = {
     "bootstrap": ["--bootstrap", "12"],
     "relations": ["--relations", "nsubj"],
     "select_on": ["--select-on", "DEV-CHANGED"],  # DEV's bytes changed at the same path
+    "select_limit": ["--select-limit", "3"],
     "mask_rate": ["--mask-rate", "0.2"],
     "window": ["--window", "40"],
     "ensemble_size": ["--ensemble-size", "3"],
@@ -192,7 +193,7 @@ NUMBER_CASES = [
     ("coref", "window"), ("coref", "bootstrap"),
     ("trees", "ensemble_size"), ("trees", "candidates"), ("trees", "select_on"),
     ("ablate", "chosen"), ("ablate", "k"), ("ablate", "random"), ("ablate", "select_on"), ("ablate", "seed"),
-    ("ablate", "bootstrap"), ("ablate", "limit"), ("ablate", "dtype"),
+    ("ablate", "bootstrap"), ("ablate", "limit"), ("ablate", "dtype"), ("ablate", "select_limit"),
 ]
 NO_NUMBER_CASES = [("score", "workers"), ("surface", "checkpoint_every"), ("coref", "progress"),
                    ("trees", "figure_format"), ("ablate", "top"), ("ablate", "scores_only")]

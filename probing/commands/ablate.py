@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, share
+from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, positive_int, share
 from probing.errors import ProbingError
 from probing.stats.intervals import bootstrap_block
 
@@ -57,7 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "share one forward pass (copies of a batch, each with its own heads disabled). Heads count from 1 "
         "(3-5 is layer 3, head 5) on the command line and in tables; the JSON counts from 0."
     )
-    add_engine_options(parser, figures=False)  # tables only: no figure, so no --figure-format
+    add_engine_options(parser, help="write the result JSON here, atomically (with --chosen, its figure beside it: "
+                                    "OUTPUT-versus.png, the chosen set's effect against the random sets')")
     which = parser.add_argument_group("conditions").add_mutually_exclusive_group(required=True)
     which.add_argument("--heads", action="append", metavar="L-H,...",
                        help="disable these heads together (repeat for more conditions)")
@@ -75,7 +77,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     versus.add_argument("--select-on", metavar="DEV",
                         help="DEV, which chooses the heads: a probe result file (JSON) of probing score, of this model "
                              "read as this run reads it, or a treebank (en_ewt:dev, a .conllu file) scored first in "
-                             "this command, --limit applying to it too; never sentences the run measures")
+                             "this command (all of it, or --select-limit's first sentences); never sentences the run "
+                             "measures")
+    versus.add_argument("--select-limit", type=positive_int, metavar="N",
+                        help="choose on the first N sentences of a treebank DEV only (default: all of DEV; --limit "
+                             "cuts the measured units only)")
     parser.add_argument("--metric", required=True, choices=["mlm", "lm", "probe", "classification", "minimal-pairs"],
                         metavar="METRIC", help="what to measure: mlm, lm, probe, classification or minimal-pairs "
                                                "(see below)")
@@ -113,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
     from probing.stats.heldout import check_dev_model
 
     metric, source, pairs, described = _checked_metric(args)
-    with EngineCommand(args, head=metric.head, source=source, inputs=_input_files(args), analysis="ablation") as command:
+    with EngineCommand(args, head=metric.head, source=source, inputs=_input_files(args), analysis="ablation",
+                       figures=("versus",) if args.chosen else ()) as command:
         dev = _dev(args, command) if args.chosen else None  # before the model loads: a bad DEV costs no model time
         loaded = command.loaded
         if dev is not None and dev.dev_result is not None:  # a DEV result of other weights chooses other heads
@@ -135,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         options = {"metric": args.metric, "metric_options": {"seed": args.seed, "mask_rate": args.mask_rate,
                                                               "relations": list(args.relations)},
                    "bootstrap": bootstrap_block(args.bootstrap, args.seed),
-                   **({"select_on": args.select_on} if args.chosen else {})}
+                   **({"select_on": args.select_on, "select_limit": args.select_limit} if args.chosen else {})}
         if pairs is not None:
             options["metric_options"]["layout"] = metric.layout
         result = command.result("ablation", stats, accumulator, options)
@@ -152,6 +159,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(ablation_tables(result, top=args.top or None))
         command.write(result)
+        if args.chosen and args.output:  # the figure `probing plot` draws of this result, as the README promises
+            from probing.analyses.ablation.figures import versus_figure
+
+            print(f"wrote {versus_figure(result, command.figure_path('versus'))}", file=sys.stderr)
         command.hint()
     return 0
 
@@ -214,7 +225,8 @@ def _check_versus_options(args: argparse.Namespace) -> None:
     from probing.data.relations import check_relation_names
 
     if not args.chosen:
-        for option, value in (("--k", args.k), ("--random", args.random), ("--select-on", args.select_on)):
+        for option, value in (("--k", args.k), ("--random", args.random), ("--select-on", args.select_on),
+                              ("--select-limit", args.select_limit)):
             if value is not None:
                 raise ProbingError(f"does nothing without --chosen REL (it shapes the chosen and random sets only); "
                                    f"drop {option}, or give --chosen", source=option)
@@ -284,7 +296,7 @@ def _dev(args: argparse.Namespace, command):
     pairs = args.metric == "minimal-pairs"
     random_init = bool(getattr(args, "random_init", False))
     planned = {"model": {"random_init": random_init}, "config": {**command.options().config(), "random_init": random_init}}
-    return open_dev(args.select_on, None if pairs else command.source, None if pairs else args.limit,
+    return open_dev(args.select_on, None if pairs else command.source, args.select_limit,
                     planned=planned, relations=args.chosen, sizes=args.k)
 
 

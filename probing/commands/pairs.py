@@ -32,9 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "A pair is right when the model gives the grammatical sentence the higher log-probability (a tie is "
         "wrong): log p(sentence) sums log p(token | all before it) over the sentence's tokens, tokenized as plain "
         "text after one BOS token (EOS when the tokenizer has no BOS). Overall = the mean of the paradigm "
-        "accuracies, as BLiMP reports it; 95% bootstrap intervals over pairs. The pairs come from --blimp DIR, "
-        "else $PROBING_BLIMP, else a cache filled by a download from BLiMP's public home, every file checked by "
-        "its pinned sha256. Masked LMs have no minimal-pair score. Rules: docs/minimal-pairs.md."
+        "accuracies, as BLiMP reports it; 95% Wilson score intervals (overall: of the mean, at the effective "
+        "number of pairs). The pairs come from --blimp DIR, else $PROBING_BLIMP, else a cache filled by a download "
+        "from BLiMP's public home, every file checked by its pinned sha256; or from your own file (--pairs-file), "
+        "unpinned. Masked LMs have no minimal-pair score. Rules: docs/minimal-pairs.md."
     )
     parser.add_argument("--model", required=True, metavar="ID_OR_FOLDER", help="a causal LM: hub id or local folder")
     add_weights_options(parser, scored_in="log-probabilities are taken")
@@ -44,8 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="every paradigm of these BLiMP phenomena (its linguistics_term: subject_verb_agreement, "
                             "determiner_noun_agreement, island_effects ...)")
     parser.add_argument("--limit", type=positive_int, metavar="N", help="only the first N pairs of each paradigm")
-    parser.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP, "
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP, "
                                                        "else the download cache)")
+    source.add_argument("--pairs-file", metavar="FILE.JSONL",
+                        help="your own pairs instead of BLiMP: JSON lines in BLiMP's format (sentence_good, "
+                             "sentence_bad; optional UID, field, linguistics_term, pairID), not pinned: the result "
+                             "records the file's own sha256; --paradigms and --phenomena choose among the file's")
     parser.add_argument("--batch-size", type=batch_size, default=32, metavar="B",
                         help=f"sentences per forward pass, at most {MAX_BATCH_SIZE} (changes no score; default: 32)")
     parser.add_argument("--context", default="bos", type=context_choice, metavar="TOKEN",
@@ -57,8 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only the pairs whose place in their paradigm is I modulo N; add the parts up with "
                              "probing merge (the same result as one run)")
     parser.add_argument("--seed", type=seed_value, default=0, metavar="N", help="seed of the bootstrap (default: 0)")
-    add_bootstrap_options(parser, replicates="bootstrap replicates for intervals, pairs resampled with "
-                                              "replacement within each paradigm")
+    add_bootstrap_options(parser, replicates="bootstrap replicates for the paired interval of a difference between "
+                                              "two runs on the same pairs (the board's contexts), pairs resampled with "
+                                              "replacement within each paradigm; the accuracies' own intervals are "
+                                              "Wilson's and need none")
     add_output_options(parser, figures=False)
 
 
@@ -66,19 +74,21 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.pairs.api import check_causal_lm, score_pairs
     from probing.analyses.pairs.report import pairs_header, pairs_table
     from probing.atomic import check_output_path, result_of
-    from probing.commands.common import give_result, model_inputs, recorded_options
+    from probing.commands.common import give_result, model_inputs, progress_wanted, recorded_options
     from probing.data.minimal_pairs import blimp_folder, paradigms_of
 
-    if args.output:  # BLiMP's files and the model's are inputs: no output goes among them
-        check_output_path(args.output, inputs=[blimp_folder(args.blimp), *model_inputs(args)],
+    pairs_file = args.pairs_file
+    if args.output:  # the pairs' files and the model's are inputs: no output goes among them
+        check_output_path(args.output, inputs=[pairs_file or blimp_folder(args.blimp), *model_inputs(args)],
                           follow_symlinks=args.follow_symlinks, replaces=result_of("pairs"))
-    if args.phenomena:  # choosing by phenomenon reads every paradigm's file: a bad --model is refused first
+    if args.phenomena and not pairs_file:  # choosing by phenomenon reads every paradigm's file: a bad --model first
         check_causal_lm(args.model, args.revision)
-    paradigms = paradigms_of(args.phenomena, args.blimp) if args.phenomena else args.paradigms
+    paradigms = paradigms_of(args.phenomena, args.blimp) if args.phenomena and not pairs_file else args.paradigms
     result = score_pairs(args.model, paradigms=paradigms, limit=args.limit, blimp=args.blimp,
                          batch_size=args.batch_size, bootstrap=args.bootstrap, seed=args.seed, device=args.device,
                          revision=args.revision, dtype=args.dtype, device_map=args.device_map,
-                         context=args.context, shard=args.shard)
+                         context=args.context, shard=args.shard, progress=progress_wanted(args), pairs_file=pairs_file,
+                         phenomena=args.phenomena if pairs_file else None)
     print(pairs_header(result))
     print(pairs_table(result["pairs"]))
     result["config"]["options"] = recorded_options(args)  # every option that can change a number, as every command's

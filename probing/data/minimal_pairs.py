@@ -66,9 +66,12 @@ def paradigms_of(phenomena, folder: str | None = None) -> tuple[str, ...]:
         raise ProbingError("a phenomenon is named twice", source="--phenomena")
     terms = {uid: phenomenon_of(uid, folder) for uid in PARADIGMS}
     known = sorted(set(terms.values()))
+    from probing.data.relations import did_you_mean
+
     for name in phenomena:
         if name not in known:
-            raise ProbingError(f"unknown BLiMP phenomenon {name!r} (known: {', '.join(known)})", source="--phenomena")
+            raise ProbingError(f"unknown BLiMP phenomenon {name!r}{did_you_mean(name, known)} (known: "
+                               f"{', '.join(known)})", source="--phenomena")
     return tuple(uid for uid in PARADIGMS if terms[uid] in set(phenomena))
 
 
@@ -89,13 +92,18 @@ def check_paradigms(names) -> tuple[str, ...]:
 
     >>> check_paradigms(["anaphor_gender_agreement"])
     ('anaphor_gender_agreement',)
+    >>> check_paradigms(["wh_islnd"])
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --paradigms: unknown BLiMP paradigm 'wh_islnd' (did you mean wh_island?) ...
     """
+    from probing.data.relations import did_you_mean
+
     if not names:
         return PARADIGMS
     for name in names:
         if name not in PINS:
-            raise ProbingError(f"unknown BLiMP paradigm {name!r} (67 are known, e.g. {PARADIGMS[0]})",
-                               source="--paradigms")
+            raise ProbingError(f"unknown BLiMP paradigm {name!r}{did_you_mean(name, PARADIGMS)} (67 are known, e.g. "
+                               f"{PARADIGMS[0]})", source="--paradigms")
     if len(set(names)) != len(names):
         raise ProbingError("a paradigm is named twice", source="--paradigms")
     return tuple(names)
@@ -181,3 +189,93 @@ def read_pairs(paradigms, folder: str | None = None, limit: int | None = None) -
         digests.append(f"{PINS[uid]}  {uid}.jsonl")
     combined = hashlib.sha256("\n".join(digests).encode()).hexdigest()
     return pairs, {"path": f"blimp@{COMMIT[:7]}", "sha256": combined, "kind": "minimal_pairs", "commit": COMMIT}
+
+
+BLIMP_COLUMNS = ("sentence_good", "sentence_bad", "field", "linguistics_term", "UID", "pairID", "simple_LM_method",
+                 "one_prefix_method", "two_prefix_method", "lexically_identical", "one_prefix_prefix",
+                 "one_prefix_word_good", "one_prefix_word_bad", "two_prefix_prefix_good", "two_prefix_prefix_bad",
+                 "two_prefix_word", "dependency_length", "crucial_item")
+"""The columns of a BLiMP line (every one that BLiMP's 67 files use): a pair file of one's own may hold these and
+no other; only ``sentence_good`` and ``sentence_bad`` are needed."""
+
+OWN_FIELD = "unlabelled"
+"""The field of a pair whose line names none."""
+
+
+def read_pair_file(path: str, paradigms=None, phenomena=None, limit: int | None = None
+                   ) -> tuple[list[MinimalPair], dict]:
+    """A user's own pairs (``--pairs-file``): a JSON-lines file in BLiMP's format, not pinned by any sha256, so the
+    input block records the file's own sha256 and ``pinned: false``. A line needs ``sentence_good`` and
+    ``sentence_bad``; its paradigm is its ``UID`` (else the file's name without .jsonl), its field its ``field``
+    (else :data:`OWN_FIELD`), its phenomenon its ``linguistics_term``. ``paradigms`` and ``phenomena`` choose among
+    the file's (a typo gets a "did you mean"), ``limit`` keeps the first N pairs of each paradigm. The whole file is
+    checked first: a line that is not UTF-8 or not a JSON object, a missing or empty sentence, two identical
+    sentences, a ``pairID`` seen before in its paradigm, or a column BLiMP does not have is refused in one line
+    naming file:line."""
+    from probing.data.datasets.cache import sha256_of
+    from probing.data.relations import did_you_mean
+
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ProbingError("no such file (a JSON-lines file of pairs, BLiMP's format)", source=f"--pairs-file {path}")
+    pairs: list[MinimalPair] = []
+    seen: dict[tuple[str, str], int] = {}  # (paradigm, pairID) -> line
+    for number, raw in enumerate(file.read_bytes().split(b"\n"), start=1):
+        where = f"{path}:{number}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ProbingError(f"is not UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1})",
+                               source=where) from None
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as error:
+            raise ProbingError(f"is not a JSON object ({error})", source=where) from None
+        if not isinstance(item, dict):
+            raise ProbingError(f"is not a JSON object but a {type(item).__name__}", source=where)
+        for column in item:
+            if column not in BLIMP_COLUMNS:
+                raise ProbingError(f"unknown column {column!r}{did_you_mean(column, BLIMP_COLUMNS)}: a pair has "
+                                   "sentence_good and sentence_bad, and may have BLiMP's other columns (UID, field, "
+                                   "linguistics_term, pairID, ...)", source=where)
+        for column in ("sentence_good", "sentence_bad"):
+            if not isinstance(item.get(column), str) or not item[column].strip():
+                raise ProbingError(f"has no {column}: a pair is a sentence_good and a sentence_bad", source=where)
+        if item["sentence_good"] == item["sentence_bad"]:
+            raise ProbingError("sentence_good and sentence_bad are the same sentence: no minimal pair", source=where)
+        uid = str(item.get("UID") or file.name.removesuffix(".jsonl"))
+        if item.get("pairID") is not None:
+            key = (uid, str(item["pairID"]))
+            if key in seen:
+                raise ProbingError(f"pairID {key[1]!r} of paradigm {uid!r} again (first at line {seen[key]})",
+                                   source=where)
+            seen[key] = number
+        pairs.append(MinimalPair(uid, str(item.get("field") or OWN_FIELD), item["sentence_good"],
+                                 item["sentence_bad"], str(item.get("linguistics_term") or "")))
+    if not pairs:
+        raise ProbingError("holds no pair (a JSON-lines file of pairs, BLiMP's format)", source=str(path))
+    uids = tuple(dict.fromkeys(pair.uid for pair in pairs))
+    if phenomena:
+        terms = sorted({pair.term for pair in pairs if pair.term})
+        for name in phenomena:
+            if name not in terms:
+                raise ProbingError(f"unknown phenomenon {name!r}{did_you_mean(name, terms)} (the file's: "
+                                   f"{', '.join(terms) or 'none'})", source="--phenomena")
+        uids = tuple(uid for uid in uids if any(pair.uid == uid and pair.term in phenomena for pair in pairs))
+    if paradigms:
+        for name in paradigms:
+            if name not in uids:
+                raise ProbingError(f"unknown paradigm {name!r}{did_you_mean(name, uids)} (the file's: "
+                                   f"{', '.join(uids[:5])}{' ...' if len(uids) > 5 else ''})", source="--paradigms")
+        if len(set(paradigms)) != len(paradigms):
+            raise ProbingError("a paradigm is named twice", source="--paradigms")
+        uids = tuple(paradigms)
+    kept, counted = [], dict.fromkeys(uids, 0)
+    for uid in uids:  # each paradigm's pairs together, in file order: the layout a shard and a merge rely on
+        for pair in pairs:
+            if pair.uid == uid and (limit is None or counted[uid] < limit):
+                kept.append(pair)
+                counted[uid] += 1
+    return kept, {"path": str(path), "sha256": sha256_of(file), "kind": "minimal_pairs", "pinned": False}

@@ -1,4 +1,5 @@
-"""Percentile bootstrap intervals from Poisson-bootstrap replicate counts.
+"""Percentile bootstrap intervals from Poisson-bootstrap replicate counts, and Wilson score intervals of a
+proportion counted directly (:func:`wilson_interval`: minimal pairs right, where no replicate is needed).
 
 A result file stores, for every replicate ``b``, the weighted counts
 ``boot_total[b, r]`` (pairs of relation r) and ``boot_heads[b, r, d, l, h]`` /
@@ -70,6 +71,49 @@ def percentile_interval(values, level: float = LEVEL) -> tuple[float, float] | N
     tail = 100.0 * (1.0 - level) / 2.0
     low, high = np.percentile(values, [tail, 100.0 - tail])
     return float(low), float(high)
+
+
+def wilson_interval(right, n, level: float = LEVEL) -> tuple[float, float] | None:
+    """The Wilson score interval of a proportion ``right / n`` (None when ``n`` is 0): unlike a percentile
+    bootstrap it does not collapse to one point at 0 or 1 (20 pairs all right: [0.839, 1.0], not [1.0, 1.0]),
+    and it stays inside [0, 1]. ``n`` may be an effective number of trials, a float (see
+    :func:`mean_proportion_interval`).
+
+    >>> [round(bound, 3) for bound in wilson_interval(20, 20)]
+    [0.839, 1.0]
+    >>> [round(bound, 3) for bound in wilson_interval(5, 10)], wilson_interval(0, 0)
+    ([0.237, 0.763], None)
+    """
+    from statistics import NormalDist
+
+    if n <= 0:
+        return None
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    share = right / n
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * float(np.sqrt(share * (1 - share) / n + z * z / (4 * n * n)))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_proportion_interval(shares, sizes, level: float = LEVEL) -> tuple[float, float] | None:
+    """The interval of the unweighted mean of K proportions (``shares`` [K] over ``sizes`` [K] trials each), as
+    BLiMP's overall accuracy is the mean of its paradigms': the Wilson interval of the mean at the effective
+    number of trials n = K^2 / sum(1 / size), the n at which one proportion has the variance the mean has under a
+    common rate, p (1 - p) sum(1 / size) / K^2. With equal sizes it is the Wilson interval of all trials pooled,
+    which is conservative: differences between the K rates only shrink the variance of a mean of strata.
+
+    >>> mean_proportion_interval([0.5], [10]) == wilson_interval(5, 10)
+    True
+    >>> mean_proportion_interval([1.0, 0.5], [10, 10]) == wilson_interval(15, 20)
+    True
+    """
+    shares, sizes = np.asarray(shares, dtype=np.float64), np.asarray(sizes, dtype=np.float64)
+    if shares.size == 0 or np.any(sizes <= 0):
+        return None
+    effective = shares.size ** 2 / float(np.sum(1.0 / sizes))
+    return wilson_interval(float(shares.mean()) * effective, effective, level)
 
 
 def interval_pair(interval, *, decimals: int | None = None) -> list[float] | None:

@@ -130,8 +130,7 @@ def holm_note(tested: int, most_draws: int) -> str:
     >>> holm_note(2, 100).rsplit(". ", 1)[1]
     'After Holm over m = 2 tests, the least any can reach is 0.02: a row can be called significant.'
     """
-    from probing.naming import p_value_text
-    from probing.stats.multiplicity import LEVEL, draws_needed, least_adjusted
+    from probing.stats.multiplicity import LEVEL
 
     note = (f"Holm: this board makes m = {tested} tests, one per chosen cell with a p-value (a model, relation and "
             "k, and one part of a metric: the loss; the probe on the row's relation and on all; BLiMP overall and "
@@ -139,14 +138,9 @@ def holm_note(tested: int, most_draws: int) -> str:
             f"significant (at {LEVEL:g}) by its adjusted p only.")
     if not tested or not most_draws:
         return note
-    least = least_adjusted(tested, most_draws)
-    note += (f" With at most {most_draws:,} random draws a row, the least p a row can reach is 1 / (1 + {most_draws:,}) = "
-             f"{p_value_text(1 / (1 + most_draws))}. After Holm over m = {tested} tests, the least any can reach is "
-             f"{p_value_text(least)}: ")
-    if least > LEVEL:
-        return note + (f"no row of this board can be called significant, whatever its data; that takes at least "
-                       f"{draws_needed(tested):,} draws a row.")
-    return note + "a row can be called significant."
+    from probing.analyses.ablation.versus import reach_note
+
+    return f"{note} {reach_note(tested, most_draws)}"
 
 
 def _measure(column: str) -> str:

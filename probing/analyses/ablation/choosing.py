@@ -33,6 +33,9 @@ def open_dev(select_on: str | None, report_on: InputSource | None, limit: int | 
         raise ProbingError("--chosen chooses heads on DEV: give --select-on DEV (a probe result JSON, or a treebank "
                            "such as en_ewt:dev)", source="--select-on")
     dev = HeldOut.open_dev(report_on, select_on, limit=limit)
+    if dev.dev_result is not None and limit is not None:
+        raise ProbingError(f"cuts a treebank DEV only: {select_on} is a result, scored on the sentences its own run "
+                           "read; drop --select-limit", source="--select-limit")
     if dev.dev_result is not None:
         result = dev.dev_result
         check_dev_test(result, planned or {}, source=dev.where, may_differ=DEV_MAY_DIFFER, relations=relations,
@@ -54,7 +57,7 @@ and ablation chooses heads only (offsets choose nothing here)."""
 class ChosenOn:
     """Per relation, DEV's entry as a probe result holds it (``relations``), and what DEV was: ``select_on`` as
     given, the ``sentences`` it was scored on and the ``limit`` that cut them (None: the whole DEV), this run's
-    --limit for a treebank, the scoring run's for a result file (``treebank``: the file it was made of)."""
+    --select-limit for a treebank, the scoring run's for a result file (``treebank``: the file it was made of)."""
 
     relations: dict
     select_on: str
@@ -69,14 +72,17 @@ class ChosenOn:
         >>> from probing.analyses.ablation.conditions import Condition
         >>> on = ChosenOn({}, "en_ewt:dev", 30, 30)
         >>> print(on.describe([Condition("det@2:chosen", ((0, 1), (2, 3))), Condition("det@2:random0", ((0, 2),))]))
-        heads chosen on DEV (en_ewt:dev, 30 sentences: --limit 30 cuts DEV too): det@2 1-2 3-4
+        heads chosen on DEV (en_ewt:dev, 30 sentences: its first 30, --select-limit 30): det@2 1-2 3-4
+        >>> print(ChosenOn({}, "en_ewt:dev", 2001, None).describe([]))
+        heads chosen on DEV (en_ewt:dev, 2,001 sentences: all of it; --select-limit N takes its first N):
         """
         sets = "; ".join(f"{condition.label.rsplit(':', 1)[0]} " + " ".join(head_name(*head) for head in condition.heads)
                          for condition in conditions if condition.label.endswith(":chosen"))
         if self.treebank is not None:  # a result file: its own run's limit, not this one's
             cut = f" of {self.treebank}" + (f", scored with --limit {self.limit}" if self.limit is not None else "")
         else:
-            cut = f": --limit {self.limit} cuts DEV too" if self.limit is not None else ""
+            cut = (f": its first {self.limit}, --select-limit {self.limit}" if self.limit is not None
+                   else ": all of it; --select-limit N takes its first N")
         return f"heads chosen on DEV ({self.select_on}, {self.sentences:,} sentences{cut}): {sets}"
 
 

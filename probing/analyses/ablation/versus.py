@@ -359,8 +359,11 @@ def _as_in(derived, written):
 def versus_table(block: dict) -> str:
     """The terminal table of a versus block: per chosen set and metric part, the effect [95%] and the random mean
     [2.5, 97.5] in the board's unit (percentage points for an accuracy, nats for a loss), p (``exact`` when the
-    whole space of matched sets was used) and the short sets; ``no data`` where a part had no unit to measure."""
+    whole space of matched sets was used), p adjusted by Holm over this run's tests (``significant`` at 0.05) and
+    the short sets; ``no data`` where a part had no unit to measure; then :func:`versus_notes`, what p, Holm and
+    ``short`` mean and how significant a row of this run can be."""
     from probing.naming import interval_text, p_value_text, scaled
+    from probing.stats.multiplicity import holm, significant
 
     scale = effect_scale(block["higher_is_better"])
 
@@ -372,17 +375,75 @@ def versus_table(block: dict) -> str:
 
     width = max([10, *(len(part) for part in block["parts"])])
     unit = "points" if scale == "points" else "nats"
+    rows = [(part, key, row) for part, sets in block["parts"].items() for key, row in sets.items()]
+    adjusted = holm([row["p_value"] for *_, row in rows])
     lines = [f"{'set':<12} {'part':<{width}} {f'chosen effect, {unit} [95%]':<28} "
-             f"{'random mean [2.5, 97.5]':<28} {'p':>12}  short"]
-    for part, sets in block["parts"].items():
-        for key, row in sets.items():
-            chosen = f"{number(row['chosen']['effect'])} {interval(row['chosen']['interval'])}"
-            rnd = row["random"]
-            random = "no data" if rnd is None else f"{number(rnd['mean'])} {interval(rnd['percentiles'])}"
-            p_value = "-" if row["p_value"] is None else p_value_text(row["p_value"]) + (
-                " exact" if row.get("exact") else "")
-            lines.append(f"{key:<12} {part:<{width}} {chosen:<28} {random:<28} {p_value:>12}  {row['short_sets']}")
-    return "\n".join(lines)
+             f"{'random mean [2.5, 97.5]':<28} {'p':>12}  {'Holm p':<18} short"]
+    for (part, key, row), p_adjusted in zip(rows, adjusted):
+        chosen = f"{number(row['chosen']['effect'])} {interval(row['chosen']['interval'])}"
+        rnd = row["random"]
+        random = "no data" if rnd is None else f"{number(rnd['mean'])} {interval(rnd['percentiles'])}"
+        p_value = "-" if row["p_value"] is None else p_value_text(row["p_value"]) + (
+            " exact" if row.get("exact") else "")
+        held = "-" if p_adjusted is None else p_value_text(p_adjusted) + (
+            " significant" if significant(p_adjusted) else "")
+        lines.append(f"{key:<12} {part:<{width}} {chosen:<28} {random:<28} {p_value:>12}  {held:<18} "
+                     f"{row['short_sets']}")
+    return "\n".join(lines + ["", *versus_notes(block)])
+
+
+def reach_note(tested: int, most_draws: int, where: str = "this board") -> str:
+    """How significant a row of ``where`` can be: the least raw p its draws allow, 1 / (1 + draws), and the least
+    Holm-adjusted p over its m = ``tested`` tests, with whether any row can be called significant (and, where none
+    can, the draws that would take). The board says it in its notes (probing.analyses.ablation.board.holm_note), ``probing ablate`` under
+    its table.
+
+    >>> print(reach_note(3, 10, where="this run"))
+    With at most 10 random draws a row, the least p a row can reach is 1 / (1 + 10) = 0.091. After Holm over m = 3 \
+    tests, the least any can reach is 0.27: no row of this run can be called significant, whatever its data; that \
+    takes at least 59 draws a row.
+    """
+    from probing.naming import p_value_text
+    from probing.stats.multiplicity import LEVEL, draws_needed, least_adjusted
+
+    least = least_adjusted(tested, most_draws)
+    note = (f"With at most {most_draws:,} random draws a row, the least p a row can reach is 1 / (1 + {most_draws:,}) = "
+            f"{p_value_text(1 / (1 + most_draws))}. After Holm over m = {tested} tests, the least any can reach is "
+            f"{p_value_text(least)}: ")
+    if least > LEVEL:
+        return note + (f"no row of {where} can be called significant, whatever its data; that takes at least "
+                       f"{draws_needed(tested):,} draws a row.")
+    return note + "a row can be called significant."
+
+
+def versus_notes(block: dict) -> list[str]:
+    """What the table's p, Holm p and short mean, and how significant a row of this run can be: the least p its
+    draws allow and the least after Holm over its tests (:func:`reach_note`, the sentence the leaderboard prints),
+    so a run says itself when no answer it gives can be significant.
+
+    >>> entry = {"p_value": 0.5, "random": {"draws": 10}, "short_sets": 0}
+    >>> print("\\n".join(versus_notes({"parts": {"loss": {"det@1": entry, "nsubj@1": entry}}})[-2:]))
+    Holm: p adjusted over this run's m = 2 tests (one per chosen set and part with a p), significant at 0.05 by it only. \
+    With at most 10 random draws a row, the least p a row can reach is 1 / (1 + 10) = 0.091. After Holm over m = 2 \
+    tests, the least any can reach is 0.18: no row of this run can be called significant, whatever its data; that \
+    takes at least 39 draws a row.
+    short: how many random sets have fewer heads than the chosen set, a layer holding fewer heads outside the \
+    chosen set than the chosen set takes from it (0: every random set matches it head for head, layer by layer).
+    """
+    from probing.stats.multiplicity import LEVEL
+
+    entries = [row for sets in block["parts"].values() for row in sets.values()]
+    tested = sum(1 for row in entries if row["p_value"] is not None)
+    most_draws = max((row["random"]["draws"] for row in entries if row["random"] is not None), default=0)
+    notes = ["p: the permutation p-value, (1 + random sets at least as harmful as the chosen set) / (1 + random "
+             "sets), one-sided (exact: every set of the matched space was used once)."]
+    holm_line = (f"Holm: p adjusted over this run's m = {tested} tests (one per chosen set and part with a p), "
+                 f"significant at {LEVEL:g} by it only.")
+    notes.append(holm_line + (f" {reach_note(tested, most_draws, where='this run')}" if tested and most_draws else ""))
+    notes.append("short: how many random sets have fewer heads than the chosen set, a layer holding fewer heads "
+                 "outside the chosen set than the chosen set takes from it (0: every random set matches it head "
+                 "for head, layer by layer).")
+    return notes
 
 
 def versus_effects(result: dict) -> dict:

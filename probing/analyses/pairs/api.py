@@ -34,34 +34,48 @@ def check_causal_lm(name_or_path: str, revision: str | None = None) -> None:
 def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: str | None = None,
                 batch_size: int = 32, bootstrap: int = 1000, seed: int = 0, device: str = "cpu",
                 revision: str | None = None, loaded=None, dtype: str = "float32", device_map: str | None = None,
-                context: str = "bos", shard: tuple[int, int] | None = None) -> dict:
+                context: str = "bos", shard: tuple[int, int] | None = None, progress: bool = False,
+                pairs_file: str | None = None, phenomena=None) -> dict:
     """Score the first ``limit`` pairs of each paradigm after ``context`` (probing.analyses.pairs.scoring.CONTEXTS);
     with ``shard`` (index, count) only the pairs whose place in their paradigm is index modulo count, so that the
-    parts of a long run can be scored apart and added up by ``probing merge`` into the whole run's result."""
+    parts of a long run can be scored apart and added up by ``probing merge`` into the whole run's result.
+    ``progress`` shows the load and the scoring as every long command does (probing.engine.progress): a bar on a
+    terminal, lines off one (nohup, Slurm, CI). ``pairs_file``: a user's own pair file in BLiMP's format instead of
+    BLiMP (probing.data.minimal_pairs.read_pair_file: unpinned, its own sha256 recorded), ``paradigms`` and
+    ``phenomena`` then choosing among its own."""
     from probing.analyses.pairs.accuracy import accuracies
     from probing.analyses.pairs.scoring import context_token, sentence_log_probs
-    from probing.data.minimal_pairs import check_paradigms, read_pairs
+    from probing.data.minimal_pairs import check_paradigms, read_pair_file, read_pairs
+    from probing.engine.progress import progress_bar
+    from probing.engine.startup import load_while_validating, model_name
     from probing.model.loading import load_model
     from probing.model.tokenizers import plain_tokenizer
     from probing.results.io import environment_block, model_block, now_iso, tool_block
     from probing.results.schema import SCHEMA_VERSION
 
     started = time.perf_counter()
-    chosen = check_paradigms(paradigms)
+    if pairs_file is None:
+        chosen = check_paradigms(paradigms)
     if loaded is None:
         check_causal_lm(model, revision)  # a masked LM or a missing folder is refused before anything is read
-    pairs, described = read_pairs(chosen, blimp, limit)  # every file checked before the weights load
+    if pairs_file is None:
+        pairs, described = read_pairs(chosen, blimp, limit)  # every file checked before the weights load
+    else:  # the whole file checked before the weights load
+        pairs, described = read_pair_file(pairs_file, paradigms, phenomena, limit)
+        chosen = tuple(dict.fromkeys(pair.uid for pair in pairs))
     read = len(pairs)
     if shard is not None:
         pairs = shard_of(pairs, shard)
-    if loaded is None:
-        loaded = load_model(model, revision=revision, device=device, head="causal_lm", dtype=dtype,
-                            device_map=device_map)  # log-probabilities are taken in float32 whatever the weights
+    if loaded is None:  # log-probabilities are taken in float32 whatever the weights
+        loaded = load_while_validating(lambda: load_model(model, revision=revision, device=device, head="causal_lm",
+                                                          dtype=dtype, device_map=device_map),
+                                       (), name=model_name(model), announce=progress)
     tokenizer = plain_tokenizer(loaded)
     model_started = time.perf_counter()
     sentences = [text for pair in pairs for text in (pair.good, pair.bad)]
-    scores = sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device,
-                                context=context)
+    with progress_bar(total=len(sentences), description=f"scoring {len(pairs):,} pairs", enabled=progress) as shown:
+        scores = sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device,
+                                    context=context, after_batch=shown.update)
     seconds_model = time.perf_counter() - model_started
     payload = accuracies(pairs, scores[0::2], scores[1::2], bootstrap=bootstrap, seed=seed)
     token = context_token(tokenizer, context)

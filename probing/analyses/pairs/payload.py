@@ -20,7 +20,8 @@ PARADIGM = Obj(
         "field": Field(STR, "BLiMP's field (syntax, morphology, semantics, syntax_semantics, ...)"),
         "pairs": Field(COUNT, "pairs scored (the first --limit of the file, in file order)"),
         "accuracy": Field(SHARE, "share of pairs with log p(good) > log p(bad); a tie is wrong"),
-        "interval": Field(INTERVAL, "95% percentile bootstrap interval over pairs, or null (--bootstrap 0)"),
+        "interval": Field(INTERVAL, "95% Wilson score interval of the share right (null only in results made "
+                                    "before Wilson, with --bootstrap 0)"),
         "right": Field(ListOf(BOOL), "each pair, in file order: right or not"),
         "log_p_good": Field(ListOf(NUMBER), "each pair's log p(grammatical sentence), natural log"),
         "log_p_bad": Field(ListOf(NUMBER), "each pair's log p(ungrammatical sentence)"),
@@ -33,7 +34,8 @@ SUMMARY = Obj(
         "pairs": Field(COUNT, "pairs in it"),
         "accuracy": Field(Nullable(SHARE), "a field's: share right over its pairs; overall: the mean of the "
                                            "paradigm accuracies (BLiMP's convention)"),
-        "interval": Field(INTERVAL, "95% percentile bootstrap interval (pairs resampled within each paradigm)"),
+        "interval": Field(INTERVAL, "95% Wilson score interval: a field's of its pairs right; overall, of the mean "
+                                    "at the effective number of pairs (docs/minimal-pairs.md)"),
     }
 )
 
@@ -42,8 +44,10 @@ PAIRS = Obj(
         "overall": Field(SUMMARY, "the mean of the paradigm accuracies"),
         "fields": Field(MapOf(SUMMARY, "field"), "per BLiMP field"),
         "paradigms": Field(MapOf(PARADIGM, "UID"), "per paradigm"),
-        "bootstrap": Field(Obj({"replicates": Field(COUNT, "0: no intervals"), "seed": Field(INT, ""),
-                                "level": Field(SHARE, "")}), "how the intervals were drawn"),
+        "bootstrap": Field(Obj({"replicates": Field(COUNT, "replicates of the paired intervals between two "
+                                                                   "runs on the same pairs; 0: none"), "seed": Field(INT, ""),
+                                "level": Field(SHARE, "")}), "the intervals' level, and how a paired "
+                                                                      "difference's are drawn"),
         "context_token": Field(Nullable(STR), "the one token every sentence was scored after (config.context: BOS, "
                                               "else EOS, by default), or null when it was scored after nothing"),
     }

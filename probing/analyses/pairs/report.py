@@ -25,9 +25,9 @@ def pairs_header(result: dict) -> str:
 
     >>> print(pairs_header({"model": {"name": "gpt2", "architecture": "GPT2LMHeadModel", "num_layers": 12,
     ...     "num_heads": 12}, "config": {"limit": 10, "context": "bos", "shard": None, "bootstrap": 1000},
-    ...     "pairs": {"overall": {"paradigms": 2, "pairs": 20}, "context_token": "<|endoftext|>"}}))
+    ...     "pairs": {"overall": {"paradigms": 2, "pairs": 20, "interval": [0.5, 0.9]}, "context_token": "<|endoftext|>"}}))
     gpt2 (GPT2LMHeadModel, 12x12) on BLiMP: 20 pairs of 2 paradigms (the first 10 of each, --limit 10); \
-    each sentence scored after '<|endoftext|>' (--context bos); 95% intervals from 1000 bootstrap replicates
+    each sentence scored after '<|endoftext|>' (--context bos); 95% Wilson intervals
     """
     model, config, pairs = result["model"], result["config"], result["pairs"]
     overall = pairs["overall"]
@@ -37,12 +37,26 @@ def pairs_header(result: dict) -> str:
     which += f", shard {shard['index']}/{shard['count']}" if shard else ""
     token = pairs.get("context_token")
     context = f"after {token!r}" if token is not None else "with no token before it (its first token unscored)"
-    replicates = config.get("bootstrap") or 0
-    intervals = f"95% intervals from {replicates} bootstrap replicates" if replicates else "no intervals (--bootstrap 0)"
+    intervals = "95% Wilson intervals" if overall.get("interval") else "no intervals"
     return (f"{name} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
-            f"{', random init' if model.get('random_init') else ''}) on BLiMP: {overall['pairs']} pairs of "
+            f"{', random init' if model.get('random_init') else ''}) on {pairs_source(result)}: {overall['pairs']} pairs of "
             f"{overall['paradigms']} paradigms{which}; each sentence scored {context} (--context "
             f"{config.get('context', 'bos')}); {intervals}")
+
+
+def pairs_source(result: dict) -> str:
+    """Where a run's pairs came from: BLiMP, or a user's own file, named with its sha256 and said to be unpinned.
+
+    >>> pairs_source({"input": {"kind": "minimal_pairs", "commit": "3e56b06"}})
+    'BLiMP'
+    >>> pairs_source({"input": {"path": "data/mine.jsonl", "sha256": "0123456789abcdef", "pinned": False}})
+    'mine.jsonl (your own pairs, unpinned: sha256 0123456789ab)'
+    """
+    described = result.get("input") or {}
+    if described.get("pinned", True):
+        return "BLiMP"
+    name = described["path"].replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name} (your own pairs, unpinned: sha256 {described['sha256'][:12]})"
 
 
 def pairs_table(result: dict) -> str:
@@ -82,7 +96,7 @@ def leaderboard_table(results: list[dict]):
     rows = []
     for data in results:
         block, limit = data["pairs"], data["config"].get("limit")
-        treebank = (f"BLiMP, {block['overall']['paradigms']} paradigms"
+        treebank = (f"{pairs_source(data)}, {block['overall']['paradigms']} paradigms"
                     + (f", first {limit} pairs each" if limit else "") + f", after {context_label(data)}")
         row = Row(result_label(data), "model", "all pairs", treebank)
         row.cells["overall"] = Cell(accuracy=block["overall"]["accuracy"], interval=block["overall"]["interval"],
@@ -92,7 +106,8 @@ def leaderboard_table(results: list[dict]):
             row.cells[name] = None if entry is None else Cell(accuracy=entry["accuracy"], interval=entry["interval"],
                                                               pairs=entry["pairs"])
         rows.append(row)
-    for model, accuracy in PUBLISHED.items():
+    blimp = any(pairs_source(data) == "BLiMP" for data in results)  # BLiMP's figures say nothing of one's own pairs
+    for model, accuracy in PUBLISHED.items() if blimp else ():
         row = Row(f"{model} [W20]", "reference", "all pairs", "BLiMP, 67 paradigms, 1,000 pairs each", rank="ref")
         row.cells["overall"] = Cell(accuracy=accuracy)
         rows.append(row)
@@ -100,7 +115,8 @@ def leaderboard_table(results: list[dict]):
         "overall: the mean of the paradigm accuracies (BLiMP's convention); a field: the share of its pairs right. "
         "A pair is right when log p(good) > log p(bad) (a tie is wrong), each sentence after one BOS token (EOS "
         "without one), as docs/minimal-pairs.md says.",
-        "[low, high]: 95% percentile bootstrap interval, pairs resampled within each paradigm.",
+        "[low, high]: 95% Wilson score interval: a field's of the share of its pairs right, overall of the mean of "
+        "the paradigm accuracies at the effective number of pairs (all pairs, when every paradigm has as many).",
         "A row scored with a limit (first N pairs of each paradigm) is not the full benchmark: its figures are "
         "estimates of it, with the interval that so few pairs allow.",
         "[W20] Warstadt et al. 2020, BLiMP (TACL), the repository's summary: the mean of the 67 paradigms over all "
@@ -254,8 +270,8 @@ def context_table(results: list[dict]):
         "contexts one model was scored after (the same pairs in each), largest move first; after T: the token "
         "every sentence was scored after (\"nothing\": the first token is not scored, so a pair whose sentences "
         "differ in their first word is judged on the rest).",
-        "[low, high]: 95% percentile bootstrap intervals: each context's own, and for the move (the highest "
-        "context's accuracy minus the lowest's) a paired one, every replicate resampling the same pairs in both; *: "
+        "[low, high]: 95% intervals: each context's own, Wilson's, and for the move (the highest context's accuracy "
+        "minus the lowest's) a paired percentile bootstrap one, every replicate resampling the same pairs in both; *: "
         "the move's interval reaches 0.",
     ]
     measures = {**{column: "accuracy" for column in columns}, MOVE: MOVE}

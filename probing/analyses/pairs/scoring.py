@@ -124,9 +124,10 @@ def exact_head(model) -> bool:
 
 @torch.inference_mode()
 def sentence_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size: int = 32,
-                       device: str = "cpu", context: str = "bos") -> list[float]:
+                       device: str = "cpu", context: str = "bos", after_batch=None) -> list[float]:
     """log p(sentence) of every sentence, in order, each after ``context`` (:data:`CONTEXTS`); ``batch_size``
-    sentences per forward pass.
+    sentences per forward pass; ``after_batch(n)``, where given, is told each batch's n sentences once scored (a
+    progress bar's ``update``: probing.engine.progress).
 
     The sentences are batched by length (shortest first; one sentence a row still, so a score is the same
     whatever else is in its batch, up to float rounding), so batches carry little padding, and the LM head
@@ -145,4 +146,6 @@ def sentence_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size
             values = row_log_probs(model(input_ids=ids, attention_mask=mask).logits, ids, mask)
         for index, value in zip(chosen, values.cpu().tolist()):
             scores[index] = value
+        if after_batch is not None:
+            after_batch(len(chosen))
     return scores

@@ -87,6 +87,9 @@ INPUT = Obj(
         "sha256": Field(STR, "of the file's bytes"),
         "kind": Field(STR, "treebank, text, or documents (treebank windows for coreference)"),
         "pairs": Field(BOOL, "consecutive sentences paired as segments A and B", required=False),
+        "pinned": Field(BOOL, "minimal pairs: false for a pair file of one's own (--pairs-file), which no sha256 is "
+                              "pinned for (sha256 is then the file's own); absent: BLiMP, checked by its pins",
+                        required=False),
         "units_total": Field(COUNT, "units in the file (sentences, lines, pairs or windows)"),
         "units_used": Field(COUNT, "units that reached the model (after --limit, --shard and skips)"),
         "skipped": Field(MapOf(COUNT, "reason"), "units not used, by reason (too_long, ...)"),
