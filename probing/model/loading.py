@@ -386,7 +386,8 @@ def check_device_map(device_map: str | None, *, device: str, random_init: bool) 
     try:
         import accelerate  # noqa: F401  (from_pretrained dispatches through it)
     except ImportError:
-        raise ProbingError("needs the accelerate package: pip install 'probing[multi-gpu]'", source="--device-map") from None
+        raise ProbingError("needs the accelerate package: pip install accelerate (from a clone: pip install -e '.[multi-gpu]')",
+                          source="--device-map") from None
 
 
 def placed_devices(model: torch.nn.Module) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ head, direction]`` (layers and heads from 0, as the JSON and numpy index;
 directions as :data:`probing.naming.DIRECTIONS`), the chosen heads with
 their intervals, and ``to_frame()``, a pandas DataFrame with layers and
 heads counted from 1 as in every table (pandas is the optional extra
-``probing[frames]``).
+``frames``: ``pip install -e '.[frames]'`` from a clone, or ``pip install pandas``).
 
 Each analysis names its own class in its registry record (``extra={"result":
 ...}``, probing.plugins); :func:`result_object` picks it, and a generic
@@ -116,7 +116,7 @@ def frame(rows: list[dict]):
     except ImportError:
         from probing.errors import ProbingError
 
-        raise ProbingError("to_frame() needs pandas: pip install 'probing[frames]'") from None
+        raise ProbingError("to_frame() needs pandas: pip install pandas (from a clone: pip install -e '.[frames]')") from None
     return pandas.DataFrame(rows)
 
 
