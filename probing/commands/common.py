@@ -211,14 +211,16 @@ def add_weights_options(group, *, scored_in: str) -> None:
                             "too big for one (needs accelerate; replaces --device)")
 
 
-def add_input_options(parser: argparse.ArgumentParser, *, text: bool = True, pairs: bool = True) -> None:
+def add_input_options(parser: argparse.ArgumentParser, *, text: bool | str = True, pairs: bool = True) -> None:
+    """``--treebank``, ``--limit`` and, where the command takes them, ``--text`` (``text``: True, or the help of a
+    command that reads it its own way) and ``--pairs``."""
     group = parser.add_argument_group("input")
     group.add_argument("--treebank", metavar="FILE_OR_NAME",
                        help="a CoNLL-U/CoNLL-X file, or a public UD treebank as NAME:SPLIT (en_ewt:dev); "
                             "default: the project's sample treebank")
     if text:
-        group.add_argument("--text", metavar="FILE",
-                           help="a UTF-8 text file, one sentence per line, a blank line between documents")
+        group.add_argument("--text", metavar="FILE", help=text if isinstance(text, str) else
+                           "a UTF-8 text file, one sentence per line, a blank line between documents")
     if pairs:
         group.add_argument("--pairs", action="store_true",
                            help="pair consecutive sentences of a document as segments A and B ([CLS] A [SEP] B [SEP])")
@@ -325,7 +327,7 @@ def add_progress_options(parser: argparse.ArgumentParser) -> None:
                         help="no progress: no bar and no progress lines (--quiet is the same)")
 
 
-def add_engine_options(parser: argparse.ArgumentParser, *, pooling: bool = False, text: bool = True,
+def add_engine_options(parser: argparse.ArgumentParser, *, pooling: bool = False, text: bool | str = True,
                        pairs: bool = True, **output) -> None:
     """Every group of a command that runs a model over an input (``output``: see add_output_options)."""
     add_model_options(parser)
