@@ -10,7 +10,7 @@ patterns, gradients, compare, ablate ...), with the command's options as
 keyword arguments. ``probing.read`` gives the object of any result file the
 command line wrote. Objects keep the JSON as ``result.data`` and add per-head arrays
 ``[layer, head, direction]``, the chosen heads with their intervals, and
-``to_frame()`` (pandas, the extra ``probing[frames]``), with layers and heads
+``to_frame()`` (pandas, the extra ``frames``), with layers and heads
 from 1 as in the tables.
 
 This module is the facade over library functions; ``import probing``

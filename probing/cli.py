@@ -137,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         parser = command_parser(name)
         args = parser.parse_args(argv[1:])
         check_path_names(parser, args)
+        from probing.commands.common import check_before_import
+
+        check_before_import(args)  # before the command imports torch (seconds), what needs no model is checked
         module = importlib.import_module(known[name].module)
         status = module.run(args)
         sys.stdout.flush()  # a reader that left shows up here, inside the handlers below, not at exit

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
 from helpers import tiny_model
@@ -275,3 +276,36 @@ def test_layers_below_a_conditions_first_disabled_head_are_not_recomputed(family
     # one row for the accumulator's own check that reuse is exact, then 3 sentences for the intact model and for
     # each of the four heads of layer 1; never for the heads of layer 2
     assert runs == [1, 3, 3 * 4]
+
+
+def test_a_probe_ablation_keeps_conditions_relative_to_the_intact_model_and_merges_and_reads_alike(tmp_path, capsys):
+    """Each condition's counts are written as their (zigzag) difference from the intact model's: a fraction of the
+    size of the counts themselves, the same numbers read back, and shards that merge into the whole run."""
+    from probing.analyses.ablation.scores import condition_scores, decoded_state, result_scores
+    from probing.results.io import read_result
+    from probing.results.schema.arrays import encode_array
+
+    common = ["ablate", "--model", tiny_bert(), "--treebank", str(sample_path()), "--limit", "20", "--each-head",
+              "--metric", "probe", "--relations", "det", "all", "--bootstrap", "200", "--quiet"]
+    assert main([*common, "--output", str(tmp_path / "whole.json")]) == 0
+    for index in (0, 1):
+        assert main([*common, "--shard", f"{index}/2", "--output", str(tmp_path / f"part{index}.json")]) == 0
+    assert main(["merge", str(tmp_path / "part0.json"), str(tmp_path / "part1.json"),
+                 "--output", str(tmp_path / "merged.json")]) == 0
+    capsys.readouterr()
+    whole, merged = read_result(tmp_path / "whole.json"), read_result(tmp_path / "merged.json")
+    assert any(name.startswith("d1.") for name in whole["state"]) and "c1.boot_heads" not in whole["state"]
+    assert merged["conditions"] == whole["conditions"] and merged["baseline"] == whole["baseline"]
+
+    state = decoded_state(whole)  # the counts themselves, as the accumulator held them
+    assert {name.split(".")[0] for name in state} == {f"c{i}" for i in range(len(whole["conditions"]))}
+    kept = sum(len(encoded["data"]) for encoded in whole["state"].values())
+    absolute = sum(len(encode_array(array)["data"]) for array in state.values())
+    assert kept < 0.6 * absolute, (kept, absolute)
+
+    # a file written before (every condition's counts as they are) reads to the same numbers
+    before = {**whole, "state": {name: encode_array(array) for name, array in state.items()}}
+    for read, expected in zip(result_scores(whole), result_scores(before)):
+        np.testing.assert_array_equal(read, expected)  # (NaN where a relation has no pair, in both)
+    for read, expected in zip(result_scores(whole), condition_scores("probe", state, len(whole["conditions"]))):
+        np.testing.assert_array_equal(read, expected)

@@ -95,8 +95,10 @@ def test_a_trees_result_gives_every_head_as_a_tree():
 
 def test_to_frame_without_pandas_says_how_to_get_it(held_out, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
-    with pytest.raises(ProbingError, match=r"probing\[frames\]"):
+    # PyPI's "probing" is another project: the hint names what installs from a clone, or pandas itself.
+    with pytest.raises(ProbingError, match=r"pip install pandas .*pip install -e '\.\[frames\]'") as raised:
         held_out.to_frame()
+    assert "probing[" not in str(raised.value)
 
 
 @pytest.mark.real_data
@@ -163,3 +165,30 @@ def test_run_gives_the_result_in_memory_without_a_temporary_file_and_writes_outp
     written = probing.run("surface", output=tmp_path / "surface.json", **options)
     assert (tmp_path / "surface.json").exists() and (tmp_path / "surface-surface.png").exists()
     assert written.data["surface"] == in_memory.data["surface"] == probing.read(tmp_path / "surface.json").data["surface"]
+
+
+def test_every_analysis_result_has_per_head_arrays_a_frame_and_no_selection_where_nothing_is_chosen(tmp_path):
+    model, (dev, test) = tiny_bert(), sample_split()
+    surface = probing.run("surface", model=model, treebank=test, limit=10)
+    grids = surface.grids()
+    heads = surface.data["surface"]["heads"]
+    assert set(grids) == {f"surface.heads.{name}" for name in heads}
+    name = next(iter(heads))
+    np.testing.assert_allclose(surface.grid(f"surface.heads.{name}"), np.array(heads[name], dtype=float))
+    frame = surface.to_frame()
+    assert len(frame) == sum(grid.size for grid in grids.values()) and int(frame["layer"].min()) == 1
+    assert int(frame["head"].max()) == surface.data["model"]["num_heads"]
+    # surface chooses nothing: neither held out nor in-sample
+    assert surface.selection is None and "in-sample" not in repr(surface) and surface.tables() == []
+    with pytest.raises(KeyError, match="surface.heads.entropy"):
+        surface.grid("surface.nosuch")
+
+    ablation = probing.run("ablate", model=model, treebank=test, select_on=dev, limit=10, metric="probe",
+                           chosen=["det"], k=2, random=3, bootstrap=20)
+    frame = ablation.to_frame()
+    assert set(frame["condition"]) == set(ablation.conditions) and "det@2:chosen" in ablation.conditions
+    chosen = frame[(frame["condition"] == "det@2:chosen") & (frame["part"] == "det")].iloc[0]
+    entry = next(c for c in ablation.data["conditions"] if c["label"] == "det@2:chosen")["parts"]["det"]
+    assert (chosen["value"], chosen["change"], chosen["low"]) == (entry["value"], entry["change"], entry["interval"][0])
+    assert ablation.selection == "held-out" and len(ablation.tables()) == 1
+    assert type(probing.read(ablation.write(tmp_path / "ablation.json"))).__name__ == "AblationResult"

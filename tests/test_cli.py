@@ -386,3 +386,50 @@ def test_a_reader_that_leaves_early_is_not_a_bug(tmp_path):
     assert done.returncode == 141, done.stderr
     assert done.stderr == ""  # no "internal error", no "Exception ignored" at exit
     assert not (tmp_path / "logs").exists()
+
+
+BAD_VALUES = {"--limit": "abc", "--relations": "nosuch", "--treebank": "no-such-file.conllu",
+               "--text": "no-such-file.txt", "--dtype": "float8", "--stack": "middle", "--bootstrap": "-1"}
+"""A bad value for each option that a command can check without a model framework, given where it is taken."""
+
+NO_TORCH_PROBE = """
+import json, sys
+from probing.cli import command_parser, commands, main
+
+class Refuse:  # an import of torch or transformers is recorded and made to fail, so the case stops there
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "transformers"):
+            raise ImportError("imported " + name)
+
+sys.meta_path.insert(0, Refuse())
+cases = []
+for name in commands():
+    options = command_parser(name)._option_string_actions
+    cases.append([name, "--no-such-option"])
+    cases += [[name, option, value] for option, value in json.loads(sys.argv[1]).items() if option in options]
+found = {}
+for argv in cases:
+    try:
+        status = main(argv)
+    except SystemExit as error:
+        status = error.code
+    found[" ".join(argv)] = status
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.slow
+def test_a_bad_option_is_refused_before_torch_is_imported(tmp_path):
+    """Each command checks its options before it imports torch (seconds): a mistake costs a fraction of a
+    second. The probe makes any import of torch or transformers fail, so a case that reaches one is not exit 2
+    with the option's error but a bug (exit 1) naming the import."""
+    import json
+
+    env = {**os.environ, "PROBING_CACHE": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", NO_TORCH_PROBE, json.dumps(BAD_VALUES)], capture_output=True,
+                          text=True, env=env, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert len(found) > 2 * len(commands()) and any("--relations" in case for case in found)
+    assert {case: status for case, status in found.items() if status != 2} == {}, done.stderr
+    assert "imported" not in done.stderr and done.stderr.count("\n") == len(found)

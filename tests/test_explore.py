@@ -121,3 +121,27 @@ def test_surface_statistics_and_other_results_join_the_page(run, tmp_path):
     assert 'id="surface"' in text and "[SEP] %" in text  # the surface layer table, its columns named by token
     assert text.count('<table class="board">') == 2  # the probe's table and the no-op table
     assert text.count('<tr class="model">') == 2 + 2  # the --also probe is a row of the probe's table
+
+
+def test_a_page_of_raw_text_shows_every_head_in_its_sentences_without_a_treebank(tmp_path, capsys):
+    text = tmp_path / "mine.txt"
+    text.write_text("A sentence.\n\nThe dog barks at the cat, loudly.\n", encoding="utf-8")
+    page = tmp_path / "page.html"
+    assert main(["explore", "--model", tiny_bert(), "--text", str(text), "--output", str(page)]) == 0
+    assert "2 sentences of unparsed text" in capsys.readouterr().out
+    data = page_data(page)
+    assert [sentence["words"] for sentence in data["sentences"]] == [
+        ["A", "sentence", "."], ["The", "dog", "barks", "at", "the", "cat", ",", "loudly", "."]]
+    assert len(data["views"]) == data["layers"] * data["heads"]  # every head can be shown
+    assert data["relations"] == ["all"] and 'id="noop"' not in page.read_text(encoding="utf-8")
+    # a probe result belongs beside the treebank it was scored on, and one input at a time
+    probe = tmp_path / "probe.json"
+    assert main(["score", "--model", tiny_bert(), "--limit", "10", "--bootstrap", "0", "--quiet",
+                 "--output", str(probe)]) == 0
+    for extra, option in ((["--result", str(probe)], "--result"), (["--treebank", str(sample_path())], "--text")):
+        capsys.readouterr()
+        assert main(["explore", "--model", tiny_bert(), "--text", str(text), *extra,
+                     "--output", str(tmp_path / "refused.html")]) == 2
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1 and f"error: {option}:" in error
+    assert not (tmp_path / "refused.html").exists()

@@ -160,3 +160,33 @@ def test_the_readme_python_examples_run(monkeypatch):
 
 def test_the_api_page_examples_run(monkeypatch):
     run_examples("docs/api.md", (REPO / "docs" / "api.md").read_text(encoding="utf-8"), monkeypatch)
+
+
+def _named_commands(phrase: str) -> set[str]:
+    """The command names of a README phrase such as ``surface, heads and report``."""
+    return {name for name in re.split(r",\s*|\s+and\s+", phrase.strip()) if name}
+
+
+def test_the_readme_says_which_commands_take_text_and_pairs():
+    from probing.cli import command_parser, commands
+
+    sentence = " ".join(re.search(r"the input\s*\((.*?)\), batching", README, re.DOTALL).group(1).split())
+    both = _named_commands(re.search(r"and `--pairs`, in (.*?);", sentence).group(1))
+    text_only = _named_commands(re.search(r"`--text` without `--pairs` in (.*?);", sentence).group(1))
+    neither = _named_commands(re.search(r"not in (.*?), which", sentence).group(1))
+    taken = {name: {"--text", "--pairs"} & set(command_parser(name)._option_string_actions) for name in commands()}
+    assert both == {name for name, options in taken.items() if options == {"--text", "--pairs"}}
+    assert text_only == {name for name, options in taken.items() if options == {"--text"}}
+    with_treebank = {name for name in commands() if "--treebank" in command_parser(name)._option_string_actions}
+    assert neither == {name for name in with_treebank if not taken[name]}
+
+
+def test_the_readme_gives_the_replicates_of_the_committed_boards():
+    stated = int(re.search(r"results were made with `--bootstrap (\d+) --seed 0`", README).group(1))
+    counts = {}
+    for path in (REPO / "leaderboards").glob("en_*/results/*.json"):
+        result = json.loads(path.read_text(encoding="utf-8"))
+        if result["analysis"] in ("probe", "coref"):
+            recorded = result["config"]["bootstrap"]  # the probe's {"replicates": N, ...}, coref's N
+            counts[path.name] = recorded["replicates"] if isinstance(recorded, dict) else recorded
+    assert counts and set(counts.values()) == {stated}

@@ -179,7 +179,7 @@ def device_map_of(args: argparse.Namespace, ranks) -> str | None:
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, random_init: bool = True) -> None:
-    from probing.model.loading import STACKS
+    from probing.model.choices import STACKS
 
     group = parser.add_argument_group("model")
     group.add_argument("--model", metavar="ID_OR_FOLDER",
@@ -199,10 +199,10 @@ def add_model_options(parser: argparse.ArgumentParser, *, random_init: bool = Tr
 def add_weights_options(group, *, scored_in: str) -> None:
     """Which weights, in what precision, where: --revision, --dtype, --device, --device-map (every command that
     loads a model; ``scored_in`` says what stays in float32 whatever --dtype is)."""
-    from probing.model.loading import DEVICE_MAPS, DTYPES
+    from probing.model.choices import DEVICE_MAPS, DTYPE_NAMES
 
     group.add_argument("--revision", metavar="REV", help="hub branch, tag or commit to load")
-    group.add_argument("--dtype", default="float32", choices=list(DTYPES), metavar="DTYPE",
+    group.add_argument("--dtype", default="float32", choices=list(DTYPE_NAMES), metavar="DTYPE",
                        help=f"weights' precision: float32, float16 or bfloat16; {scored_in} in float32 either way "
                             "(default: float32)")
     group.add_argument("--device", default="cpu", metavar="DEVICE", help="cpu, cuda, cuda:N or mps (default: cpu)")
@@ -211,14 +211,16 @@ def add_weights_options(group, *, scored_in: str) -> None:
                             "too big for one (needs accelerate; replaces --device)")
 
 
-def add_input_options(parser: argparse.ArgumentParser, *, text: bool = True, pairs: bool = True) -> None:
+def add_input_options(parser: argparse.ArgumentParser, *, text: bool | str = True, pairs: bool = True) -> None:
+    """``--treebank``, ``--limit`` and, where the command takes them, ``--text`` (``text``: True, or the help of a
+    command that reads it its own way) and ``--pairs``."""
     group = parser.add_argument_group("input")
     group.add_argument("--treebank", metavar="FILE_OR_NAME",
                        help="a CoNLL-U/CoNLL-X file, or a public UD treebank as NAME:SPLIT (en_ewt:dev); "
                             "default: the project's sample treebank")
     if text:
-        group.add_argument("--text", metavar="FILE",
-                           help="a UTF-8 text file, one sentence per line, a blank line between documents")
+        group.add_argument("--text", metavar="FILE", help=text if isinstance(text, str) else
+                           "a UTF-8 text file, one sentence per line, a blank line between documents")
     if pairs:
         group.add_argument("--pairs", action="store_true",
                            help="pair consecutive sentences of a document as segments A and B ([CLS] A [SEP] B [SEP])")
@@ -239,15 +241,40 @@ def add_batch_options(parser: argparse.ArgumentParser) -> None:
                             "the same (default: 0, a thread of this process)")
 
 
-def add_reading_options(parser: argparse.ArgumentParser, *, pooling: bool = False) -> None:
-    from probing.engine.pooling import from_pooling_modes
-    from probing.engine.readings import READINGS
+class RegistryChoices:
+    """argparse ``choices`` read from a registry the first time a value is checked or listed: the registries of
+    readings and poolings live beside their torch code, so that an option given none of their names (or a bad
+    option elsewhere) is checked without importing torch. Help lists them through ``%(choices)s``.
 
+    >>> formats = RegistryChoices("probing.report.renderers", "FORMATS")
+    >>> "md" in formats, "rst" in formats
+    (True, False)
+    """
+
+    def __init__(self, module: str, name: str):
+        self._module, self._name = module, name
+
+    def _names(self) -> list[str]:
+        import importlib
+
+        registry = getattr(importlib.import_module(self._module), self._name)
+        return registry.names()
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._names()
+
+    def __iter__(self):
+        return iter(self._names())
+
+
+def add_reading_options(parser: argparse.ArgumentParser, *, pooling: bool = False) -> None:
     group = parser.add_argument_group("attention")
-    group.add_argument("--attention", default="weights", choices=READINGS.names(), metavar="READING",
-                       help=f"how attention is read: {', '.join(READINGS.names())} (default: weights)")
+    readings = RegistryChoices("probing.engine.readings", "READINGS")
+    group.add_argument("--attention", default="weights", choices=readings, metavar="READING",
+                       help="how attention is read: %(choices)s (default: weights)")
     if pooling:
-        group.add_argument("--pool-from", default="mean", choices=from_pooling_modes(), metavar="MODE",
+        poolings = RegistryChoices("probing.engine.pooling", "FROM_POOLINGS")
+        group.add_argument("--pool-from", default="mean", choices=poolings, metavar="MODE",
                            help="attention from a split word: mean of its pieces' rows (the paper), first piece "
                                 "(the reference code), or max (default: mean)")
 
@@ -300,7 +327,7 @@ def add_progress_options(parser: argparse.ArgumentParser) -> None:
                         help="no progress: no bar and no progress lines (--quiet is the same)")
 
 
-def add_engine_options(parser: argparse.ArgumentParser, *, pooling: bool = False, text: bool = True,
+def add_engine_options(parser: argparse.ArgumentParser, *, pooling: bool = False, text: bool | str = True,
                        pairs: bool = True, **output) -> None:
     """Every group of a command that runs a model over an input (``output``: see add_output_options)."""
     add_model_options(parser)
@@ -323,6 +350,30 @@ def figure_path(args: argparse.Namespace, name: str) -> Path:
 
 MODEL_OPTIONS = ("model", "second_model")
 """Every option that names a model: its folder's files (config, weights, tokenizer) are inputs of the run."""
+
+
+def check_before_import(args: argparse.Namespace) -> None:
+    """The checks of a command's options that need no model framework, run by probing.cli before the command
+    imports torch: a typo in ``--relations`` or a missing ``--treebank`` / ``--text`` file is refused in a
+    fraction of a second rather than after seconds of imports. The command checks them again where it uses them
+    (the same functions, so the same one-line errors); a treebank *name* is left to the command, which may
+    fetch it.
+
+    >>> check_before_import(argparse.Namespace(relations=["det"], treebank=None, text=None))
+    >>> check_before_import(argparse.Namespace(relations=["dboj"]))
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --relations: unknown relation 'dboj' (did you mean dobj?): ...
+    """
+    from probing.data.datasets.names import parse_name
+    from probing.data.inputs import InputSource
+    from probing.data.relations import check_relation_names
+
+    if getattr(args, "relations", None) is not None:
+        check_relation_names(args.relations)
+    if getattr(args, "treebank", None) and parse_name(args.treebank) is None:  # a path, never fetched
+        InputSource.treebank(args.treebank)
+    if getattr(args, "text", None):
+        InputSource.text(args.text)
 
 
 def model_inputs(args: argparse.Namespace) -> list[str]:

@@ -21,6 +21,13 @@ MAX_SENTENCES = 1000
 """Sentence views kept for the page: each holds every head's maps, so the page (and memory) grows with N."""
 
 
+TEXT_HELP = ("a UTF-8 text file, one sentence per line, instead of a treebank: its sentences are split into words "
+             "(at spaces and around punctuation) and shown head by head; with no parse there is nothing to score, so "
+             "the page's maps are blank and --relations, --result and the no-op test do not apply")
+
+TEXT_RELATIONS = ("all",)
+"""The maps of a page made from --text: one relation's (blank, since unparsed text has no pair of any), to click."""
+
 sentence_count = positive_at_most(MAX_SENTENCES, "sentences")
 """``--sentences``: a positive number of sentence views, at most :data:`MAX_SENTENCES`."""
 
@@ -33,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "on it) to see that head in the first sentences of the input and its no-op shares. Layers and heads count "
         "from 1 on the page and in file names, from 0 in the JSON."
     )
-    add_engine_options(parser, pooling=True, text=False, pairs=False, figures=False, required=True,
+    add_engine_options(parser, pooling=True, text=TEXT_HELP, pairs=False, figures=False, required=True,
                        help="write the page (one self-contained HTML file) here, atomically")
     parser.add_argument("--relations", nargs="+", default=list(DEFAULT_RELATIONS), metavar="REL",
                         help=f"relations to probe and test (default: {' '.join(DEFAULT_RELATIONS)}); with --result, "
@@ -69,13 +76,18 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.explore.page_run import ExploreRun, check_same
     from probing.analyses.noop.report import CHOSEN_HEADERS, chosen_table_rows
     from probing.atomic import check_output_path, result_of, write_text_atomic
+    from probing.data.inputs import open_input
     from probing.data.relations import check_relation_names
     from probing.errors import ProbingError
     from probing.report.board import read_json
     from probing.results.io import model_block, read_result, write_result
 
+    if args.text and args.result:
+        raise ProbingError("is a probe result of a treebank; a page of --text has no parse to show it beside",
+                           source="--result")
     given = read_result(args.result, analysis="probe") if args.result else None
-    relations = list(given["relations"]) if given else list(check_relation_names(args.relations))
+    relations = (list(TEXT_RELATIONS) if args.text else list(given["relations"]) if given
+                 else list(check_relation_names(args.relations)))
     surface = read_result(args.surface, analysis="surface") if args.surface else None
     others = [read_json(path) for path in args.also]
     saved = {name: str(Path(args.save_results) / name) for name in ("noop.json", *(() if given else ("probe.json",)))
@@ -84,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         raise ProbingError("is a file; the views go into a folder", source=f"--views {args.views}")
     inputs = tuple(path for path in [args.result, args.surface, *args.also] if path)
     outputs = tuple((path, "--save-results", result_of(Path(path).stem)) for path in saved.values())
-    with EngineCommand(args, outputs=outputs, inputs=inputs, analysis=earlier_page()) as command:
+    source = open_input(args.treebank, args.text, limit=args.limit, words=True)
+    with EngineCommand(args, outputs=outputs, inputs=inputs, analysis=earlier_page(), source=source) as command:
         if args.views:  # the views' folder against the inputs (a model folder), before any model time
             check_output_path(Path(args.views) / "view.svg", option="--views", inputs=command.inputs)
         target = dict(zip(["page", *saved], command.outputs))
@@ -98,15 +111,20 @@ def run(args: argparse.Namespace) -> int:
         probe_result, noop_result = explore.results(
             command.engine_run, stats, random_init=args.random_init, bootstrap=args.bootstrap, seed=args.seed,
             chosen_from=args.result or "the probe of this run")
-        page, sentences = explore.page(probe_result, noop_result, command.source, surface=surface, others=others,
-                                       command_line=_command_line())
+        # unparsed text chooses no head, so its page has no no-op test to show
+        page, sentences = explore.page(probe_result, None if args.text else noop_result, command.source,
+                                       surface=surface, others=others, command_line=_command_line())
         written = [write_text_atomic(page, target["page"], replaces=earlier_page())]
         written += [write_result(noop_result if name == "noop.json" else probe_result, target[name]) for name in saved]
         if args.views:
             written += explore.write_views(args.views, sentences)
         if command.checkpointer:
             command.checkpointer.discard()
-    print(tabulate(chosen_table_rows(noop_result), headers=CHOSEN_HEADERS, disable_numparse=True))
+    if args.text:
+        print(f"{len(sentences)} sentences of unparsed text: no relation to score; click any head on the page to see "
+              "it in them")
+    else:
+        print(tabulate(chosen_table_rows(noop_result), headers=CHOSEN_HEADERS, disable_numparse=True))
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
     return 0

@@ -36,8 +36,7 @@ probe_epochs = positive_at_most(MAX_PROBE_EPOCHS, "passes over DEV")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from probing.analyses.trees.ensembles import CANDIDATES, ENSEMBLE_SIZE
-    from probing.analyses.trees.selection import BATCH_SENTENCES, DEFAULT_TREE_RELATIONS, PROBE_EPOCHS
+    from probing.analyses.trees.defaults import BATCH_SENTENCES, CANDIDATES, DEFAULT_TREE_RELATIONS, ENSEMBLE_SIZE, PROBE_EPOCHS
 
     parser.epilog = (
         "--treebank en_ewt (a public treebank with dev and test splits) chooses on en_ewt:dev and reports on "

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from probing.data.datasets.names import HALVES
-from probing.data.treebank import PendingSentence, Sentence, _decoding_message, check_input_file, read_treebank
+from probing.data.treebank import ROOT, PendingSentence, Sentence, _decoding_message, check_input_file, read_treebank
 from probing.errors import ProbingError
 
 
@@ -150,6 +151,14 @@ class InputSource:
         return cls(path=path, kind="text", pairs=pairs, limit=limit, given_as=spec)
 
     @classmethod
+    def words(cls, spec: str, *, limit: int | None = None, option: str | None = "--text") -> "InputSource":
+        """A UTF-8 text file with one sentence per line, read as words without a parse (:func:`words_of`):
+        for what needs words but no tree, such as the explore page's sentence views of any head."""
+        source = cls.text(spec, limit=limit, option=option)
+        source.kind = "words"
+        return source
+
+    @classmethod
     def labelled(cls, spec: str, *, limit: int | None = None, option: str | None = "--labels") -> "InputSource":
         """A CSV with ``text`` and ``label`` columns (a sequence classifier's test set)."""
         with given_by(option):
@@ -231,6 +240,8 @@ class InputSource:
             if self.windows is None:
                 raise ValueError("a documents source needs its window rule (source.windows) before it is read")
             return self.windows.units(read_treebank(self.path), source=str(self.path))
+        if self.kind == "words":
+            return (_unit(unit.index, (unparsed(unit.first, unit.index),)) for unit in self._text_units())
         return self._text_units()
 
     def _text_units(self) -> Iterator[Unit]:
@@ -299,6 +310,35 @@ def _unit(index: int, sentences: tuple) -> Unit | PendingUnit:
     if isinstance(sentences[0], PendingSentence):
         return PendingUnit(index, sentences)
     return Unit(index, sentences[0].words, sentences[1].words if len(sentences) > 1 else None, sentences=sentences)
+
+
+WORD = re.compile(r"\w+(?:['\u2019.-]\w+)*|[^\w\s]")
+"""A word of running text: letters and digits (with inner apostrophes, dots and hyphens), or one mark."""
+
+NO_LABEL = "_"
+"""The relation label of a word of unparsed text: none (it is the root of nothing, no relation has it)."""
+
+
+def words_of(text: str) -> tuple[str, ...]:
+    """The words of a line of running text, split at spaces and around punctuation.
+
+    >>> words_of("A sentence, isn't it?")
+    ('A', 'sentence', ',', "isn't", 'it', '?')
+    """
+    return tuple(WORD.findall(text))
+
+
+def unparsed(text: str, index: int) -> Sentence:
+    """A line of text as a sentence of words without a tree: every word its own root, no label, no part of
+    speech, so that it holds no pair of any relation.
+
+    >>> sentence = unparsed("Hi there.", 3)
+    >>> sentence.words, sentence.heads, sentence.index
+    (('Hi', 'there', '.'), (-1, -1, -1), 3)
+    """
+    words = words_of(text)
+    return Sentence(words=words, heads=(ROOT,) * len(words), labels=(NO_LABEL,) * len(words),
+                    upos=(NO_LABEL,) * len(words), index=index)
 
 
 def units_from_lines(stream: IO[str], *, pairs: bool = False) -> Iterator[Unit]:
@@ -385,12 +425,13 @@ def sample_treebank_path() -> Path:
 
 
 def open_input(treebank: str | None = None, text: str | None = None, *, pairs: bool = False,
-               limit: int | None = None) -> InputSource:
-    """The input a command names: ``--treebank`` or ``--text`` (not both); the sample treebank by default."""
+               limit: int | None = None, words: bool = False) -> InputSource:
+    """The input a command names: ``--treebank`` or ``--text`` (not both; ``words``: the text read as words,
+    :meth:`InputSource.words`); the sample treebank by default."""
     if treebank is not None and text is not None:
         raise ProbingError("give --treebank or --text, not both", source="--text")
     if limit is not None and limit < 1:
         raise ProbingError(f"must be a positive integer, got {limit}", source="--limit")
     if text is not None:
-        return InputSource.text(text, pairs=pairs, limit=limit)
+        return InputSource.words(text, limit=limit) if words else InputSource.text(text, pairs=pairs, limit=limit)
     return InputSource.treebank(treebank or str(sample_treebank_path()), pairs=pairs, limit=limit)

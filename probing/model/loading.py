@@ -47,6 +47,7 @@ import torch
 
 from probing.errors import ProbingError
 from probing.model.alignment import SPECIAL, align_words, alignment_method
+from probing.model.choices import DEVICE_MAPS, DTYPE_NAMES, STACKS
 from probing.model.extraction import PROBE_WORDS, read_shape_and_causality
 from probing.model.fingerprint import weights_fingerprint
 from probing.model.heads import HEADS, LANGUAGE_MODEL, MissingHead, language_model_head, load_weights
@@ -60,11 +61,7 @@ from probing.model.tokenizers import (
     quiet_about_long_inputs,
 )
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-STACKS = ("encoder", "decoder")
-DEVICE_MAPS = ("auto",)
-"""How accelerate may spread one model over the visible devices in one process (from_pretrained's ``device_map``):
-``auto`` fills the GPUs in order, then the CPU."""
+DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 """The name tables and plots give the packaged default (the same weights from a folder get the folder's name)."""
@@ -386,7 +383,8 @@ def check_device_map(device_map: str | None, *, device: str, random_init: bool) 
     try:
         import accelerate  # noqa: F401  (from_pretrained dispatches through it)
     except ImportError:
-        raise ProbingError("needs the accelerate package: pip install 'probing[multi-gpu]'", source="--device-map") from None
+        raise ProbingError("needs the accelerate package: pip install accelerate (from a clone: pip install -e '.[multi-gpu]')",
+                          source="--device-map") from None
 
 
 def placed_devices(model: torch.nn.Module) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ register(Analysis(
             "probing.analyses.ablation.payload:heads_exist_in_the_model"),
     tables="probing.analyses.ablation.board:leaderboard_tables",
     derived="probing.analyses.ablation.versus:versus_disagreement",
+    extra={"result": "probing.analyses.ablation.result:AblationResult"},  # what probing.read() gives for its files
     commands=(
         Command("ablate", "disable heads (uniform attention) and measure the change in a metric (Kovaleva et al. 2019)",
                 "probing.commands.ablate", order=130),

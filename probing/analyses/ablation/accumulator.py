@@ -237,6 +237,22 @@ class AblationAccumulator(Accumulator):
             self.counts[condition].replicates.flush()
         return predictions
 
+    def encoded_state(self) -> dict:
+        """The state as a result file keeps it: the probe metric's conditions relative to the intact model
+        (probing.analyses.ablation.scores.relative_state), which its byte planes compress to a fraction."""
+        from probing.analyses.ablation.scores import relative_state
+        from probing.results.schema.arrays import encode_array
+
+        state = {name: tensor.numpy() for name, tensor in self.state().items()}
+        return {name: encode_array(array) for name, array in relative_state(state).items()}
+
+    @classmethod
+    def from_result(cls, result: dict) -> "AblationAccumulator":
+        from probing.analyses.ablation.scores import decoded_state
+
+        return cls.for_result(result).load_state({name: torch.from_numpy(np.array(array))
+                                                  for name, array in decoded_state(result).items()})
+
     def load_state(self, state: dict) -> "AblationAccumulator":
         from probing.analyses.ablation.scores import SCORES_ONLY
 

@@ -50,7 +50,9 @@ VERSUS = Obj(
 
 PAYLOAD = {
     "conditions": Field(ListOf(Obj({"label": Field(STR, "")})), "each condition's change"),
-    "state": STATE,
+    "state": Field(STATE.spec, STATE.doc + "; with the probe as the metric, the intact model's counts "
+                   "are c0.NAME and every other condition i's are d{i}.NAME, their difference from the intact model's, "
+                   "zigzag-coded (0, -1, 1, -2 as 0, 1, 2, 3); files written before hold c{i}.NAME for every condition"),
     "versus": Field(VERSUS, "a --chosen run: per metric part and chosen set, its effect against the matched random "
                             "sets' (docs/dark-secrets.md)", required=False),
 }

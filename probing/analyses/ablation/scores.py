@@ -14,6 +14,8 @@ minimal pairs one right-or-wrong bit per (condition, pair) (probing.analyses.abl
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from probing.errors import ProbingError
@@ -90,12 +92,62 @@ def replicates_kept(conditions) -> list[int]:
     return [0, *chosen] if chosen else None
 
 
-def result_scores(result: dict) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`condition_scores` of a (validated) ablation result file, from its encoded state."""
+RELATIVE = re.compile(r"([cd])(\d+)\.(.+)")
+"""A probe-metric state array's name: ``c{i}.NAME`` (condition i's counts) or ``d{i}.NAME`` (the same, written
+relative to the intact model's, :func:`relative_state`)."""
+
+
+def relative_state(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The probe metric's state as a result file keeps it: the intact model's counts (``c0.NAME``) as they are,
+    every other condition's as its difference from them, zigzag-coded (0, -1, 1, -2 ... as 0, 1, 2, 3 ...), under
+    ``d{i}.NAME``. A condition differs from the intact model only in what its disabled heads change: the pairs,
+    the baselines and every layer below the first disabled one are the same, and most counts above it move by a
+    few, so the differences are mostly zeros and small numbers that the arrays' byte planes compress to little
+    (probing.results.schema.arrays). Differences add up as the counts do, so a merge of parts is unchanged.
+    Other states (ratio metrics, minimal pairs, ``--scores-only``) are returned as they are.
+
+    >>> state = {"c0.heads": np.array([5, 7]), "c1.heads": np.array([4, 9])}
+    >>> relative = relative_state(state)
+    >>> relative["d1.heads"].tolist(), absolute_state(relative)["c1.heads"].tolist()
+    ([1, 4], [4, 9])
+    """
+    relative = {}
+    for name, array in state.items():
+        found = RELATIVE.fullmatch(name)
+        if found and found.group(1) == "c" and found.group(2) != "0" and np.asarray(array).dtype.kind in "iu":
+            change = np.asarray(array, dtype=np.int64) - np.asarray(state[f"c0.{found.group(3)}"], dtype=np.int64)
+            relative[f"d{found.group(2)}.{found.group(3)}"] = np.where(change >= 0, 2 * change, -2 * change - 1)
+        else:
+            relative[name] = array
+    return relative
+
+
+def absolute_state(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The inverse of :func:`relative_state`; a state without ``d{i}`` arrays (a file written before them) is
+    returned as it is."""
+    absolute = {}
+    for name, array in state.items():
+        found = RELATIVE.fullmatch(name)
+        if found and found.group(1) == "d":
+            coded = np.asarray(array, dtype=np.int64)
+            change = np.where(coded % 2 == 0, coded // 2, -(coded + 1) // 2)
+            absolute[f"c{found.group(2)}.{found.group(3)}"] = np.asarray(state[f"c0.{found.group(3)}"]) + change
+        else:
+            absolute[name] = array
+    return absolute
+
+
+def decoded_state(result: dict) -> dict[str, np.ndarray]:
+    """An ablation result file's state as the accumulator holds it: decoded, every condition's counts absolute."""
     from probing.results.schema.arrays import decode_array
 
+    return absolute_state({name: decode_array(encoded) for name, encoded in result["state"].items()})
+
+
+def result_scores(result: dict) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`condition_scores` of a (validated) ablation result file, from its encoded state."""
     config = result["config"]
-    state = {name: decode_array(encoded) for name, encoded in result["state"].items()}
+    state = decoded_state(result)
     if set(state) == set(SCORES_ONLY):
         return state["scores.values"], state["scores.replicates"]
     return condition_scores(config["metric"], state, len(result["conditions"]),

@@ -13,6 +13,8 @@ from probing.results.objects import Choice, Result, frame, head_rows, per_head, 
 class CorefResult(Result):
     """The result of ``probing coref`` (``data`` is its JSON, docs/results.md)."""
 
+    chooses = True
+
     @property
     def types(self) -> list[str]:
         return list(self.data["coref"]["heads"])

@@ -24,6 +24,8 @@ from probing.results.objects import Choice, Result, frame, head_rows, per_head, 
 class ProbeResult(Result):
     """The result of ``probing score`` (``data`` is its JSON, docs/results.md)."""
 
+    chooses = True
+
     @property
     def relations(self) -> list[str]:
         return list(self.data["relations"])

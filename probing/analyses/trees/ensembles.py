@@ -66,14 +66,13 @@ import torch
 from probing.analyses.probe.pairs import collect_pairs
 from probing.analyses.trees.counts import METRICS, SKIP_REASONS, causal_scores, edge_counts, gold_tensors, single_root
 from probing.analyses.trees.decode import mst_heads
+from probing.analyses.trees.defaults import CANDIDATES, ENSEMBLE_SIZE
 from probing.data.treebank import Sentence
 from probing.engine.counts import Counts
 from probing.naming import DIRECTIONS
 from probing.stats.bootstrap import BootstrapSpec, ReplicateSums, replicated
 from probing.stats.intervals import bootstrap_block
 
-CANDIDATES = 25
-ENSEMBLE_SIZE = 4
 CAUSAL = "causal"
 """A decoder's third ensemble direction: each pair scored by its later word's attention to the earlier one."""
 

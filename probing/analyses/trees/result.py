@@ -17,6 +17,8 @@ METRICS = ("uas", "uuas")
 class TreesResult(Result):
     """The result of ``probing trees`` (``data`` is its JSON, docs/results.md)."""
 
+    chooses = True
+
     @property
     def words(self) -> int:
         """The scored words every count is out of."""

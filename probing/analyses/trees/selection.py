@@ -44,18 +44,19 @@ from pathlib import Path
 
 import torch
 
-from probing.analyses.trees.ensembles import CANDIDATES, ENSEMBLE_SIZE, EnsembleCollector, _Chunk, candidate_heads
+from probing.analyses.trees.defaults import (
+    BATCH_SENTENCES,
+    CANDIDATES,
+    DEFAULT_TREE_RELATIONS,
+    ENSEMBLE_SIZE,
+    LEARNING_RATE,
+    PROBE_EPOCHS,
+)
+from probing.analyses.trees.ensembles import EnsembleCollector, _Chunk, candidate_heads
 from probing.analyses.trees.features import ProbeExample, ProbeExamples, read_word_vectors, word_vectors
 from probing.analyses.trees.probes import PROBES
 from probing.engine.accumulator import Accumulator, BatchView
 from probing.errors import ProbingError
-
-DEFAULT_TREE_RELATIONS = ("dobj", "det", "pobj", "poss")
-"""The paper's four relations; ``all`` is left out by default (its ensembles would duplicate every arc)."""
-
-PROBE_EPOCHS = 10
-LEARNING_RATE = 0.002
-BATCH_SENTENCES = 8
 
 
 @dataclass(frozen=True)
