@@ -108,6 +108,17 @@ doctests. A module that needs a model for one test stays out (test_cli: a mistak
 loads), or the tier's guard fails it."""
 
 
+def pytest_ignore_collect(collection_path, config):
+    """Under ``-m unit`` alone, the test modules outside :data:`UNIT_MODULES` are not even imported: none of their
+    tests is in the tier, and importing them (transformers' model code, the tiny models' builders) was a third of
+    the tier's time. Their doctests are none either: a test module's examples live in its tests."""
+    if ((config.option.markexpr or "").strip() == "unit" and collection_path.suffix == ".py"
+            and collection_path.name.startswith("test_") and collection_path.parent == Path(__file__).parent
+            and collection_path.stem not in UNIT_MODULES):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(items):
     """Mark the unit tier: the tests of ``UNIT_MODULES`` and the doctests that build no model, none slow or
     needing real data."""

@@ -549,3 +549,30 @@ def hand_blimp(folder: Path, monkeypatch, paradigm: str = "anaphor_gender_agreem
                             for good, bad in HAND_PAIRS["good_bad"]), encoding="utf-8")
     monkeypatch.setitem(minimal_pairs.PINS, paradigm, hashlib.sha256(path.read_bytes()).hexdigest())
     return str(folder)
+
+
+def registrar(table: dict[str, Callable], marked: set[str] | None = None, *, mark: str = "slow"):
+    """The decorator that files each case's builder in ``table`` under the case's name, and the name in ``marked``
+    too when the case is registered with ``mark=True``: every hostile test file's registry is made by it.
+
+    >>> CASES, SLOW = {}, set()
+    >>> case = registrar(CASES, SLOW)
+    >>> @case("spawns a process", slow=True)
+    ... def _(env): ...
+    >>> list(CASES), SLOW
+    (['spawns a process'], {'spawns a process'})
+    """
+
+    def register(name: str, **marks: bool):
+        if set(marks) - {mark} or (marks and marked is None):  # a misspelt mark would quietly leave a case unmarked
+            raise TypeError(f"{name!r}: this registry takes no mark but {mark}=, got {sorted(marks)}")
+
+        def file(builder):
+            table[name] = builder
+            if marks.get(mark):
+                marked.add(name)
+            return builder
+
+        return file
+
+    return register

@@ -20,6 +20,7 @@ may import its own layer and the ones below it, never one above:
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -70,6 +71,12 @@ def modules() -> dict[str, Path]:
 
 def import_graph() -> dict[str, set[str]]:
     """Module -> the package's modules it imports (resolved to the longest module name)."""
+    return {name: set(targets) for name, targets in _parsed_graph(PACKAGE).items()}
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_graph(package: Path) -> dict[str, frozenset[str]]:
+    """:func:`import_graph` of ``package``, parsed once a session: every test of the layout reads the same files."""
     known = modules()
 
     def owner(name: str) -> str | None:
@@ -92,7 +99,7 @@ def import_graph() -> dict[str, set[str]]:
                 if base.split(".")[0] == "probing":
                     targets |= {f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else owner(base)
                                 for alias in node.names}
-        graph[name] = {target for target in targets if target and target != name}
+        graph[name] = frozenset(target for target in targets if target and target != name)
     return graph
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import registrar  # noqa: F401 (the hostile test files import it from here)
 
 from probing.cli import main
 from probing.results.schema.arrays import decode_array, encode_array
@@ -140,33 +141,6 @@ def digest(path: Path) -> str:
 
 
 # ---------------------------------------------------------------------------- refused cases
-
-def registrar(table: dict[str, Callable], marked: set[str] | None = None, *, mark: str = "slow"):
-    """The decorator that files each case's builder in ``table`` under the case's name, and the name in ``marked``
-    too when the case is registered with ``mark=True``: every hostile test file's registry is made by it.
-
-    >>> CASES, SLOW = {}, set()
-    >>> case = registrar(CASES, SLOW)
-    >>> @case("spawns a process", slow=True)
-    ... def _(env): ...
-    >>> list(CASES), SLOW
-    (['spawns a process'], {'spawns a process'})
-    """
-
-    def register(name: str, **marks: bool):
-        if set(marks) - {mark} or (marks and marked is None):  # a misspelt mark would quietly leave a case unmarked
-            raise TypeError(f"{name!r}: this registry takes no mark but {mark}=, got {sorted(marks)}")
-
-        def file(builder):
-            table[name] = builder
-            if marks.get(mark):
-                marked.add(name)
-            return builder
-
-        return file
-
-    return register
-
 
 REFUSED: dict[str, Callable[[Env], Case]] = {}
 IN_A_CHILD: set[str] = set()
