@@ -39,7 +39,7 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     with ``shard`` (index, count) only the pairs whose place in their paradigm is index modulo count, so that the
     parts of a long run can be scored apart and added up by ``probing merge`` into the whole run's result."""
     from probing.analyses.pairs.accuracy import accuracies
-    from probing.analyses.pairs.scoring import context_token, sentence_log_probs
+    from probing.analyses.pairs.scoring import context_token, pair_log_probs
     from probing.data.minimal_pairs import check_paradigms, read_pairs
     from probing.model.loading import load_model
     from probing.model.tokenizers import plain_tokenizer
@@ -60,7 +60,7 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     tokenizer = plain_tokenizer(loaded)
     model_started = time.perf_counter()
     sentences = [text for pair in pairs for text in (pair.good, pair.bad)]
-    scores = sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device,
+    scores = pair_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device,
                                 context=context)
     seconds_model = time.perf_counter() - model_started
     payload = accuracies(pairs, scores[0::2], scores[1::2], bootstrap=bootstrap, seed=seed)
