@@ -60,14 +60,14 @@ def test_shared_prefixes_give_the_whole_sentences_log_probs_and_decisions(name):
 
 @pytest.mark.parametrize("name", ["llama", "gemma"])
 def test_unequal_prefixes_padded_in_one_batch_give_the_whole_sentences_log_probs(name):
-    """Prefixes of other lengths side by side (as ablate's batches hold them): the padding after a short prefix is
-    masked and its continuation's positions go on from its own length."""
+    """Prefixes of other lengths side by side, two stacked copies: each bad continuation's positions go on from
+    its own prefix, and it sees neither the good continuation beside it nor any padding."""
     model, tokenizer = loaded(name)
     pairs = list(zip(*[iter(encode(tokenizer, SENTENCES))] * 2))
     assert len({shared_length(*pair) for pair in pairs}) > 1
-    run, score, new_cache = model_pass(model, exact_head(model), "cpu")
+    run, score = model_pass(model, exact_head(model), "cpu")
     with torch.inference_mode():
-        shared = prefix_shared_log_probs(run, score, pairs, new_cache, copies=2)
+        shared = prefix_shared_log_probs(run, score, pairs, copies=2)
     whole = torch.tensor(sentence_log_probs(model, tokenizer, SENTENCES, batch_size=1))
     assert shared.shape == (2, len(SENTENCES))
     torch.testing.assert_close(shared, whole.expand(2, -1), rtol=0, atol=TOLERANCE)
@@ -80,9 +80,9 @@ def test_a_batch_beyond_the_sliding_window_is_scored_whole():
     model, tokenizer = AutoModelForCausalLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
     pairs = list(zip(*[iter(encode(tokenizer, SENTENCES))] * 2))
     assert not prefix_sharing_fits(model, pairs)
-    run, score, new_cache = model_pass(model, True, "cpu")
+    run, score = model_pass(model, True, "cpu")
     with torch.inference_mode():
-        forced = prefix_shared_log_probs(run, score, pairs, new_cache)[0]
+        forced = prefix_shared_log_probs(run, score, pairs)[0]
     whole = sentence_log_probs(model, tokenizer, SENTENCES, batch_size=64)
     assert float((forced - torch.tensor(whole)).abs().max()) > 1e-2  # why the guard is there
     shared = pair_log_probs(model, tokenizer, SENTENCES, batch_size=64)

@@ -11,12 +11,7 @@ of one full forward pass per condition: a head in layer ``l`` reruns only
 
 Layers are the ``num_layers`` blocks of the transformer's layer list (a
 ``ModuleList`` of that length in which every block holds one attention
-module). A measurement may make several passes over one batch (minimal pairs: the pairs' shared prefixes, then their
-continuations from the prefixes' key-value cache): every pass of the intact model is recorded, and a group's
-passes get them back in the same order. A reused layer computes no keys and values; a pass with a cache
-takes the intact pass's for those layers (probing.analyses.ablation.minimal_pairs does).
-
-A model whose blocks cannot be found that way (ALBERT shares one
+module). A model whose blocks cannot be found that way (ALBERT shares one
 block) or whose blocks give other numbers when skipped (the check in
 :meth:`SharedPrefix.find` runs a tiny batch both ways) runs every condition
 whole, as before.
@@ -68,12 +63,11 @@ def within_tolerance(reused: torch.Tensor, whole: torch.Tensor) -> bool:
 
 
 class SharedPrefix:
-    """The blocks of one loaded model, and the outputs of the intact passes last recorded: ``outputs[layer]``
-    holds one output per pass, in order."""
+    """The blocks of one loaded model, and the outputs its last intact pass recorded."""
 
     def __init__(self, blocks: list[torch.nn.Module]):
         self.blocks = blocks
-        self.outputs: list[list] = []
+        self.outputs: list = []
 
     @classmethod
     def find(cls, loaded) -> "SharedPrefix | None":
@@ -90,11 +84,11 @@ class SharedPrefix:
     @contextlib.contextmanager
     def recording(self) -> Iterator[None]:
         """Within the block, each forward pass of the model keeps every layer's output."""
-        self.outputs = [[] for _ in self.blocks]
+        self.outputs = [None] * len(self.blocks)
 
         def keeper(index: int):
             def keep(module, args, output) -> None:
-                self.outputs[index].append(output)
+                self.outputs[index] = output
 
             return keep
 
@@ -102,25 +96,13 @@ class SharedPrefix:
             yield
 
     def reusing(self, first_layer: int, copies: int) -> contextlib.AbstractContextManager[None]:
-        """Within the block, layers below ``first_layer`` are not computed: in the block's n-th forward pass each
-        returns the output of layer ``first_layer - 1`` that the n-th recorded pass gave, repeated ``copies`` times
-        along the batch (the rows of a stacked pass are copy-major), which is all the layers above read."""
+        """Within the block, layers below ``first_layer`` are not computed: each returns the recorded output
+        of layer ``first_layer - 1`` repeated ``copies`` times along the batch (the rows of a stacked pass
+        are copy-major), which is all the layers above read."""
         if first_layer <= 0:
             return contextlib.nullcontext()
-        reused = [_repeated(output, copies) for output in self.outputs[first_layer - 1]]
-
-        def replaying():
-            upcoming = iter(reused)
-
-            def forward(*args, **kwargs):
-                output = next(upcoming, None)
-                if output is None:
-                    raise RuntimeError(f"more passes reuse the intact model's layers than the {len(reused)} recorded")
-                return output
-
-            return forward
-
-        return hooked(*(ReplacedForward(block, replaying()) for block in self.blocks[:first_layer]))
+        reused = _repeated(self.outputs[first_layer - 1], copies)
+        return hooked(*(ReplacedForward(block, lambda *args, **kwargs: reused) for block in self.blocks[:first_layer]))
 
     def _agrees(self, loaded) -> bool:
         """Whether the last layer computed on the recorded input of the layers below gives the whole pass."""

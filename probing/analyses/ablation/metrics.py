@@ -219,7 +219,7 @@ class MinimalPairAccuracy(Metric):
 
         check_causal_lm_head(loaded, "--metric minimal-pairs",
                              otherwise="minimal pairs need a trained causal LM head (BLiMP scores sentences)")
-        # here, not in the pass: its forward passes would be recorded as the intact model's (probing.model.prefix)
+        # once per model, before the pass: its tiny forward passes are no condition's
         self.share_prefix = prefix_sharing_agrees(loaded.model, True, loaded.device)
 
     def measure(self, loaded, batch, copies, mask) -> torch.Tensor:

@@ -5,10 +5,10 @@ one context token, the plain text, the float32 sum of token log-probabilities; r
 log p(bad), a tie wrong), every condition's copies of a batch in one forward pass; a batch is consecutive pairs
 in reading order, padded as the engine pads (probing.engine.batching), and the accumulator sees it as every
 pass's accumulators see theirs (probing.engine.accumulator.BatchView). Each pair's shared token prefix is
-computed once per condition and both its sentences continue from its keys and values, as ``probing pairs``
-scores them (probing.analyses.pairs.scoring.prefix_shared_log_probs); this composes with the reuse of the intact
-model's lower layers (probing.model.prefix): a condition's pass over the prefixes computes only its upper layers,
-and the keys and values of the layers below are the intact pass's (they read the same inputs). The pass keeps one bit
+computed once per condition, one row per pair holding the prefix and both continuations, as ``probing pairs``
+scores them (probing.analyses.pairs.scoring.prefix_shared_log_probs): still one forward pass per stack of
+conditions, so the reuse of the intact model's lower layers (probing.model.prefix) applies as it does to any
+pass. The pass keeps one bit
 per (condition, pair): right or not; the parts and their bootstrap come from those bits
 (probing.analyses.ablation.pair_parts).
 
@@ -26,7 +26,13 @@ from dataclasses import dataclass, field
 
 import torch
 
-from probing.analyses.pairs.scoring import encode, prefix_shared_log_probs, prefix_sharing_fits, scored_log_probs
+from probing.analyses.pairs.scoring import (
+    encode,
+    prefix_shared_log_probs,
+    prefix_sharing_fits,
+    scored_log_probs,
+    visibility_mask,
+)
 from probing.engine.accumulator import BatchView
 from probing.engine.batching import padded_rows
 from probing.model.interventions import uniform_heads
@@ -39,16 +45,13 @@ class PairBatch:
     """Sentences of consecutive pairs (good, bad, good, bad, ...) as the stacked conditions need them.
 
     ``input_ids``, ``attention_mask`` [sentence, token], right-padded; ``rows``: the pairs' numbers; ``pairs``:
-    each pair's (good, bad) ids; ``intact``: the keys and values [pair, head, token, dim] of every layer over the
-    pairs' shared prefixes, kept from the batch's first pass that computed every layer (the intact model's), for
-    the passes that reuse its lower layers and so compute no keys and values there.
+    each pair's (good, bad) ids.
     """
 
     input_ids: torch.Tensor
     attention_mask: torch.Tensor
     rows: list[int]
     pairs: list = field(default_factory=list)
-    intact: list = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.input_ids)
@@ -80,39 +83,21 @@ def sentence_scores(loaded, batch: PairBatch, heads: torch.Tensor, logit_cells: 
     def score(hidden, ids, mask):
         return scored_log_probs(head, hidden, ids, mask, logit_cells)
 
-    def run(ids, mask, sentences, positions=None, cache=None):
+    def run(ids, mask, sentences, positions=None):
+        if mask.dim() == 3:  # which keys each query sees (probing.analyses.pairs.scoring.pair_rows)
+            mask = visibility_mask(mask, next(loaded.model.parameters()).dtype)
         with uniform_heads(loaded.model, heads[sentences]) as intervention:
-            hidden = loaded.base(input_ids=ids.to(loaded.device), attention_mask=mask.to(loaded.device), cache=cache,
-                                 use_cache=cache is not None,
+            hidden = loaded.base(input_ids=ids.to(loaded.device), attention_mask=mask.to(loaded.device),
                                  position_ids=None if positions is None else positions.to(loaded.device))
         intervention.verify()
         return hidden.last_hidden_state  # [rows, token, hidden]
 
     if share and prefix_sharing_fits(loaded.model, batch.pairs):
-        from transformers import DynamicCache
-
-        return prefix_shared_log_probs(run, score, batch.pairs, lambda: DynamicCache(config=loaded.model.config),
-                                       copies, settle=lambda cache: _settle(batch, cache, copies)).cpu()
+        return prefix_shared_log_probs(run, score, batch.pairs, copies).cpu()
     ids, mask = batch.input_ids.repeat(copies, 1), batch.attention_mask.repeat(copies, 1)  # [copies * sentence, token]
     hidden = run(ids, mask, torch.arange(len(ids)))
     scores = score(hidden, ids.to(hidden.device), mask.to(hidden.device))
     return scores.view(copies, len(batch)).cpu()
-
-
-def _settle(batch: PairBatch, cache, copies: int) -> None:
-    """After a pass over the prefixes: a cache that every layer filled gives the batch its intact keys and values
-    (copy 0's: the first pass of a batch is the intact model's, or a stack whose first copy is); one whose
-    lower layers were reused from the intact pass (probing.model.prefix), and so are empty, takes theirs."""
-    layers = cache.layers
-    if all(layer.get_seq_length() for layer in layers):
-        if not batch.intact:
-            batch.intact = [(layer.keys[: len(batch.pairs)], layer.values[: len(batch.pairs)]) for layer in layers]
-        return
-    if not batch.intact:
-        raise RuntimeError("a pass reused lower layers before the intact model's pass over the batch")
-    for layer, (keys, values) in zip(layers, batch.intact):
-        if not layer.get_seq_length():
-            layer.update(keys.repeat(copies, 1, 1, 1), values.repeat(copies, 1, 1, 1))
 
 
 @dataclass

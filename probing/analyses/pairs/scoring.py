@@ -136,94 +136,122 @@ def shared_length(first: Sequence[int], second: Sequence[int]) -> int:
     return length
 
 
-def prefix_shared_log_probs(run, score, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], new_cache,
-                            copies: int = 1, settle=None) -> torch.Tensor:
-    """log p [copy, sentence] of every pair's two sentences (good, bad, good, ...), their shared token prefix
-    (:func:`shared_length`, 1 token or more) computed once and its keys and values reused for both continuations.
+def pair_rows(pairs: Sequence[tuple[Sequence[int], Sequence[int]]]):
+    """One row per pair: its shared prefix (:func:`shared_length`), its good sentence's continuation, then its bad
+    one's; ids and attention mask [pair, token] (right-padded), each token's position in its own sentence, and
+    which keys each query sees, bool [pair, query, key]: those before it in its own sentence, so that a bad
+    continuation's token never sees the good continuation beside it.
 
-    Two forward passes: the prefixes [copy * pair, token], right-padded, into a fresh cache (``new_cache()``);
-    then every sentence's continuation [copy * sentence, token], right-padded, after its pair's cached prefix
-    repeated for both sentences. A continuation's positions go on from its own prefix's length, and the
-    attention mask covers the prefix's padding too, so a token sees exactly the tokens it sees in the whole
-    sentence. The prefix's own tokens are scored once and their log p added to both sentences: each sentence's
-    log p is the whole sentence's, up to float rounding (:func:`sentence_log_probs` is the reference).
-
-    ``run(ids, attention_mask, sentences, positions=None, cache=None)`` computes one pass, giving what
-    ``score(states, ids, mask)`` reads (hidden states or logits, [row, token, ...]); ``sentences`` are the rows
-    of the [copy * sentence] layout the input rows belong to (a prefix's row: its pair's good sentence).
-    ``settle(cache)``, when given, sees the prefixes' cache before it is repeated for the continuations.
+    >>> ids, mask, positions, visible = pair_rows([([1, 7, 8], [1, 7, 9])])
+    >>> ids.tolist(), positions.tolist()
+    ([[1, 7, 8, 9]], [[0, 1, 2, 2]])
+    >>> visible[0].int().tolist()  # the last token (the bad one's 9) sees 1 and 7, not the good one's 8
+    [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 0, 1]]
     """
-    shared = torch.tensor([shared_length(good, bad) for good, bad in pairs])  # [pair], all >= 1
-    prefix_ids, prefix_mask = padded_rows([good[:length] for (good, _), length in zip(pairs, shared.tolist())])
-    prefix_ids, prefix_mask = prefix_ids.repeat(copies, 1), prefix_mask.repeat(copies, 1)  # [copy * pair, token]
+    shared = torch.tensor([shared_length(good, bad) for good, bad in pairs])[:, None]  # [pair, 1]
+    ids, mask = padded_rows([[*good, *bad[length:]] for (good, bad), length in zip(pairs, shared[:, 0].tolist())])
+    index = torch.arange(ids.shape[1])[None]  # [1, token]
+    good_length = torch.tensor([len(good) for good, _ in pairs])[:, None]
+    bad_part = index >= good_length  # [pair, token]
+    good_part = (index >= shared) & ~bad_part
+    positions = torch.where(bad_part, index - good_length + shared, index) * mask
+    visible = (index[:, :, None] >= index[:, None, :]) & ~(bad_part[:, :, None] & good_part[:, None, :])
+    visible = visible & mask[:, None, :].bool()
+    visible[:, :, 0] = True  # a padding query sees the first token: no row of its attention is empty
+    return ids, mask, positions, visible
+
+
+def prefix_shared_log_probs(run, score, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
+                            copies: int = 1) -> torch.Tensor:
+    """log p [copy, sentence] of every pair's two sentences (good, bad, good, ...), their shared token prefix
+    (:func:`shared_length`, 1 token or more) computed once and seen by both continuations.
+
+    One forward pass over one row per pair (:func:`pair_rows`): the prefix, then both continuations, each token at
+    its position in its own sentence and seeing exactly the tokens it sees there. The prefix's own tokens are
+    scored once and their log p added to both sentences; each continuation is scored from the prefix's last
+    state on. Each sentence's log p is the whole sentence's up to float rounding (:func:`sentence_log_probs` is
+    the reference), and, every real token sitting where it sits whatever else is in the batch, does not depend
+    on the batch it is in.
+
+    ``run(ids, visible, sentences, positions)`` computes the pass on [copy * pair] rows (``visible``: bool
+    [row, query, key]; ``sentences``: each row's good sentence's place in the [copy * sentence] layout), giving
+    what ``score(states, ids, mask)`` reads: hidden states or logits [row, token, ...].
+    """
+    ids, mask, positions, visible = pair_rows(pairs)
+    shared = torch.tensor([shared_length(good, bad) for good, bad in pairs])
     rows = torch.arange(copies * len(pairs))
-    cache = new_cache()
-    states = run(prefix_ids, prefix_mask, 2 * rows, cache=cache)  # a pair's prefix is its good sentence's
+    states = run(ids.repeat(copies, 1), visible.repeat(copies, 1, 1), 2 * rows, positions.repeat(copies, 1))
     device = states.device
-    prefix_scores = score(states, prefix_ids.to(device), prefix_mask.to(device))  # [copy * pair]
-    last = states[rows.to(device), (shared.repeat(copies) - 1).to(device)]  # predicts each continuation's first token
-    if settle is not None:
-        settle(cache)
-    cache.batch_repeat_interleave(2)  # one copy of each pair's prefix for each of its sentences
-    # Each continuation preceded by its prefix's last token: a placeholder whose state is ``last``, so that
-    # ``score`` reads token t + 1 from state t as it does on a whole sentence.
-    rest_ids, rest_mask = padded_rows([sentence[length - 1 :] for pair, length in zip(pairs, shared.tolist())
-                                       for sentence in pair])
-    rest_ids, rest_mask = rest_ids.repeat(copies, 1), rest_mask.repeat(copies, 1)  # [copy * sentence, 1 + token]
-    steps = rest_ids.shape[1] - 1
-    positions = shared.repeat_interleave(2).repeat(copies)[:, None] + torch.arange(steps)  # [copy * sentence, token]
-    attention = torch.cat([prefix_mask.repeat_interleave(2, dim=0), rest_mask[:, 1:]], dim=1)
-    states = run(rest_ids[:, 1:], attention, torch.arange(2 * len(rows)), positions=positions, cache=cache)
-    states = torch.cat([last.repeat_interleave(2, dim=0)[:, None], states], dim=1)
-    scores = score(states, rest_ids.to(device), rest_mask.to(device)) + prefix_scores.repeat_interleave(2)
-    return scores.view(copies, 2 * len(pairs))
+    longest = int(shared.max())
+    prefix_mask = (torch.arange(longest)[None] < shared[:, None]).long()  # [pair, token]: the prefixes
+    prefix_scores = score(states[:, :longest], ids[:, :longest].repeat(copies, 1).to(device),
+                          prefix_mask.repeat(copies, 1).to(device))  # [copy * pair]
+    # Each continuation read from its prefix's last state on (that state predicts its first token), as
+    # ``score`` reads a whole sentence: token t + 1 from state t.
+    places, rest = [], []
+    for (good, bad), length in zip(pairs, shared.tolist()):
+        places += [list(range(length - 1, len(good))), [length - 1, *range(len(good), len(good) + len(bad) - length)]]
+        rest += [good[length - 1 :], bad[length - 1 :]]
+    places, _ = padded_rows(places)  # [sentence, token]: where each continuation's states are in its pair's row
+    rest_ids, rest_mask = padded_rows(rest)
+    row_of = rows.repeat_interleave(2)[:, None]  # [copy * sentence, 1]: its pair's row
+    rest_states = states[row_of.to(device), places.repeat(copies, 1).to(device)]  # [copy * sentence, token, ...]
+    scores = score(rest_states, rest_ids.repeat(copies, 1).to(device), rest_mask.repeat(copies, 1).to(device))
+    return (scores + prefix_scores.repeat_interleave(2)).view(copies, 2 * len(pairs))
 
 
 def prefix_sharing_fits(model, pairs) -> bool:
     """Whether :func:`prefix_shared_log_probs` may score ``pairs`` together: every pair shares a token or more,
-    and their padded prefix and continuation together fit the model's sliding window (a window counts cache
-    slots, and the prefixes' padding takes slots a whole sentence does not)."""
+    and every pair's row fits the model's sliding window (the row's keys are all within it, as the whole
+    sentences' are then)."""
     shared = [shared_length(good, bad) for good, bad in pairs]
     if not shared or min(shared) < 1:
         return False
     window = getattr(model.config.get_text_config(decoder=True), "sliding_window", None)
-    longest = max(shared) + max(len(sentence) - length for pair, length in zip(pairs, shared) for sentence in pair)
-    return window is None or longest < window
+    return window is None or max(len(good) + len(bad) - length for (good, bad), length in zip(pairs, shared)) < window
+
+
+def visibility_mask(visible: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The attention mask a model reads as given [row, 1, query, key]: 0 where a key is seen, the dtype's minimum
+    where not (added to the attention scores, in every attention implementation that takes a mask)."""
+    return torch.zeros(visible.shape, dtype=dtype).masked_fill(~visible, torch.finfo(dtype).min)[:, None]
 
 
 def model_pass(model, split: bool, device):
-    """``run`` for :func:`prefix_shared_log_probs`: ``model``'s last hidden states (``split``) or its logits."""
-    from transformers import DynamicCache
+    """``run`` and ``score`` for :func:`prefix_shared_log_probs`: ``model``'s last hidden states (``split``,
+    read by the LM head at the scored positions only) or its logits."""
+    dtype = next(model.parameters()).dtype
 
-    def run(ids, mask, sentences, positions=None, cache=None):
-        module = model.base_model if split else model
-        output = module(input_ids=ids.to(device), attention_mask=mask.to(device), cache=cache, use_cache=True,
-                        position_ids=None if positions is None else positions.to(device))
-        return output.last_hidden_state if split else output.logits
+    def run(ids, visible, sentences, positions):
+        mask = visibility_mask(visible, dtype).to(device)
+        if split:
+            return model.base_model(input_ids=ids.to(device), attention_mask=mask,
+                                    position_ids=positions.to(device)).last_hidden_state
+        return model(input_ids=ids.to(device), attention_mask=mask, position_ids=positions.to(device)).logits
 
     def score(states, ids, mask):
-        return scored_log_probs(model.get_output_embeddings(), states, ids, mask) if split else \
-            row_log_probs(states, ids, mask)
+        if split:
+            return scored_log_probs(model.get_output_embeddings(), states, ids, mask)
+        return row_log_probs(states, ids, mask)
 
-    return run, score, lambda: DynamicCache(config=model.config)
+    return run, score
+
+
+AGREEMENT = 1e-4
+"""Nats: how far a shared prefix's log p may be from the whole sentence's (float rounding of other shapes)."""
 
 
 @torch.inference_mode()
 def prefix_sharing_agrees(model, split: bool, device) -> bool:
     """Whether sharing a pair's prefix gives ``model``'s whole-sentence log p (within :data:`AGREEMENT` nats) on
-    two tiny pairs; a model whose cache or positions work otherwise is scored whole."""
+    two tiny pairs; a model that reads its mask or positions otherwise is scored whole."""
     pairs = [([1, 5, 6, 7, 8], [1, 5, 6, 9]), ([1, 5, 7], [1, 6, 7, 8])]
     try:
-        run, score, new_cache = model_pass(model, split, device)
-        shared = prefix_shared_log_probs(run, score, pairs, new_cache)
+        shared = prefix_shared_log_probs(*model_pass(model, split, device), pairs)
         whole = _whole_log_probs(model, split, [sentence for pair in pairs for sentence in pair], device)
-    except Exception:  # a model without a key-value cache, or one that reads its inputs otherwise
+    except Exception:  # a model that takes no attention mask of its own, or no position ids
         return False
     return bool(torch.allclose(shared[0].cpu(), whole.cpu(), rtol=0, atol=AGREEMENT))
-
-
-AGREEMENT = 1e-4
-"""Nats: how far a shared prefix's log p may be from the whole sentence's (float rounding of other shapes)."""
 
 
 def _whole_log_probs(model, split: bool, encoded: Sequence[Sequence[int]], device) -> torch.Tensor:
@@ -241,13 +269,12 @@ def pair_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size: in
                    context: str = "bos") -> list[float]:
     """log p(sentence) of every sentence of consecutive pairs (good, bad, good, bad, ...), as
     :func:`sentence_log_probs` gives them, each pair's shared token prefix computed once
-    (:func:`prefix_shared_log_probs`); ``batch_size`` sentences (half as many pairs) per forward pass.
+    (:func:`prefix_shared_log_probs`); ``batch_size`` sentences (half as many pairs, a row each) per forward pass.
 
-    A batch holds pairs whose prefixes are equally long (then by the length of their longer sentence), so that
-    no prefix is padded: every real token's key sits where it sits in the whole sentence, and a score does not
-    depend on the batch it is in (the parts of a sharded run add up to the whole run's numbers). Pairs that share
-    no token (``context="none"``), a batch that does not fit the model's sliding window, and a model on which
-    sharing does not give the whole sentences' numbers (:func:`prefix_sharing_agrees`) are scored whole.
+    Pairs are batched by the length of their rows (the engine's length groups). A batch holding a pair that
+    shares no token (``context="none"``) or that does not fit the model's sliding window, and every batch of a
+    model on which sharing does not give the whole sentences' numbers (:func:`prefix_sharing_agrees`), is scored
+    whole.
     """
     if len(sentences) % 2:
         raise ValueError(f"pairs of sentences come in twos, not {len(sentences)}")
@@ -255,32 +282,18 @@ def pair_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size: in
     pairs = list(zip(encoded[0::2], encoded[1::2]))
     split = exact_head(model)
     sharing = prefix_sharing_agrees(model, split, device)
-    run, score, new_cache = model_pass(model, split, device)
+    run, score = model_pass(model, split, device)
     scores = [0.0] * len(encoded)
-    for chosen in _equal_prefix_groups(pairs, max(1, batch_size // 2)):
+    lengths = [len(good) + len(bad) - shared_length(good, bad) for good, bad in pairs]
+    for chosen in length_groups(lengths, max(1, batch_size // 2)):
         batch = [pairs[index] for index in chosen]
         if sharing and prefix_sharing_fits(model, batch):
-            values = prefix_shared_log_probs(run, score, batch, new_cache)[0]
+            values = prefix_shared_log_probs(run, score, batch)[0]
         else:
             values = _whole_log_probs(model, split, [sentence for pair in batch for sentence in pair], device)
         for index, (good, bad) in zip(chosen, values.view(-1, 2).cpu().tolist()):
             scores[2 * index], scores[2 * index + 1] = good, bad
     return scores
-
-
-def _equal_prefix_groups(pairs, batch_size: int):
-    """Positions of ``pairs`` in groups of at most ``batch_size`` whose shared prefixes are equally long, each
-    cut by the engine's length groups (probing.engine.batching.length_groups) of their longer sentences.
-
-    >>> list(_equal_prefix_groups([([1, 2, 3], [1, 2]), ([1, 4], [1, 5]), ([1, 2, 4, 5], [1, 2, 3])], 2))
-    [[1, 0], [2]]
-    """
-    members: dict[int, list[int]] = {}
-    for index, (good, bad) in enumerate(pairs):
-        members.setdefault(shared_length(good, bad), []).append(index)
-    for _, chosen in sorted(members.items()):
-        for group in length_groups([max(len(pairs[index][0]), len(pairs[index][1])) for index in chosen], batch_size):
-            yield [chosen[place] for place in group]
 
 
 @torch.inference_mode()
