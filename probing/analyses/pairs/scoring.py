@@ -6,8 +6,10 @@ its EOS token when it has none (as lm-evaluation-harness does for an empty conte
 per batch of sentences of like lengths, one sentence per row, padded on the right: a causal model's token never
 sees the padding after it, and positions count from the first real token, so padding changes no score beyond
 float rounding; the batches are the engine's (probing.engine.batching: its length groups, its right padding).
-Log-probabilities are taken in float32 from the logits, which are computed only where a real
-token is predicted. The accuracies they give are
+A pair's two sentences are scored in one row (:func:`pair_log_probs`): their shared token prefix once, then
+each continuation, a token seeing only the tokens of its own sentence (:func:`sentence_log_probs`, every
+sentence whole, is the reference it is tested against). Log-probabilities are taken in float32 from the
+logits, which are computed only where a real token is predicted. The accuracies they give are
 computed in probing.analyses.pairs.accuracy.
 """
 
