@@ -20,7 +20,8 @@ from pathlib import Path
 
 import torch
 
-FOLDERS = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "smollm2": "SmolLM2-135M-Instruct"}
+FOLDERS = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "smollm2": "SmolLM2-135M-Instruct",
+           "gemma3": "gemma-3-270m"}
 """Short names of the checkpoints the benchmarks read from ``$PROBING_MODELS``, and their folders there."""
 
 

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from benchmarks.common import Clock, Timings, model_folder, one_thread, version
 
-PAIRS_TARGET = 1.0
-"""probing's pairs per second at least minicons' (issue 43)."""
+PAIRS_TARGET = 1.5
+"""probing's pairs per second at least 1.5 times minicons' (issue 55: 1.0 in issue 43, 1.30 measured then; each
+pair's shared prefix now computed once)."""
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,10 @@ class PairsSpec:
 
 
 def ours(loaded, tokenizer, sentences: list[str], batch_size: int) -> list[float]:
-    """log p(sentence) as ``probing pairs`` scores it."""
-    from probing.analyses.pairs.scoring import sentence_log_probs
+    """log p(sentence) as ``probing pairs`` scores it (each pair's shared prefix once)."""
+    from probing.analyses.pairs.scoring import pair_log_probs
 
-    return sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device)
+    return pair_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device)
 
 
 def theirs(scorer, sentences: list[str], batch_size: int) -> list[float]:

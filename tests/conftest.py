@@ -38,7 +38,8 @@ collect_ignore = ["plugins"]
 """tests/plugins/ holds plug-ins that tests register themselves; collecting them (for doctests) would register
 them for the whole session."""
 
-MODEL_FOLDERS = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "smollm2": "SmolLM2-135M-Instruct"}
+MODEL_FOLDERS = {"minilm": "all-MiniLM-L6-v2", "mpnet": "all-mpnet-base-v2", "smollm2": "SmolLM2-135M-Instruct",
+                 "gemma3": "gemma-3-270m"}
 """Short name -> the folder a real checkpoint has under $PROBING_MODELS."""
 
 TEST_THREADS = 1

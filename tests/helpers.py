@@ -320,6 +320,28 @@ def tiny_model(family: str, num_layers: int = 2, num_heads: int = 4, seed: int =
     return str(folder)
 
 
+@functools.lru_cache(maxsize=None)
+def tiny_gemma(sliding_window: int = 512, softcap: float | None = None, seed: int = 0) -> str:
+    """A random tiny Gemma-3 decoder (not a :data:`TINY_FAMILIES` family): sliding-window and full layers
+    alternating, one key-value head, its logits soft-capped at ``softcap`` when given (as gemma-3-270m's may be)."""
+    import transformers
+
+    tokenizer = _llama_tokenizer()
+    config = transformers.Gemma3TextConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, head_dim=16, sliding_window=sliding_window,
+        layer_types=["sliding_attention", "full_attention"], final_logit_softcapping=softcap,
+        max_position_embeddings=128, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=0,
+    )
+    torch.manual_seed(seed)
+    model = transformers.Gemma3ForCausalLM(config)
+    folder = scratch_folder() / f"gemma3-w{sliding_window}-cap{softcap}-seed{seed}"
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
 def tiny_slow_bert() -> str:
     """A tiny BERT whose tokenizer has no fast version (``BertTokenizerLegacy``, pure Python):
     the checkpoint that exercises the per-word alignment fallback."""

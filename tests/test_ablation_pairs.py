@@ -18,7 +18,6 @@ from probing.analyses.pairs.accuracy import accuracies, paradigm_draws
 from probing.analyses.pairs.scoring import sentence_log_probs
 from probing.data.minimal_pairs import MinimalPair
 from probing.errors import ProbingError
-from probing.model.interventions import uniform_heads
 from probing.model.loading import load_model
 from probing.model.tokenizers import plain_tokenizer
 from probing.stats.intervals import percentile_interval
@@ -75,8 +74,8 @@ def test_a_disabled_layer_changes_the_scores_it_measures(llama):
     batch = next(pair_batches(plain_tokenizer(llama), PAIRS, 8))
     mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
     mask[len(batch):, 0] = True  # the second copy without layer 1
-    with uniform_heads(llama.model, mask), torch.inference_mode():
-        scores = sentence_scores(llama, batch, 2, LOGIT_CELLS)
+    with torch.inference_mode():
+        scores = sentence_scores(llama, batch, mask, LOGIT_CELLS)
     assert scores.shape == (2, 16) and not torch.allclose(scores[0], scores[1])
 
 
@@ -111,8 +110,8 @@ def test_padding_changes_no_log_probability_under_disabled_heads(llama):
         for batch in pair_batches(tokenizer, PAIRS, batch_size):
             mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
             mask[len(batch):, 0, :2] = True  # copy 2: heads 1-1 and 1-2 disabled
-            with uniform_heads(llama.model, mask), torch.inference_mode():
-                found.append(sentence_scores(llama, batch, 2, LOGIT_CELLS))
+            with torch.inference_mode():
+                found.append(sentence_scores(llama, batch, mask, LOGIT_CELLS))
         return torch.cat(found, dim=1)  # [copy, sentence]
 
     alone, padded = scores(1), scores(8)
@@ -271,3 +270,41 @@ def test_a_checkpoint_of_other_heads_under_the_same_labels_is_another_run():
 
     assert describe_difference(identity((0, 1)), identity((0, 1))) is None
     assert describe_difference(identity((0, 1)), identity((1, 2))).startswith("heads is ")
+
+
+@pytest.mark.parametrize("family", ["llama", "gemma"])
+def test_shared_prefixes_under_disabled_heads_and_reused_layers_give_the_whole_sentences_scores(family):
+    """A pair's prefix computed once per condition, composed with the intact model's reused lower layers
+    (probing.model.prefix): the same log-probabilities as every sentence whole, intact and ablated."""
+    from helpers import tiny_gemma
+
+    from probing.analyses.ablation.minimal_pairs import pair_batches, sentence_scores
+    from probing.model.prefix import SharedPrefix
+
+    loaded = load_model(tiny_model("llama", num_layers=3) if family == "llama" else tiny_gemma(), head="causal_lm")
+    metric = MinimalPairAccuracy.of_pairs(PAIRS)
+    metric.setup(loaded)
+    prefix = SharedPrefix.find(loaded)
+    assert metric.share_prefix and prefix is not None
+    layers, heads = loaded.num_layers, loaded.num_heads
+    with torch.inference_mode():
+        for batch in pair_batches(plain_tokenizer(loaded), PAIRS, 4):
+            intact = torch.zeros(len(batch), layers, heads, dtype=torch.bool)
+            group = torch.zeros(2 * len(batch), layers, heads, dtype=torch.bool)  # two conditions in the top layer
+            group[: len(batch), layers - 1, 0] = True
+            group[len(batch) :, layers - 1] = True
+            with prefix.recording():
+                shared_intact = sentence_scores(loaded, batch, intact, LOGIT_CELLS, share=True)
+            with prefix.reusing(layers - 1, copies=2):  # every layer below the top one is the intact pass's
+                shared_group = sentence_scores(loaded, batch, group, LOGIT_CELLS, share=True)
+            whole_intact = sentence_scores(loaded, batch, intact, LOGIT_CELLS)
+            whole_group = sentence_scores(loaded, batch, group, LOGIT_CELLS)
+            assert not torch.allclose(whole_group[0], whole_group[1])  # the disabled heads matter
+            torch.testing.assert_close(shared_intact, whole_intact, rtol=0, atol=1e-4)
+            torch.testing.assert_close(shared_group, whole_group, rtol=0, atol=1e-4)
+
+
+def test_sharing_prefixes_changes_no_right_or_wrong_of_an_ablation(llama, monkeypatch):
+    shared = ablated(llama).state_tensors["right"]
+    monkeypatch.setattr(MinimalPairAccuracy, "setup", lambda self, loaded: None)  # share_prefix stays False
+    assert torch.equal(shared, ablated(llama).state_tensors["right"])

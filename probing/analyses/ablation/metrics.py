@@ -211,17 +211,23 @@ class MinimalPairAccuracy(Metric):
 
         return part_names(self.layout)
 
+    share_prefix = False
+    """Whether a pair's shared token prefix is computed once (decided by :meth:`setup` for the loaded model)."""
+
     def setup(self, loaded) -> None:
+        from probing.analyses.pairs.scoring import prefix_sharing_agrees
+
         check_causal_lm_head(loaded, "--metric minimal-pairs",
                              otherwise="minimal pairs need a trained causal LM head (BLiMP scores sentences)")
+        # once per model, before the pass: its tiny forward passes are no condition's
+        self.share_prefix = prefix_sharing_agrees(loaded.model, True, loaded.device)
 
     def measure(self, loaded, batch, copies, mask) -> torch.Tensor:
         """right or not, bool [copy, pair], for ``copies`` stacked copies of a PairBatch."""
         from probing.analyses.ablation.minimal_pairs import sentence_scores
 
-        with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
-            scores = sentence_scores(loaded, batch, copies, LOGIT_CELLS)  # [copy, sentence]
-        intervention.verify()
+        with torch.inference_mode():
+            scores = sentence_scores(loaded, batch, mask, LOGIT_CELLS, self.share_prefix)  # [copy, sentence]
         return scores[:, 0::2] > scores[:, 1::2]  # good before bad; a tie is wrong
 
 

@@ -4,14 +4,18 @@ A pair is read and scored as ``probing pairs`` does (probing.data.minimal_pairs,
 one context token, the plain text, the float32 sum of token log-probabilities; right when log p(good) >
 log p(bad), a tie wrong), every condition's copies of a batch in one forward pass; a batch is consecutive pairs
 in reading order, padded as the engine pads (probing.engine.batching), and the accumulator sees it as every
-pass's accumulators see theirs (probing.engine.accumulator.BatchView). The pass keeps one bit
+pass's accumulators see theirs (probing.engine.accumulator.BatchView). Each pair's shared token prefix is
+computed once per condition, one row per pair holding the prefix and both continuations, as ``probing pairs``
+scores them (probing.analyses.pairs.scoring.prefix_shared_log_probs): still one forward pass per stack of
+conditions, so the reuse of the intact model's lower layers (probing.model.prefix) applies as it does to any
+pass. The pass keeps one bit
 per (condition, pair): right or not; the parts and their bootstrap come from those bits
 (probing.analyses.ablation.pair_parts).
 
 >>> from probing.data.minimal_pairs import MinimalPair
 >>> batch = next(pair_batches(None, [MinimalPair("a", "syntax", "x y", "x")], 8, encoded=[[1, 7, 8], [1, 7]]))
->>> batch.input_ids.tolist(), batch.rows
-([[1, 7, 8], [1, 7, 0]], [0])
+>>> batch.input_ids.tolist(), batch.rows, batch.pairs
+([[1, 7, 8], [1, 7, 0]], [0], [([1, 7, 8], [1, 7])])
 """
 
 from __future__ import annotations
@@ -22,9 +26,16 @@ from dataclasses import dataclass, field
 
 import torch
 
-from probing.analyses.pairs.scoring import encode, scored_log_probs
+from probing.analyses.pairs.scoring import (
+    encode,
+    prefix_shared_log_probs,
+    prefix_sharing_fits,
+    scored_log_probs,
+    visibility_mask,
+)
 from probing.engine.accumulator import BatchView
 from probing.engine.batching import padded_rows
+from probing.model.interventions import uniform_heads
 from probing.model.tokenizers import plain_tokenizer
 from probing.results.pass_statistics import BatchStats
 
@@ -33,12 +44,14 @@ from probing.results.pass_statistics import BatchStats
 class PairBatch:
     """Sentences of consecutive pairs (good, bad, good, bad, ...) as the stacked conditions need them.
 
-    ``input_ids``, ``attention_mask`` [sentence, token], right-padded; ``rows``: the pairs' numbers.
+    ``input_ids``, ``attention_mask`` [sentence, token], right-padded; ``rows``: the pairs' numbers; ``pairs``:
+    each pair's (good, bad) ids.
     """
 
     input_ids: torch.Tensor
     attention_mask: torch.Tensor
     rows: list[int]
+    pairs: list = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.input_ids)
@@ -50,20 +63,40 @@ def pair_batches(tokenizer, pairs, batch_size: int, encoded=None, first: int = 0
     encoded = encoded or encode(tokenizer, [text for pair in pairs for text in (pair.good, pair.bad)])
     for start in range(first, len(pairs), batch_size):
         chunk = pairs[start : start + batch_size]
-        ids, mask = padded_rows(encoded[2 * start : 2 * (start + len(chunk))])
-        yield PairBatch(ids, mask, list(range(start, start + len(chunk))))
+        sentences = encoded[2 * start : 2 * (start + len(chunk))]
+        ids, mask = padded_rows(sentences)
+        yield PairBatch(ids, mask, list(range(start, start + len(chunk))), list(zip(sentences[0::2], sentences[1::2])))
 
 
-def sentence_scores(loaded, batch: PairBatch, copies: int, logit_cells: int) -> torch.Tensor:
-    """log p(sentence) [copy, sentence] of ``copies`` stacked copies of ``batch`` (heads disabled by the caller).
+def sentence_scores(loaded, batch: PairBatch, heads: torch.Tensor, logit_cells: int, share: bool = False) -> torch.Tensor:
+    """log p(sentence) [copy, sentence] of stacked copies of ``batch``, the heads ``heads`` [copy * sentence,
+    layer, head] disabled (probing.model.interventions.uniform_heads), copy-major.
 
     The LM head runs on the last hidden state at the positions that predict a real token, a chunk of
-    ``logit_cells`` (positions x vocabulary) at a time, as ``probing pairs`` scores (scored_log_probs).
+    ``logit_cells`` (positions x vocabulary) at a time, as ``probing pairs`` scores (scored_log_probs). With
+    ``share`` (the model's scores agree: probing.analyses.pairs.scoring.prefix_sharing_agrees), each pair's shared
+    prefix is computed once (prefix_shared_log_probs) where the batch allows it (prefix_sharing_fits).
     """
-    ids = batch.input_ids.repeat(copies, 1).to(loaded.device)  # [copies * sentence, token], copy-major
-    mask = batch.attention_mask.repeat(copies, 1).to(loaded.device)
-    hidden = loaded.base(input_ids=ids, attention_mask=mask).last_hidden_state  # [rows, token, hidden]
-    scores = scored_log_probs(loaded.model.get_output_embeddings(), hidden, ids, mask, logit_cells)
+    copies = len(heads) // len(batch)
+    head = loaded.model.get_output_embeddings()
+
+    def score(hidden, ids, mask):
+        return scored_log_probs(head, hidden, ids, mask, logit_cells)
+
+    def run(ids, mask, sentences, positions=None):
+        if mask.dim() == 3:  # which keys each query sees (probing.analyses.pairs.scoring.pair_rows)
+            mask = visibility_mask(mask, next(loaded.model.parameters()).dtype)
+        with uniform_heads(loaded.model, heads[sentences]) as intervention:
+            hidden = loaded.base(input_ids=ids.to(loaded.device), attention_mask=mask.to(loaded.device),
+                                 position_ids=None if positions is None else positions.to(loaded.device))
+        intervention.verify()
+        return hidden.last_hidden_state  # [rows, token, hidden]
+
+    if share and prefix_sharing_fits(loaded.model, batch.pairs):
+        return prefix_shared_log_probs(run, score, batch.pairs, copies).cpu()
+    ids, mask = batch.input_ids.repeat(copies, 1), batch.attention_mask.repeat(copies, 1)  # [copies * sentence, token]
+    hidden = run(ids, mask, torch.arange(len(ids)))
+    scores = score(hidden, ids.to(hidden.device), mask.to(hidden.device))
     return scores.view(copies, len(batch)).cpu()
 
 

@@ -44,7 +44,7 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     BLiMP (probing.data.minimal_pairs.read_pair_file: unpinned, its own sha256 recorded), ``paradigms`` and
     ``phenomena`` then choosing among its own."""
     from probing.analyses.pairs.accuracy import accuracies
-    from probing.analyses.pairs.scoring import context_token, sentence_log_probs
+    from probing.analyses.pairs.scoring import context_token, pair_log_probs
     from probing.data.minimal_pairs import check_paradigms, read_pair_file, read_pairs
     from probing.engine.progress import progress_bar
     from probing.engine.startup import load_while_validating, model_name
@@ -74,8 +74,8 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     model_started = time.perf_counter()
     sentences = [text for pair in pairs for text in (pair.good, pair.bad)]
     with progress_bar(total=len(sentences), description=f"scoring {len(pairs):,} pairs", enabled=progress) as shown:
-        scores = sentence_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device,
-                                    context=context, after_batch=shown.update)
+        scores = pair_log_probs(loaded.model, tokenizer, sentences, batch_size=batch_size, device=loaded.device,
+                                context=context, after_batch=shown.update)
     seconds_model = time.perf_counter() - model_started
     payload = accuracies(pairs, scores[0::2], scores[1::2], bootstrap=bootstrap, seed=seed)
     token = context_token(tokenizer, context)

@@ -6,8 +6,10 @@ its EOS token when it has none (as lm-evaluation-harness does for an empty conte
 per batch of sentences of like lengths, one sentence per row, padded on the right: a causal model's token never
 sees the padding after it, and positions count from the first real token, so padding changes no score beyond
 float rounding; the batches are the engine's (probing.engine.batching: its length groups, its right padding).
-Log-probabilities are taken in float32 from the logits, which are computed only where a real
-token is predicted. The accuracies they give are
+A pair's two sentences are scored in one row (:func:`pair_log_probs`): their shared token prefix once, then
+each continuation, a token seeing only the tokens of its own sentence (:func:`sentence_log_probs`, every
+sentence whole, is the reference it is tested against). Log-probabilities are taken in float32 from the
+logits, which are computed only where a real token is predicted. The accuracies they give are
 computed in probing.analyses.pairs.accuracy.
 """
 
@@ -122,12 +124,188 @@ def exact_head(model) -> bool:
     return whole.shape == split.shape and bool(torch.allclose(whole, split, rtol=1e-5, atol=1e-5))
 
 
+def shared_length(first: Sequence[int], second: Sequence[int]) -> int:
+    """How many tokens two sentences' ids share at their start: at most all but the last token of the
+    shorter, so that each sentence has a continuation of one token or more to score.
+
+    >>> shared_length([1, 7, 8, 9], [1, 7, 5]), shared_length([1, 7], [1, 7, 5]), shared_length([3], [4, 5])
+    (2, 1, 0)
+    """
+    most = min(len(first), len(second)) - 1
+    length = 0
+    while length < most and first[length] == second[length]:
+        length += 1
+    return length
+
+
+def pair_rows(pairs: Sequence[tuple[Sequence[int], Sequence[int]]]):
+    """One row per pair: its shared prefix (:func:`shared_length`), its good sentence's continuation, then its bad
+    one's; ids and attention mask [pair, token] (right-padded), each token's position in its own sentence, and
+    which keys each query sees, bool [pair, query, key]: those before it in its own sentence, so that a bad
+    continuation's token never sees the good continuation beside it.
+
+    >>> ids, mask, positions, visible = pair_rows([([1, 7, 8], [1, 7, 9])])
+    >>> ids.tolist(), positions.tolist()
+    ([[1, 7, 8, 9]], [[0, 1, 2, 2]])
+    >>> visible[0].int().tolist()  # the last token (the bad one's 9) sees 1 and 7, not the good one's 8
+    [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 0, 1]]
+    """
+    shared = torch.tensor([shared_length(good, bad) for good, bad in pairs])[:, None]  # [pair, 1]
+    ids, mask = padded_rows([[*good, *bad[length:]] for (good, bad), length in zip(pairs, shared[:, 0].tolist())])
+    index = torch.arange(ids.shape[1])[None]  # [1, token]
+    good_length = torch.tensor([len(good) for good, _ in pairs])[:, None]
+    bad_part = index >= good_length  # [pair, token]
+    good_part = (index >= shared) & ~bad_part
+    positions = torch.where(bad_part, index - good_length + shared, index) * mask
+    visible = (index[:, :, None] >= index[:, None, :]) & ~(bad_part[:, :, None] & good_part[:, None, :])
+    visible = visible & mask[:, None, :].bool()
+    visible[:, :, 0] = True  # a padding query sees the first token: no row of its attention is empty
+    return ids, mask, positions, visible
+
+
+def prefix_shared_log_probs(run, score, pairs: Sequence[tuple[Sequence[int], Sequence[int]]],
+                            copies: int = 1) -> torch.Tensor:
+    """log p [copy, sentence] of every pair's two sentences (good, bad, good, ...), their shared token prefix
+    (:func:`shared_length`, 1 token or more) computed once and seen by both continuations.
+
+    One forward pass over one row per pair (:func:`pair_rows`): the prefix, then both continuations, each token at
+    its position in its own sentence and seeing exactly the tokens it sees there. The prefix's own tokens are
+    scored once and their log p added to both sentences; each continuation is scored from the prefix's last
+    state on. Each sentence's log p is the whole sentence's up to float rounding (:func:`sentence_log_probs` is
+    the reference), and, every real token sitting where it sits whatever else is in the batch, does not depend
+    on the batch it is in.
+
+    ``run(ids, visible, sentences, positions)`` computes the pass on [copy * pair] rows (``visible``: bool
+    [row, query, key]; ``sentences``: each row's good sentence's place in the [copy * sentence] layout), giving
+    what ``score(states, ids, mask)`` reads: hidden states or logits [row, token, ...].
+    """
+    ids, mask, positions, visible = pair_rows(pairs)
+    shared = torch.tensor([shared_length(good, bad) for good, bad in pairs])
+    rows = torch.arange(copies * len(pairs))
+    states = run(ids.repeat(copies, 1), visible.repeat(copies, 1, 1), 2 * rows, positions.repeat(copies, 1))
+    device = states.device
+    longest = int(shared.max())
+    prefix_mask = (torch.arange(longest)[None] < shared[:, None]).long()  # [pair, token]: the prefixes
+    prefix_scores = score(states[:, :longest], ids[:, :longest].repeat(copies, 1).to(device),
+                          prefix_mask.repeat(copies, 1).to(device))  # [copy * pair]
+    # Each continuation read from its prefix's last state on (that state predicts its first token), as
+    # ``score`` reads a whole sentence: token t + 1 from state t.
+    places, rest = [], []
+    for (good, bad), length in zip(pairs, shared.tolist()):
+        places += [list(range(length - 1, len(good))), [length - 1, *range(len(good), len(good) + len(bad) - length)]]
+        rest += [good[length - 1 :], bad[length - 1 :]]
+    places, _ = padded_rows(places)  # [sentence, token]: where each continuation's states are in its pair's row
+    rest_ids, rest_mask = padded_rows(rest)
+    row_of = rows.repeat_interleave(2)[:, None]  # [copy * sentence, 1]: its pair's row
+    rest_states = states[row_of.to(device), places.repeat(copies, 1).to(device)]  # [copy * sentence, token, ...]
+    scores = score(rest_states, rest_ids.repeat(copies, 1).to(device), rest_mask.repeat(copies, 1).to(device))
+    return (scores + prefix_scores.repeat_interleave(2)).view(copies, 2 * len(pairs))
+
+
+def prefix_sharing_fits(model, pairs) -> bool:
+    """Whether :func:`prefix_shared_log_probs` may score ``pairs`` together: every pair shares a token or more,
+    and every pair's row fits the model's sliding window (the row's keys are all within it, as the whole
+    sentences' are then)."""
+    shared = [shared_length(good, bad) for good, bad in pairs]
+    if not shared or min(shared) < 1:
+        return False
+    window = getattr(model.config.get_text_config(decoder=True), "sliding_window", None)
+    return window is None or max(len(good) + len(bad) - length for (good, bad), length in zip(pairs, shared)) < window
+
+
+def visibility_mask(visible: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The attention mask a model reads as given [row, 1, query, key]: 0 where a key is seen, the dtype's minimum
+    where not (added to the attention scores, in every attention implementation that takes a mask)."""
+    return torch.zeros(visible.shape, dtype=dtype).masked_fill(~visible, torch.finfo(dtype).min)[:, None]
+
+
+def model_pass(model, split: bool, device):
+    """``run`` and ``score`` for :func:`prefix_shared_log_probs`: ``model``'s last hidden states (``split``,
+    read by the LM head at the scored positions only) or its logits."""
+    dtype = next(model.parameters()).dtype
+
+    def run(ids, visible, sentences, positions):
+        mask = visibility_mask(visible, dtype).to(device)
+        if split:
+            return model.base_model(input_ids=ids.to(device), attention_mask=mask,
+                                    position_ids=positions.to(device)).last_hidden_state
+        return model(input_ids=ids.to(device), attention_mask=mask, position_ids=positions.to(device)).logits
+
+    def score(states, ids, mask):
+        if split:
+            return scored_log_probs(model.get_output_embeddings(), states, ids, mask)
+        return row_log_probs(states, ids, mask)
+
+    return run, score
+
+
+AGREEMENT = 1e-4
+"""Nats: how far a shared prefix's log p may be from the whole sentence's (float rounding of other shapes)."""
+
+
+@torch.inference_mode()
+def prefix_sharing_agrees(model, split: bool, device) -> bool:
+    """Whether sharing a pair's prefix gives ``model``'s whole-sentence log p (within :data:`AGREEMENT` nats) on
+    two tiny pairs; a model that reads its mask or positions otherwise is scored whole."""
+    pairs = [([1, 5, 6, 7, 8], [1, 5, 6, 9]), ([1, 5, 7], [1, 6, 7, 8])]
+    try:
+        shared = prefix_shared_log_probs(*model_pass(model, split, device), pairs)
+        whole = _whole_log_probs(model, split, [sentence for pair in pairs for sentence in pair], device)
+    except Exception:  # a model that takes no attention mask of its own, or no position ids
+        return False
+    return bool(torch.allclose(shared[0].cpu(), whole.cpu(), rtol=0, atol=AGREEMENT))
+
+
+def _whole_log_probs(model, split: bool, encoded: Sequence[Sequence[int]], device) -> torch.Tensor:
+    """log p [row] of token rows, each whole, in one right-padded forward pass."""
+    ids, mask = padded_rows(encoded)
+    ids, mask = ids.to(device), mask.to(device)
+    if split:
+        hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state  # [sentence, token, hidden]
+        return scored_log_probs(model.get_output_embeddings(), hidden, ids, mask)
+    return row_log_probs(model(input_ids=ids, attention_mask=mask).logits, ids, mask)
+
+
+@torch.inference_mode()
+def pair_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size: int = 32, device: str = "cpu",
+                   context: str = "bos", after_batch=None) -> list[float]:
+    """log p(sentence) of every sentence of consecutive pairs (good, bad, good, bad, ...), as
+    :func:`sentence_log_probs` gives them, each pair's shared token prefix computed once
+    (:func:`prefix_shared_log_probs`); ``batch_size`` sentences (half as many pairs, a row each) per forward pass;
+    ``after_batch(n)``, where given, is told each batch's n sentences once scored (a progress bar's ``update``).
+
+    Pairs are batched by the length of their rows (the engine's length groups). A batch holding a pair that
+    shares no token (``context="none"``) or that does not fit the model's sliding window, and every batch of a
+    model on which sharing does not give the whole sentences' numbers (:func:`prefix_sharing_agrees`), is scored
+    whole.
+    """
+    if len(sentences) % 2:
+        raise ValueError(f"pairs of sentences come in twos, not {len(sentences)}")
+    encoded = encode(tokenizer, sentences, context)
+    pairs = list(zip(encoded[0::2], encoded[1::2]))
+    split = exact_head(model)
+    sharing = prefix_sharing_agrees(model, split, device)
+    run, score = model_pass(model, split, device)
+    scores = [0.0] * len(encoded)
+    lengths = [len(good) + len(bad) - shared_length(good, bad) for good, bad in pairs]
+    for chosen in length_groups(lengths, max(1, batch_size // 2)):
+        batch = [pairs[index] for index in chosen]
+        if sharing and prefix_sharing_fits(model, batch):
+            values = prefix_shared_log_probs(run, score, batch)[0]
+        else:
+            values = _whole_log_probs(model, split, [sentence for pair in batch for sentence in pair], device)
+        for index, (good, bad) in zip(chosen, values.view(-1, 2).cpu().tolist()):
+            scores[2 * index], scores[2 * index + 1] = good, bad
+        if after_batch is not None:
+            after_batch(2 * len(chosen))
+    return scores
+
+
 @torch.inference_mode()
 def sentence_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size: int = 32,
-                       device: str = "cpu", context: str = "bos", after_batch=None) -> list[float]:
+                       device: str = "cpu", context: str = "bos") -> list[float]:
     """log p(sentence) of every sentence, in order, each after ``context`` (:data:`CONTEXTS`); ``batch_size``
-    sentences per forward pass; ``after_batch(n)``, where given, is told each batch's n sentences once scored (a
-    progress bar's ``update``: probing.engine.progress).
+    sentences per forward pass: every sentence whole, the reference that :func:`pair_log_probs` equals.
 
     The sentences are batched by length (shortest first; one sentence a row still, so a score is the same
     whatever else is in its batch, up to float rounding), so batches carry little padding, and the LM head
@@ -137,15 +315,7 @@ def sentence_log_probs(model, tokenizer, sentences: Sequence[str], *, batch_size
     split = exact_head(model)
     scores = [0.0] * len(encoded)
     for chosen in length_groups([len(ids) for ids in encoded], batch_size):
-        ids, mask = padded_rows([encoded[index] for index in chosen])
-        ids, mask = ids.to(device), mask.to(device)
-        if split:
-            hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state  # [sentence, token, hidden]
-            values = scored_log_probs(model.get_output_embeddings(), hidden, ids, mask)
-        else:
-            values = row_log_probs(model(input_ids=ids, attention_mask=mask).logits, ids, mask)
+        values = _whole_log_probs(model, split, [encoded[index] for index in chosen], device)
         for index, value in zip(chosen, values.cpu().tolist()):
             scores[index] = value
-        if after_batch is not None:
-            after_batch(len(chosen))
     return scores
