@@ -22,7 +22,8 @@ change in the machine's load hits both alike):
    a run makes it (stopped after the last layer's attention);
 2. pooling and scoring on precomputed attention, vectorised, against the reference code's plain loop
    (benchmarks/plain_loop.py), with a check that both give the same counts;
-3. peak memory of ``probing score`` on a treebank and on the same treebank four times over;
+3. peak memory of ``probing score`` on a treebank and on the same treebank four times over, with the time of the
+   whole command against a bare forward pass's, each in a fresh process (benchmarks/memory.py);
 4. tree decoding (every head, both directions, max and mst) against the forward pass it reads;
 5. norm-based attention: the whole run under ``--attention norms`` over the run under raw weights, paired;
 6. ablation: ``--metric lm`` conditions spread over every layer as ``--each-head``'s are, run as ``probing
@@ -61,9 +62,6 @@ if __name__ == "__main__" and not __package__:
 import argparse
 import datetime as _dt
 import os
-import shutil
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -72,6 +70,7 @@ import torch
 
 from benchmarks.common import FOLDERS, Timings, ewt_dev, machine, machine_line, model_folder, the_batches, verdict
 from benchmarks.gpu_check import DEVICE_CHECK_LIMIT, device_check
+from benchmarks.memory import memory_and_time, memory_report
 from benchmarks.plain_loop import plain_counts
 from probing.analyses.probe.api import run_probe
 from probing.analyses.probe.config import ScoreConfig
@@ -92,7 +91,6 @@ TARGETS = {
     "SmolLM2-135M-Instruct": 1.03,
 }
 LOOP_TARGET = 50.0  # pooling + scoring at least 50 x faster than the plain loop
-MEMORY_TARGET = 1.02  # peak memory of the 4 x treebank within 2% of the 1 x one (issue 44: flat again)
 TREES_TARGET = 1.0  # tree decoding costs no more than the forward pass it reads
 NORMS_TARGET = 1.20  # norms add at most 20% to a probe run
 
@@ -193,43 +191,6 @@ def pooling_against_loop(loaded, treebank: str, limit: int) -> dict:
     return {"units": sum(len(b) for b in batches), "vectorised": vector_seconds, "loop": loop_seconds,
             "speedup": loop_seconds / vector_seconds, "cells": int(vectorised.heads.numel()), "differing": differing,
             "totals_equal": bool((vectorised.total.numpy() == plain["total"]).all())}
-
-
-def peak_memory(model: str, treebank: Path) -> dict:
-    """(3) Peak RSS of ``probing score`` on the treebank and on it repeated four times (fresh processes)."""
-    folder = Path(tempfile.mkdtemp(prefix="probing-bench-"))
-    try:
-        fourfold = folder / "x4.conllu"
-        text = treebank.read_text(encoding="utf-8")
-        fourfold.write_text((text.rstrip("\n") + "\n\n") * 4, encoding="utf-8")
-        return {name: child_peak(model, path, folder / f"{name}.json") for name, path in (("1x", treebank),
-                                                                                       ("4x", fourfold))}
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def memory_text(memory: dict) -> str:
-    """The sentence that reports :func:`peak_memory`'s measurement against ``MEMORY_TARGET``."""
-    growth = memory["4x"]["peak_mib"] / memory["1x"]["peak_mib"]
-    return (f"Peak resident memory of `probing score` (a fresh process each): {memory['1x']['peak_mib']:.0f} MiB "
-            f"on the treebank, {memory['4x']['peak_mib']:.0f} MiB on it four times over: {growth:.3f} times, "
-            f"{verdict(growth, MEMORY_TARGET)}. Wall time of the whole command: "
-            f"{memory['1x']['seconds']:.1f} s and {memory['4x']['seconds']:.1f} s.")
-
-
-def child_peak(model: str, treebank: Path, output: Path) -> dict:
-    """``probing score`` in a child process: its own peak RSS (ru_maxrss) and wall time."""
-    command = [sys.executable, "-m", "probing", "score", "--quiet", "--model", model, "--treebank", str(treebank),
-               "--output", str(output)]
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
-    stderr = process.stderr.read().decode(errors="replace")
-    process.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"probing score failed on {treebank}:\n{stderr[-2000:]}")
-    return {"peak_mib": usage.ru_maxrss / 1024, "seconds": seconds}
 
 
 def tree_decoding(loaded, treebank: str, limit: int | None) -> dict:
@@ -458,7 +419,7 @@ def render(measured: dict, context: dict, command: str) -> str:
                   f"The two agree on the pair totals ({'equal' if entry['totals_equal'] else 'DIFFERENT'}) and on "
                   f"{entry['cells'] - entry['differing']} of {entry['cells']} head cells.", ""]
     if measured.get("memory"):
-        lines += ["## Memory does not grow with the treebank", "", memory_text(measured["memory"]), ""]
+        lines += ["## Memory flat over a long treebank, time kept", "", memory_report(measured["memory"]), ""]
     if measured.get("trees"):
         entry = measured["trees"]
         lines += ["## Tree decoding against the forward pass", "",
@@ -545,7 +506,12 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"with --quick: sentences per run (default: {DEVICE_CHECK_LIMIT})")
     parser.add_argument("--memory", action="store_true",
                         help="section 3 alone: peak memory of probing score on en_ewt dev and on it four times over "
-                             "(all-MiniLM-L6-v2, about 2 minutes)")
+                             "(all-MiniLM-L6-v2), with the time of the whole run against a bare forward pass of the "
+                             "same sentences (all-MiniLM-L6-v2 fourfold, all-mpnet-base-v2 once), fresh processes "
+                             "(benchmarks/memory.py; about 15 minutes on two cores)")
+    parser.add_argument("--settings", action="store_true",
+                        help="with --memory: also rows for fixed mmap thresholds (128 KiB, 4 MiB, 64 MiB), the table "
+                             "the shipped allocator setting was chosen from (about 35 minutes more)")
     args = parser.parse_args(argv)
     if args.quick:
         return device_check(args)
@@ -554,7 +520,12 @@ def main(argv: list[str] | None = None) -> int:
         if treebank is None or model is None:
             raise SystemExit("benchmarks: --memory needs en_ewt dev and all-MiniLM-L6-v2 (PROBING_TREEBANKS, "
                              "PROBING_MODELS)")
-        print(memory_text(peak_memory(model, Path(treebank))))
+        context = {"machine": machine(), "load_before": os.getloadavg()}
+        report = memory_report(memory_and_time(model, model_folder("mpnet"), Path(treebank), args.repeats or 3,
+                                               settings=args.settings, log=lambda line: print(line, file=sys.stderr)))
+        print(f"Made by `python benchmarks/run.py --memory{' --settings' if args.settings else ''}` on "
+              f"{_dt.date.today().isoformat()}; {machine_line(context['machine'])}; load average before "
+              f"{context['load_before'][0]:.2f}, after {os.getloadavg()[0]:.2f}.\n\n{report}")
         return 0
     repeats = args.repeats or (5 if args.full else 3)
     treebank = ewt_dev()
@@ -595,7 +566,8 @@ def main(argv: list[str] | None = None) -> int:
             print("trees", file=sys.stderr)
             measured["trees"] = tree_decoding(loaded, treebank, None)
             print("memory", file=sys.stderr)
-            measured["memory"] = peak_memory(models[short], Path(treebank))
+            measured["memory"] = memory_and_time(models[short], models["mpnet"], Path(treebank), repeats,
+                                                 log=lambda line: print(line, file=sys.stderr))
             print("bootstrap weighting", file=sys.stderr)
             measured["weighting"] = bootstrap_weighting(repeats=repeats)
             print("  (8) result arrays", file=sys.stderr)

@@ -190,3 +190,23 @@ def test_the_readme_gives_the_replicates_of_the_committed_boards():
             recorded = result["config"]["bootstrap"]  # the probe's {"replicates": N, ...}, coref's N
             counts[path.name] = recorded["replicates"] if isinstance(recorded, dict) else recorded
     assert counts and set(counts.values()) == {stated}
+
+
+def test_the_speed_guard_paragraph_quotes_the_guard_and_its_measurements():
+    """The README's speed-guard sentence: its bound and input are the guard's own constants, and the two ratios it
+    quotes are those the guard printed in benchmarks/RESULTS.md's section on it."""
+    from benchmarks import guard
+    from probing.data.inputs import sample_treebank_path
+    from probing.data.treebank import read_treebank
+
+    paragraph = README[README.index("speed\nguard"):].split("\n\n")[0].replace("\n", " ")
+    sentences = sum(1 for _ in read_treebank(sample_treebank_path())) * guard.COPIES
+    assert f"{sentences:,} sentences" in paragraph and f"{guard.COPIES} times over" in paragraph
+    assert f"more than {guard.BOUND:g} times" in paragraph
+    section = (REPO / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8").split("## The speed guard")[1]
+    section = section.split("\n## ")[0]
+    quoted = re.findall(r"gives (\d\.\d\d) there and fails; the shipped code gives about (\d\.\d\d)", paragraph)
+    assert quoted, "the paragraph no longer quotes the two ratios"
+    failing, passing = quoted[0]
+    assert f"= {failing} (median of paired repeats), at most {guard.BOUND:g}: FAILED" in section
+    assert f"= {passing} (median of paired repeats), at most {guard.BOUND:g}: passed" in section

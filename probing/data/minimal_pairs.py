@@ -96,14 +96,24 @@ def check_paradigms(names) -> tuple[str, ...]:
     Traceback (most recent call last):
     probing.errors.ProbingError: --paradigms: unknown BLiMP paradigm 'wh_islnd' (did you mean wh_island?) ...
     """
-    from probing.data.relations import did_you_mean
 
     if not names:
         return PARADIGMS
+    return known_paradigms(names, PARADIGMS, kind="BLiMP paradigm", known=f"67 are known, e.g. {PARADIGMS[0]}")
+
+
+def known_paradigms(names, among, *, kind: str, known: str) -> tuple[str, ...]:
+    """``names`` as chosen with ``--paradigms``, each one of ``among`` and none twice, or the one-line error
+    (with a "did you mean" for a typo; ``known`` says what is known).
+
+    >>> known_paradigms(["b"], ("a", "b"), kind="paradigm", known="the file's: a, b")
+    ('b',)
+    """
+    from probing.data.relations import did_you_mean
+
     for name in names:
-        if name not in PINS:
-            raise ProbingError(f"unknown BLiMP paradigm {name!r}{did_you_mean(name, PARADIGMS)} (67 are known, e.g. "
-                               f"{PARADIGMS[0]})", source="--paradigms")
+        if name not in among:
+            raise ProbingError(f"unknown {kind} {name!r}{did_you_mean(name, among)} ({known})", source="--paradigms")
     if len(set(names)) != len(names):
         raise ProbingError("a paradigm is named twice", source="--paradigms")
     return tuple(names)
@@ -265,13 +275,8 @@ def read_pair_file(path: str, paradigms=None, phenomena=None, limit: int | None 
                                    f"{', '.join(terms) or 'none'})", source="--phenomena")
         uids = tuple(uid for uid in uids if any(pair.uid == uid and pair.term in phenomena for pair in pairs))
     if paradigms:
-        for name in paradigms:
-            if name not in uids:
-                raise ProbingError(f"unknown paradigm {name!r}{did_you_mean(name, uids)} (the file's: "
-                                   f"{', '.join(uids[:5])}{' ...' if len(uids) > 5 else ''})", source="--paradigms")
-        if len(set(paradigms)) != len(paradigms):
-            raise ProbingError("a paradigm is named twice", source="--paradigms")
-        uids = tuple(paradigms)
+        uids = known_paradigms(paradigms, uids, kind="paradigm",
+                               known=f"the file's: {', '.join(uids[:5])}{' ...' if len(uids) > 5 else ''}")
     kept, counted = [], dict.fromkeys(uids, 0)
     for uid in uids:  # each paradigm's pairs together, in file order: the layout a shard and a merge rely on
         for pair in pairs:
