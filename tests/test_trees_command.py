@@ -385,6 +385,7 @@ def test_stage_timings_are_progress_and_quiet_silences_them(model, tmp_path, cap
         assert any(" s" in line and "every head as a tree" in line for line in timings), timings
 
 
+@pytest.mark.slow
 def test_tables_and_leaderboard_rows_need_no_torch():
     code = ("import sys; import probing.analyses.trees.report as report; "
             "assert 'torch' not in sys.modules, 'torch was imported'; print(report.leaderboard_table([]).key)")
