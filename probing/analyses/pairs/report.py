@@ -308,6 +308,11 @@ class PairsAccumulator:
         return cls(config["shard"], config["bootstrap"], config["seed"], result["pairs"]["context_token"],
                    result["pairs"]["paradigms"])
 
+    def count_options(self) -> dict:
+        """What the parts of one run share (probing.results.merging compares them): the split, the bootstrap's
+        draws and the context token."""
+        return {"count": self.count, "bootstrap": self.bootstrap, "seed": self.seed, "context_token": self.context_token}
+
     def merge(self, other: "PairsAccumulator") -> None:
         self.parts.update(other.parts)
 
