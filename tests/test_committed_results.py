@@ -62,6 +62,11 @@ VARYING_FIELDS = ("created", "seconds", "name_or_path", "path", "chosen_from", "
 ``model.attention_path`` (fused or eager), which results gained after the committed ones were made and which
 says how the weights were computed, not what they are (both paths agree to float error, tests/test_layers.py)."""
 
+ADDED_SINCE = ("options",)
+"""Fields that results gained after the committed ones were made: ``config.options``, every option that can change
+a number as the command line gave it (a record of how the numbers were made, not a number). Compared where both
+results hold one; a committed result without it is not redone for it."""
+
 FLOAT_TOLERANCE = 2e-6
 """The committed files were made on two threads and the tests run on one: float32 attention summed in another
 order differs in its last bits, so a float may differ by 2e-6 (one in the last of the 6 decimals that shares
@@ -80,6 +85,7 @@ def differences(a, b, path: str = "") -> list[str]:
         if {"dtype", "data", "shape"} <= set(a) and {"dtype", "data", "shape"} <= set(b):
             return differences(decode_array(a).tolist(), decode_array(b).tolist(), path)
         return [found for key in sorted(set(a) | set(b), key=str) if key not in VARYING_FIELDS
+                and not (key in ADDED_SINCE and (key not in a or key not in b))
                 for found in differences(a.get(key), b.get(key), f"{path}.{key}")]
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [found for index, (x, y) in enumerate(zip(a, b)) for found in differences(x, y, f"{path}[{index}]")]
