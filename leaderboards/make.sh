@@ -5,7 +5,7 @@
 #   SKIP_SCORING=1 bash leaderboards/make.sh  # only tables and plots, from the committed results
 #   SKIP_TABLES=1 bash leaderboards/make.sh   # only the runs (when several subsets run one after another)
 #   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, noop, atlas, atlas-trees,
-#                                             # blimp, versus
+#                                             # blimp, versus, importance
 #   MODELS=all-MiniLM-L6-v2 INITS=pretrained TREEBANKS=en_ewt ONLY=trees bash leaderboards/make.sh  # a subset
 #   PLAN=1 bash leaderboards/make.sh          # run nothing: list the pieces of the grid that are done and those left
 #   FORCE=1 bash leaderboards/make.sh         # run every piece again, even those already made by the same command
@@ -327,6 +327,35 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
             --random "$draws" --select-on "$dev" --bootstrap 1000 --seed 0 --quiet
         done
       done
+    done
+  done
+fi
+
+# Every head alone (the importance map): each head of the model disabled by itself, on the same units as the
+# causal board's rows (the LM loss and the probe on the first $VERSUS_LIMIT sentences of en_ewt test, the relations'
+# own BLiMP paradigms), with every condition's bootstrap replicates kept (--scores-only) so that a head's harm can be
+# set against its DEV accuracy (the versus board's DEV results) without another model pass. One piece per model and
+# metric (results/MODEL-METRIC.json), resumable; the encoders on the probe alone, as on the versus board.
+importance="${IMPORTANCE_DIR:-leaderboards/importance}"
+importance_models=(${IMPORTANCE_MODELS:-all-MiniLM-L6-v2 gemma-3-270m SmolLM2-135M-Instruct})
+if [ -z "${SKIP_SCORING:-}" ] && wanted importance; then
+  mkdir -p "$importance/results"
+  for name in "${importance_models[@]}"; do
+    if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$name/config.json" ]; then
+      ln -sfn "$PROBING_MODELS/$name" ".cache/models/$name"
+    else
+      echo "$name is not in \$PROBING_MODELS: left out of the importance maps" >&2; continue
+    fi
+    metrics=("${versus_metrics[@]}")
+    [[ " ${versus_encoders[*]} " == *" $name "* ]] && metrics=(probe)
+    for metric in "${metrics[@]}"; do
+      input=(--treebank en_ewt:test ${versus_limit:+--limit "$versus_limit"})
+      case "$metric" in
+        probe) input+=(--relations "${versus_relations[@]}" all) ;;
+        minimal-pairs) input=(--phenomena "${versus_phenomena[@]}" ${versus_pairs:+--limit "$versus_pairs"}) ;;
+      esac
+      piece "$importance/results/$name-$metric.json" --resumable ablate --model ".cache/models/$name" \
+        --metric "$metric" "${input[@]}" --each-head --scores-only --bootstrap 1000 --seed 0 --quiet
     done
   done
 fi
