@@ -158,3 +158,20 @@ def test_a_context_that_cannot_be_a_token_is_refused_before_anything_loads(bad, 
     assert main(["pairs", "--model", "no/such-model", "--context", bad]) == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "--context" in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize("context", ["bos", "eos", "none"])
+def test_the_result_records_the_token_it_prepended(context, tmp_path):
+    """``model.prepended_token`` is the token this run put before every sentence: its context (None after nothing),
+    not the sink token the attention analyses prepend, which a minimal-pairs run never uses."""
+    from probing.analyses.pairs.api import score_pairs
+
+    path = tmp_path / "own.jsonl"
+    path.write_text("".join(json.dumps({"sentence_good": good, "sentence_bad": bad}) + "\n"
+                            for good, bad in zip(SENTENCES[0::2], SENTENCES[1::2])), encoding="utf-8")
+    model = tiny_model("llama")
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    result = score_pairs(model, pairs_file=str(path), bootstrap=0, context=context)
+    expected = {"bos": tokenizer.bos_token, "eos": tokenizer.eos_token, "none": None}[context]
+    assert context == "none" or expected is not None
+    assert result["model"]["prepended_token"] == result["pairs"]["context_token"] == expected

@@ -85,7 +85,8 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
         "schema_version": SCHEMA_VERSION,
         "analysis": "pairs",
         "tool": tool_block(),
-        "model": model_block(loaded),
+        # the token this run put before every sentence (its context), not the sink token attention passes prepend
+        "model": {**model_block(loaded), "prepended_token": payload["context_token"]},
         "input": {**described, "units_total": read, "units_used": len(pairs), "skipped": {}},
         "config": {"paradigms": list(chosen), "limit": limit, "batch_size": batch_size, "bootstrap": bootstrap,
                    "seed": seed, "context": context,
