@@ -248,3 +248,15 @@ def test_the_committed_blimp_board_comes_out_byte_for_byte():
     board = leaderboard_from_files(results)
     for fmt, suffix in (("md", "md"), ("csv", "csv"), ("json", "json")):
         assert render(board, fmt) == (folder / f"blimp.{suffix}").read_text(encoding="utf-8")
+
+
+def test_the_committed_blimp_results_name_the_token_they_prepended():
+    """Every committed BLiMP result and part says, in model.prepended_token, the context token it was scored after
+    (leaderboards/repair_prepended_token.py rewrote the field of those made before the fix)."""
+    folder = Path(__file__).resolve().parents[1] / "leaderboards" / "blimp"
+    paths = sorted(folder.glob("results/*.json")) + sorted(folder.glob("parts/*/part-0-of-*.json"))
+    if not paths:
+        pytest.skip("no committed BLiMP results")
+    for path in paths:
+        result = json.loads(path.read_text(encoding="utf-8"))
+        assert result["model"]["prepended_token"] == result["pairs"]["context_token"], path.name
