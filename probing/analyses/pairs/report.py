@@ -14,9 +14,12 @@ from tabulate import tabulate
 
 from probing.naming import percent_with_interval
 
-PUBLISHED = {"GPT-2": 0.830, "LSTM": 0.698, "5-gram": 0.612}
+PUBLISHED = {"GPT-2 large": 0.830, "LSTM": 0.698, "5-gram": 0.612}
 """BLiMP's own summary (Warstadt et al. 2020): the mean of the 67 paradigm accuracies of each model, on all
-1,000 pairs of every paradigm."""
+1,000 pairs of every paradigm, as its repository's corrected results give it (raw_results/summary/
+models_summary.jsonl: gpt2 0.830, lstm 0.698, ngram 0.612; its README's errata of 16 August 2021 say the TACL
+version's Tables 3 and 4 misreported some results). The GPT-2 the authors scored is GPT-2 large (774M
+parameters: their jiant script's ``input_module=gpt2-large``)."""
 
 
 def pairs_header(result: dict) -> str:
@@ -119,8 +122,9 @@ def leaderboard_table(results: list[dict]):
         "the paradigm accuracies at the effective number of pairs (all pairs, when every paradigm has as many).",
         "A row scored with a limit (first N pairs of each paradigm) is not the full benchmark: its figures are "
         "estimates of it, with the interval that so few pairs allow.",
-        "[W20] Warstadt et al. 2020, BLiMP (TACL), the repository's summary: the mean of the 67 paradigms over all "
-        "1,000 pairs each. How its scripts began a sentence (a context token or none) may differ from our rule.",
+        "[W20] Warstadt et al. 2020, BLiMP (TACL), the corrected summary in its repository (the published tables "
+        "misreported some results): the mean of the 67 paradigms over all 1,000 pairs each; GPT-2 large has 774M "
+        "parameters. How its scripts began a sentence (a context token or none) may differ from our rule.",
         "Masked LMs have no minimal-pair score and no row here.",
         "after T: the token every sentence was scored after (its BOS by default, EOS without one; \"nothing\": "
         "the first token is not scored). An instruct model's BOS can be a chat-turn marker.",
@@ -212,40 +216,45 @@ MOVE = "move"
 """The context table's last column: the highest context's accuracy minus the lowest's, with a paired interval."""
 
 
-def paired_move(runs: list[dict], uid: str, level: float = 0.95) -> tuple[float, list[float] | None]:
-    """The move of paradigm ``uid`` across ``runs`` (the same pairs after other contexts): the highest run's
-    accuracy minus the lowest's, and its paired 95% percentile bootstrap interval, each replicate resampling the
-    same pairs in both runs (the first run's seed and draws: probing.analyses.pairs.accuracy.paradigm_draws).
+def paired_move(runs: list[dict], uids: list[str], level: float = 0.95) -> tuple[float, list[float] | None]:
+    """The move of the mean accuracy of paradigms ``uids`` (one paradigm's own; all of them: BLiMP overall) across
+    ``runs`` (the same pairs after other contexts): the highest run's mean minus the lowest's, and its paired 95%
+    percentile bootstrap interval, each replicate resampling each paradigm's pairs, the same in both runs (the
+    first run's seed and draws: probing.analyses.pairs.accuracy.paradigm_draws), and taking the mean over them.
 
     >>> run = lambda right: {"config": {"bootstrap": 200, "seed": 0},
     ...                      "pairs": {"paradigms": {"p": {"accuracy": sum(right) / 4, "right": right}}}}
-    >>> paired_move([run([True, True, True, False]), run([True, True, True, False])], "p")  # paired: no spread
+    >>> paired_move([run([True, True, True, False]), run([True, True, True, False])], ["p"])  # paired: no spread
     (0.0, [0.0, 0.0])
-    >>> move, (low, high) = paired_move([run([True, True, True, False]), run([True, False, False, False])], "p")
+    >>> move, (low, high) = paired_move([run([True, True, True, False]), run([True, False, False, False])], ["p"])
     >>> move, 0.0 <= low <= move <= high <= 1.0
     (0.5, True)
     """
     from probing.analyses.pairs.accuracy import paradigm_draws
     from probing.stats.intervals import interval_pair, percentile_interval
 
-    entries = [run["pairs"]["paradigms"][uid] for run in runs]
-    high = max(range(len(runs)), key=lambda number: entries[number]["accuracy"])
-    low = min(range(len(runs)), key=lambda number: entries[number]["accuracy"])
-    move = entries[high]["accuracy"] - entries[low]["accuracy"]
+    means = [float(np.mean([run["pairs"]["paradigms"][uid]["accuracy"] for uid in uids])) for run in runs]
+    high, low = int(np.argmax(means)), int(np.argmin(means))
+    move = means[high] - means[low]
     bootstrap, seed = runs[0]["config"].get("bootstrap") or 0, runs[0]["config"].get("seed") or 0
-    bits = [entries[number].get("right") for number in (high, low)]
-    if not bootstrap or any(right is None for right in bits):
-        return move, None
-    draws = paradigm_draws(len(bits[0]), bootstrap, seed, list(runs[0]["pairs"]["paradigms"]).index(uid))
-    higher, lower = (np.asarray(right, dtype=np.float64)[draws].mean(axis=1) for right in bits)  # [replicate]
-    return move, interval_pair(percentile_interval(higher - lower, level))
+    order = list(runs[0]["pairs"]["paradigms"])
+    differences = np.zeros(bootstrap)  # [replicate]: the mean over paradigms of higher - lower
+    for uid in uids:
+        bits = [runs[number]["pairs"]["paradigms"][uid].get("right") for number in (high, low)]
+        if not bootstrap or any(right is None for right in bits):
+            return move, None
+        draws = paradigm_draws(len(bits[0]), bootstrap, seed, order.index(uid))
+        higher, lower = (np.asarray(right, dtype=np.float64)[draws].mean(axis=1) for right in bits)
+        differences += (higher - lower) / len(uids)
+    return move, interval_pair(percentile_interval(differences, level))
 
 
 def context_table(results: list[dict]):
-    """The paradigms that move with the context, one row each (largest move first): a column per context the
-    model was scored after, each cell with its own interval, and the move with its paired interval; None when no
-    model was scored after two contexts."""
-    from probing.report.board import Cell, Row, Table, result_label
+    """BLiMP overall and the paradigms that move with the context, one row each (overall first, then the largest
+    move first): a column per context the model was scored after, each cell with its own interval, and the move
+    with its paired interval; None when no model was scored after two contexts. The overall row is left out when
+    the runs did not score the same paradigms (their means would not be of the same pairs)."""
+    from probing.report.board import Table
 
     found = context_moves(results)
     if not found:
@@ -255,16 +264,14 @@ def context_table(results: list[dict]):
     for runs, moves in found:
         named = {f"after {context_label(run)}": run for run in runs}
         columns += [column for column in named if column not in columns]
+        uids = list(runs[0]["pairs"]["paradigms"])
+        if all(set(run["pairs"]["paradigms"]) == set(uids) for run in runs):
+            overall = {column: run["pairs"]["overall"] for column, run in named.items()}
+            rows.append(_context_row(runs, overall, uids, f"overall, the mean of {len(uids)} paradigms"))
         for _, uid in moves:
             entries = {column: run["pairs"]["paradigms"][uid] for column, run in named.items()}
             pairs = next(iter(entries.values())).get("pairs")
-            row = Row(result_label(runs[0]), "model", "all pairs", f"{uid}" + (f", {pairs:,} pairs" if pairs else ""))
-            row.cells = {column: Cell(accuracy=entry["accuracy"], interval=entry.get("interval"),
-                                      pairs=entry.get("pairs")) for column, entry in entries.items()}
-            move, interval = paired_move(runs, uid)
-            row.cells[MOVE] = Cell(accuracy=move, interval=interval, scale="points",
-                                   clearly_better=None if interval is None else interval[0] > 0)
-            rows.append(row)
+            rows.append(_context_row(runs, entries, [uid], f"{uid}" + (f", {pairs:,} pairs" if pairs else "")))
     notes = [
         f"A paradigm is listed when its accuracy moves by {100 * CONTEXT_MOVE:.0f} points or more between the "
         "contexts one model was scored after (the same pairs in each), largest move first; after T: the token "
@@ -273,10 +280,27 @@ def context_table(results: list[dict]):
         "[low, high]: 95% intervals: each context's own, Wilson's, and for the move (the highest context's accuracy "
         "minus the lowest's) a paired percentile bootstrap one, every replicate resampling the same pairs in both; *: "
         "the move's interval reaches 0.",
+        "overall: the mean of the paradigm accuracies (BLiMP's convention); its move's replicates resample every "
+        "paradigm's pairs and take the mean. A context picked as the best of these on these very pairs is a choice "
+        "made on the data it is reported on: its move is a paired difference, with no allowance for the choice.",
     ]
     measures = {**{column: "accuracy" for column in columns}, MOVE: MOVE}
-    return Table([*columns, MOVE], rows, notes, title="BLiMP paradigms that move with the context",
+    return Table([*columns, MOVE], rows, notes, title="BLiMP overall and the paradigms that move with the context",
                  key="pairs-context", mean=False, marks_best=False, measures=measures)
+
+
+def _context_row(runs: list[dict], entries: dict, uids: list[str], what: str):
+    """One row of the context table: ``entries`` (column -> a summary or paradigm entry of each run), each with
+    its interval, and the move of the mean over ``uids`` with its paired interval."""
+    from probing.report.board import Cell, Row, result_label
+
+    row = Row(result_label(runs[0]), "model", "all pairs", what)
+    row.cells = {column: Cell(accuracy=entry["accuracy"], interval=entry.get("interval"), pairs=entry.get("pairs"))
+                 for column, entry in entries.items()}
+    move, interval = paired_move(runs, uids)
+    row.cells[MOVE] = Cell(accuracy=move, interval=interval, scale="points",
+                           clearly_better=None if interval is None else interval[0] > 0)
+    return row
 
 
 class PairsAccumulator:
