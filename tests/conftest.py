@@ -99,9 +99,9 @@ them is marked ``unit`` here (the unit tier's guard, below, fails one that this 
 
 UNIT_MODULES = frozenset({
     "test_architecture", "test_bootstrap_draws", "test_heap", "test_coref_baselines", "test_coref_entities",
-    "test_coref_windows", "test_datasets", "test_relations", "test_repository", "test_sample_treebank",
-    "test_scorer_reference", "test_startup", "test_tiers", "test_transfer", "test_treebank", "test_treebank_cases",
-    "test_trees_counts", "test_trees_decode", "test_trees_ensembles", "test_trees_probes",
+    "test_coref_windows", "test_datasets", "test_findings", "test_relations", "test_repository",
+    "test_sample_treebank", "test_scorer_reference", "test_startup", "test_tiers", "test_transfer", "test_treebank",
+    "test_treebank_cases", "test_trees_counts", "test_trees_decode", "test_trees_ensembles", "test_trees_probes",
     "test_no_argparse_in_analyses",
 })
 """The test modules that need no model: their tests (but the slow and real-data ones) make the unit tier with the
