@@ -42,6 +42,10 @@ from conftest import REPO
 
 SCOPES = (
     ("README.md", "## What it finds", "\n## "),
+    ("leaderboards/README.md", "beside the figures BLiMP's", "\n\n"),
+    ("leaderboards/README.md", "**What it gives.**", "\n**What is done.**"),
+    ("docs/dark-secrets.md", "**BLiMP** (`probing pairs`", "\n### "),
+    ("docs/minimal-pairs.md", "## Published figures", "\n## "),
 )
 """(Markdown file, where its findings start, what ends them): every number between is checked."""
 
@@ -355,7 +359,7 @@ def problems_of(finding: Finding) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("markdown, start, end", SCOPES, ids=[scope[0] for scope in SCOPES])
+@pytest.mark.parametrize("markdown, start, end", SCOPES, ids=[f"{scope[0]}: {scope[1][:24]}" for scope in SCOPES])
 def test_every_number_of_the_findings_is_its_sources(markdown, start, end):
     problems = problems_of(findings(markdown, start, end))
     assert not problems, f"{len(problems)} numbers of {markdown} without their source:\n" + "\n".join(problems)
