@@ -130,3 +130,19 @@ def test_a_wrong_input_is_one_line_and_writes_nothing(runs, tmp_path, capsys):
                  "--heads", "1-1", "--heads", "2-2", "--bootstrap", "5", "--quiet", "--output", str(heads)]) == 0
     _refused(["importance", str(heads), "--select-on", str(other)], capsys, "not a result of ablate --each-head")
     assert not output.exists() and not (tmp_path / "map.txt").exists()
+
+
+def test_no_output_replaces_what_the_user_had(runs, tmp_path, capsys):
+    """Every output goes through check_output_path: an input of the run, a treebank or another analysis's result is
+    refused byte for byte; an earlier importance result (or figure) is replaced."""
+    ablation, dev = str(runs["ablation"]), str(runs["dev"])
+    treebank = Path(sample_split(40, 20, folder=tmp_path)[0])
+    for target in (runs["ablation"], runs["dev"], treebank):
+        before = target.read_bytes()
+        for option in ("--output", "--figure"):
+            _refused(["importance", ablation, "--select-on", dev, option, str(target)], capsys, option, str(target))
+            assert target.read_bytes() == before
+    earlier = tmp_path / "earlier.json"
+    earlier.write_bytes(runs["importance"].read_bytes())
+    assert main(["importance", ablation, "--select-on", dev, "--permutations", "20", "--output", str(earlier)]) == 0
+    assert _read(earlier)["permutations"]["count"] == 20
