@@ -33,7 +33,7 @@ def importance_result(ablation: dict, dev: dict, *, sources: dict, relations=Non
     ``relations`` (default: every relation of DEV). ``sources``: {"ablation": ..., "dev": ...}, each the
     ``path`` given (errors name it) and the ``sha256`` of its bytes."""
     started = time.perf_counter()
-    relations = list(dev["relations"]) if relations is None else list(relations)
+    relations = list(dev["relations"] if relations is None else dict.fromkeys(relations))  # each once, in order
     _check_dev(dev, ablation, relations, sources["dev"]["path"])
     found = head_map(ablation, source=sources["ablation"]["path"])
     low, high = found.intervals(LEVEL)
