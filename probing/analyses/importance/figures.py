@@ -95,7 +95,7 @@ def _row(figure, axes, result: dict, relation: str, part: str, characters: int) 
     layers, heads = np.nonzero(_clearly_harmful(entry, higher_is_better))
     axes[1].scatter(heads, layers, s=6, color="black", linewidths=0)
     test = result["syntax"][relation][part]
-    rho = "rho undefined (every harm equal)" if test["rho"] is None else (
+    rho = "no rho (every harm equal, or no unit)" if test["rho"] is None else (
         f"rho {scaled(test['rho'], 'coefficient')} {interval_text(test['interval'], 'coefficient')}, "
         f"p = {p_value_text(test['p_value'])}")
     ranked = chosen["parts"][part]
