@@ -296,3 +296,17 @@ def test_dev_must_be_other_sentences_of_the_same_model(dev):
         _importance(other, dev)
     with pytest.raises(ProbingError, match="lacks relations"):
         _importance(ablation, dev, relations=["nmod"])
+
+
+def test_the_board_says_why_a_row_has_no_rho(dev):
+    from probing.analyses.importance.board import NO_RHO, leaderboard_tables
+    from probing.report.board import cell_text
+
+    flat = {**dev, "relations": {**dev["relations"], "det": {**dev["relations"]["det"], "heads": {
+        direction: [[5] * 12 for _ in range(6)] for direction in ("dep_to_head", "head_to_dep")}}}}  # all heads equal
+    result = _importance(_each_head_result(dev), flat)
+    assert result["syntax"]["det"]["det"]["rho"] is None and result["syntax"]["all"]["all"]["rho"] is not None
+    (table,) = leaderboard_tables([result])
+    cells = {row.model.split(", ")[1]: row.cells["probe: own relation: rho"] for row in table.rows}
+    assert cell_text(cells["det"]) == NO_RHO and cell_text(cells["all"]).startswith(("+", "-"))
+    assert "m = 1 tests" in table.notes[-1]  # a row without rho tests nothing

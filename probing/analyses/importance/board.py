@@ -45,6 +45,10 @@ def chosen_text(entry: dict, part: dict) -> str:
             f"(p={p_value_text(band['p_value'])}), {rank(model)} in the model (p={p_value_text(model['p_value'])})")
 
 
+NO_RHO = "no rho: every accuracy or harm equal, or no unit"
+"""What a rho cell says when there is none to compute."""
+
+
 def leaderboard_tables(results: list[dict]) -> list:
     """The syntax-against-harm table of ``importance`` results (registered as the analysis's ``tables``)."""
     from probing.analyses.ablation.board import column_of, holm_cells, units_text
@@ -70,7 +74,7 @@ def leaderboard_tables(results: list[dict]) -> list:
                 row.treebank = "; ".join(filter(None, [row.treebank, units]))
             test, chosen = tests[part], result["chosen"][relation]
             row.cells[f"{name}: rho"] = Cell(accuracy=test["rho"], interval=test["interval"], scale="coefficient",
-                                             p_not_better=test["p_value"])
+                                             p_not_better=test["p_value"], head=NO_RHO if test["rho"] is None else "")
             ranked = chosen["parts"][part]
             row.cells[f"{name}: chosen head"] = None if ranked is None else Cell(
                 accuracy=ranked["effect"], interval=ranked["interval"],
