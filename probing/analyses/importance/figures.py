@@ -73,7 +73,7 @@ def _row(figure, axes, result: dict, relation: str, part: str, characters: int) 
     """One relation's accuracy (left) and one part's harm (right), the chosen head outlined in both; titles
     wrapped at ``characters``."""
     from probing.analyses.ablation.versus import effect_scale
-    from probing.analyses.importance.board import chosen_text
+    from probing.analyses.importance.board import NO_RHO, chosen_text
     from probing.naming import head_name, interval_text, p_value_text, scaled
 
     accuracy = np.array(result["accuracy"][relation]["accuracy"], dtype=float)
@@ -95,7 +95,7 @@ def _row(figure, axes, result: dict, relation: str, part: str, characters: int) 
     layers, heads = np.nonzero(_clearly_harmful(entry, higher_is_better))
     axes[1].scatter(heads, layers, s=6, color="black", linewidths=0)
     test = result["syntax"][relation][part]
-    rho = "no rho (every harm equal, or no unit)" if test["rho"] is None else (
+    rho = NO_RHO if test["rho"] is None else (
         f"rho {scaled(test['rho'], 'coefficient')} {interval_text(test['interval'], 'coefficient')}, "
         f"p = {p_value_text(test['p_value'])}")
     ranked = chosen["parts"][part]
