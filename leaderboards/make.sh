@@ -454,6 +454,27 @@ for board in $(printf '%s\n' leaderboards/versus leaderboards/versus-* "$versus"
     probing plot "$result" --output "$board/plots/$(basename "$result" .json).png"
   done
 done
+# The importance maps (docs/importance.md): each model's every-head ablations (importance/results/MODEL-METRIC.json,
+# made above) set against its DEV accuracies, the versus board's DEV result (versus/results/MODEL-dev.json): per
+# model and metric the map, rho and the chosen heads' ranks (importance/maps/MODEL-METRIC.json) and its figure
+# (importance/plots/MODEL-METRIC.png), then one board of them all (importance/importance.*). No model runs here.
+shopt -s nullglob; importance_results=("$importance"/results/*-{lm,probe,minimal-pairs}.json); shopt -u nullglob
+importance_maps=()
+for result in "${importance_results[@]}"; do
+  stem="$(basename "$result" .json)"
+  case "$stem" in *-minimal-pairs) name="${stem%-minimal-pairs}" ;; *) name="${stem%-*}" ;; esac
+  dev="$versus/results/$name-dev.json"
+  if [ ! -f "$dev" ]; then echo "$dev is not there: the map of $result is left out" >&2; continue; fi
+  mkdir -p "$importance/maps" "$importance/plots"
+  probing importance "$result" --select-on "$dev" --output "$importance/maps/$stem.json" \
+    --figure "$importance/plots/$stem.png" > /dev/null
+  importance_maps+=("$importance/maps/$stem.json")
+done
+if [ "${#importance_maps[@]}" -gt 0 ]; then
+  for format in md:md csv:csv json:json latex:tex html:html; do
+    probing leaderboard "${importance_maps[@]}" --format "${format%%:*}" --output "$importance/importance.${format#*:}"
+  done
+fi
 # BLiMP's board: the intact decoders beside BLiMP's published figures (not a leaderboard.* file: the probe's
 # reference rows, which every leaderboard.* carries, have no place on it).
 shopt -s nullglob; blimp_results=(leaderboards/blimp/results/*.json); shopt -u nullglob

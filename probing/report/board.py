@@ -341,11 +341,12 @@ def rank_rows(rows: list[Row], columns: list[str]) -> list[Row]:
 
 
 def cell_text(cell: Cell | None) -> str:
-    """``86.8 [85.1, 88.4] 8-10``; plain words for missing data."""
+    """``86.8 [85.1, 88.4] 8-10``; plain words for missing data (a cell's own ``head`` note says why, where it
+    has one: ``no rho: every accuracy or harm equal``)."""
     if cell is None:
         return "not scored"
     if cell.accuracy is None:
-        return "none" if cell.pairs == 0 else "no pairs"
+        return cell.head or ("none" if cell.pairs == 0 else "no pairs")
     text = scaled(cell.accuracy, cell.scale) + (f" {interval_text(cell.interval, cell.scale)}" if cell.interval else "")
     suffix = cell_suffix(cell)
     return f"{text} {suffix}" if suffix else text

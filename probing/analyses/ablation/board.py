@@ -31,7 +31,7 @@ def column_of(metric: str, part: str, relation: str) -> str | None:
     return f"{metric} {part}"
 
 
-def _units(result: dict) -> str:
+def units_text(result: dict) -> str:
     """What a result measured on: BLiMP (and its limit) or the treebank's name."""
     from probing.report.board import treebank_label
 
@@ -102,7 +102,7 @@ def leaderboard_tables(results: list[dict]) -> list:
                     raise ProbingError(f"two results give {model}'s {key} on {column}; give one", source="RESULT")
                 filled.add((model, key, column))
                 row = rows.setdefault((model, key), Row(f"{model}, {relation} top {k}", "model", "chosen on DEV", ""))
-                units = _units(result)
+                units = units_text(result)
                 if units not in row.treebank.split("; "):
                     row.treebank = "; ".join(filter(None, [row.treebank, units]))
                 for suffix in ("chosen", "random"):

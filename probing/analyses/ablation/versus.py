@@ -176,6 +176,22 @@ def versus_sets(chosen: dict, num_layers: int, num_heads: int, draws: int, seed:
     return sets
 
 
+def dev_counts(scored: dict) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A relation's correct counts [direction, layer, head] as DEV ranks its heads, from a probe result's entry, and
+    the directions' names: the classic two, and a decoder's causal (later-to-earlier) one, which competes with them.
+
+    >>> counts, directions = dev_counts({"heads": {"dep_to_head": [[3, 0]], "head_to_dep": [[0, 1]]},
+    ...                                  "causal": {"heads": [[1, 2]]}})
+    >>> counts.shape, directions
+    ((3, 1, 2), ('dep_to_head', 'head_to_dep', 'causal'))
+    """
+    causal = scored.get("causal")
+    directions = DIRECTIONS + (("causal",) if causal else ())
+    counts = np.stack([np.asarray(scored["heads"][d]) for d in DIRECTIONS]
+                      + ([np.asarray(causal["heads"])] if causal else []))  # [direction, layer, head]
+    return counts, directions
+
+
 def choose_sets(dev: dict, relations, sizes, num_layers: int, num_heads: int, draws: int, seed: int) -> list[dict]:
     """The chosen set of every relation and size in ``sizes`` (from ``dev``, per relation a probe result's entry:
     ``total``, ``heads`` per direction, a decoder's ``causal``), each followed by its matched random draws.
@@ -195,10 +211,7 @@ def choose_sets(dev: dict, relations, sizes, num_layers: int, num_heads: int, dr
         if not scored["total"]:
             raise ProbingError(f"relation {relation!r} has no pair on DEV, so nothing chooses its heads",
                                source="--chosen")
-        causal = scored.get("causal")  # a decoder's later-to-earlier direction competes with the classic two
-        directions = DIRECTIONS + (("causal",) if causal else ())
-        counts = np.stack([np.asarray(scored["heads"][d]) for d in DIRECTIONS]
-                          + ([np.asarray(causal["heads"])] if causal else []))  # [direction, layer, head]
+        counts, directions = dev_counts(scored)
         if counts.shape[1:] != (num_layers, num_heads):
             raise ProbingError(f"the DEV result has {counts.shape[1]}x{counts.shape[2]} heads, the model "
                                f"{num_layers}x{num_heads}", source="--select-on")

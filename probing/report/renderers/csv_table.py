@@ -1,7 +1,7 @@
 """A leaderboard as CSV: one row per table row, seven columns per relation (accuracy, interval, head,
 direction, pairs, p), numbers in percent with two decimals (a cell on the nats scale, a loss difference, in
-nats with four); tables separated by an empty row and named in a
-``table`` column when there are several. A cell that would start a spreadsheet formula starts with ``'``.
+nats with four; a coefficient, a rank correlation, as itself with four); tables separated by an empty row and
+named in a ``table`` column when there are several. A cell that would start a spreadsheet formula starts with ``'``.
 A table of effects (chosen against random heads) has six columns per part instead: effect, low, high,
 note, p and p adjusted for the board's many rows (Holm), p-values as plain numbers (never rounded to 0).
 
@@ -41,7 +41,7 @@ def _csv_rows(table: Table, *, with_table_column: bool) -> list[list]:
                 values += ["", "", "", "", "", "" if cell is None else cell.pairs, ""]
                 continue
             low, high = cell.interval or ("", "")
-            number = _nats if cell.scale == "nats" else _pct
+            number = _number(cell.scale)
             values += [number(cell.accuracy), number(low), number(high), cell.head, cell.direction or "", _blank(cell.pairs),
                        _blank(cell.p_not_better)]
         rows.append(values + ([_pct(row.mean)] if table.mean else []))
@@ -63,11 +63,17 @@ def _effect_rows(table: Table, columns: list[str], with_table_column: bool) -> l
                 values += [""] * 6
                 continue
             low, high = cell.interval or ("", "")
-            number = _nats if cell.scale == "nats" else _pct
+            number = _number(cell.scale)
             values += [number(cell.accuracy), number(low), number(high), cell.head, _blank(cell.p_not_better),
                        _blank(cell.p_adjusted)]
         rows.append(values)
     return rows
+
+
+def _number(scale: str):
+    """How a cell's numbers are written on its scale: percent with two decimals for a share or a difference of
+    shares (points), the number itself with four for a loss in nats or a coefficient."""
+    return _pct if scale in ("percent", "points") else _nats
 
 
 def _pct(value) -> str:
