@@ -20,17 +20,18 @@ PAIR_SET_HELP = ("the pair set to score: blimp (the default), clams-de, clams-fr
                  "(de_pud:agreement, de_pud:odd:agreement, fi_tdt:dev:agreement, FILE.conllu:agreement)")
 
 
-def add_pair_set_options(parser, *, lexicon: bool = True) -> None:
-    """``--pair-set``, ``--minimal-pairs`` and (``lexicon``) ``--lexicon`` on ``parser`` (a parser or a group)."""
-    parser.add_argument("--pair-set", metavar="NAME", help=PAIR_SET_HELP)
+def add_pair_set_options(parser, *, named: bool = True) -> None:
+    """``--pair-set`` (where ``named``: a command that takes the names otherwise has none), ``--minimal-pairs`` and
+    ``--lexicon`` on ``parser`` (a parser or a group)."""
+    if named:
+        parser.add_argument("--pair-set", metavar="NAME", help=PAIR_SET_HELP)
     parser.add_argument("--minimal-pairs", metavar="DIR",
                         help="a folder of pair sets, holding blimp/UID.jsonl, clams/LANG/PHENOMENON.txt and "
                              "rublimp/PID.csv (default: $PROBING_MINIMAL_PAIRS, else a cache filled from each set's "
                              "public home); every file is checked by its pinned sha256")
-    if lexicon:
-        parser.add_argument("--lexicon", nargs="+", metavar="TREEBANK", default=[],
-                            help="more treebanks (names or CoNLL-U files) whose forms pairs made from a treebank may "
-                                 "take (default: the treebank's own forms only)")
+    parser.add_argument("--lexicon", nargs="+", metavar="TREEBANK", default=[],
+                        help="more treebanks (names or CoNLL-U files) whose forms pairs made from a treebank may "
+                             "take (default: the treebank's own forms only)")
 
 
 def sources_of(args: argparse.Namespace):
