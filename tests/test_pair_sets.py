@@ -278,7 +278,7 @@ def _(root, monkeypatch):
 
 @refused("an unknown pair set")
 def _(root, monkeypatch):
-    return ["clams-en"], ["--pair-set: unknown pair set 'clams-en' (did you mean clams-de?)"], []
+    return ["clams-en"], ["NAME: unknown pair set 'clams-en' (did you mean clams-de?)"], []
 
 
 @refused("--lexicon beside a published set")

@@ -83,7 +83,8 @@ def _pairs(args: argparse.Namespace) -> int:
     if args.output and len(args.names) > 1:
         raise ProbingError(f"writes the pairs of one set; {len(args.names)} are named", source="--output")
     sources = sources_of(args)
-    chosen = [chosen_pair_set(name, args.paradigms, blimp=args.blimp, lexicon=args.lexicon) for name in args.names]
+    chosen = [chosen_pair_set(name, args.paradigms, blimp=args.blimp, lexicon=args.lexicon, option="NAME")
+              for name in args.names]
     if args.output:  # before anything is read: an output among the inputs destroys one
         check_output_path(args.output, inputs=chosen[0].inputs(sources), follow_symlinks=args.follow_symlinks,
                           replaces=WRITTEN)

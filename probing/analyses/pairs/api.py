@@ -104,26 +104,26 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     }
 
 
-def chosen_pair_set(name: str | None, paradigms=None, *, blimp: str | None = None, lexicon=()):
+def chosen_pair_set(name: str | None, paradigms=None, *, blimp: str | None = None, lexicon=(), option: str = "--pair-set"):
     """The pair set ``name`` names (BLiMP when None), its options checked before any file is read: a BLiMP paradigm
     name (``--paradigms``), ``--blimp`` for BLiMP only, ``--lexicon`` for pairs made from a treebank only.
 
     >>> chosen_pair_set("clams-de", blimp="folder")
     Traceback (most recent call last):
-    probing.errors.ProbingError: --blimp: is BLiMP's folder; --pair-set clams-de is read from --minimal-pairs DIR \
+    probing.errors.ProbingError: --blimp: is BLiMP's folder; the pair set clams-de is read from --minimal-pairs DIR \
 (a folder holding blimp/, clams/ and rublimp/) or $PROBING_MINIMAL_PAIRS
     """
     from probing.data.minimal_pairs import check_paradigms
     from probing.data.pair_sets.catalogue import pair_set
 
-    chosen = pair_set(name or "blimp")
+    chosen = pair_set(name or "blimp", option)
     if chosen.name == "blimp":
         check_paradigms(paradigms)
     elif blimp:
-        raise ProbingError(f"is BLiMP's folder; --pair-set {chosen.name} is read from --minimal-pairs DIR (a folder "
+        raise ProbingError(f"is BLiMP's folder; the pair set {chosen.name} is read from --minimal-pairs DIR (a folder "
                            "holding blimp/, clams/ and rublimp/) or $PROBING_MINIMAL_PAIRS", source="--blimp")
     if lexicon and not hasattr(chosen, "treebank"):
-        raise ProbingError(f"adds forms to pairs made from a treebank (TREEBANK:agreement); --pair-set {chosen.name} "
+        raise ProbingError(f"adds forms to pairs made from a treebank (TREEBANK:agreement); the pair set {chosen.name} "
                            "is read as published", source="--lexicon")
     return chosen
 

@@ -150,9 +150,9 @@ _register_made()
 EXAMPLES = "de_pud:agreement, fi_tdt:dev:agreement, FILE.conllu:agreement"
 
 
-def pair_set(name: str):
+def pair_set(name: str, option: str = "--pair-set"):
     """The set ``name`` names: a published one, or pairs made from a treebank (``TREEBANK:KIND``); an unknown name
-    is refused in one line, with the nearest known name and every known one."""
+    is refused in one line (naming ``option``, what gave it), with the nearest known name and every known one."""
     from probing.data.relations import did_you_mean
 
     if name in PAIR_SETS and ":" not in name:
@@ -162,4 +162,4 @@ def pair_set(name: str):
             return entry.make(name[: -len(entry.kind) - 1])
     known = [known for known in PAIR_SETS.names() if ":" not in known]
     raise ProbingError(f"unknown pair set {name!r}{did_you_mean(name, known)}; use one of: "
-                       f"{', '.join(PAIR_SETS.names())} ({EXAMPLES})", source="--pair-set")
+                       f"{', '.join(PAIR_SETS.names())} ({EXAMPLES})", source=option)
