@@ -33,11 +33,12 @@ class AgreementSet:
     def title(self) -> str:
         return f"{self.name} (subject-verb agreement pairs made from the treebank)"
 
-    def source(self, option: str = "--pair-set"):
-        """The treebank's sentences, as every command reads a treebank (its half, where named)."""
+    def source(self):
+        """The treebank's sentences, as every command reads a treebank (its half, where named); a treebank that
+        cannot be read is named by the set's name in the error."""
         from probing.data.inputs import InputSource
 
-        return InputSource.treebank(self.treebank, option=f"{option} {self.name}")
+        return InputSource.treebank(self.treebank, option=self.name)
 
     def inputs(self, sources) -> list[Path]:
         """What a run reads, which no output may replace: the treebank and the lexicon's treebanks."""
