@@ -44,7 +44,7 @@ def add_pairs_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--paradigms", nargs="+", metavar="UID", help="only these paradigms of the set")
     which.add_argument("--phenomena", nargs="+", metavar="TERM", help="only the paradigms of these phenomena")
     parser.add_argument("--limit", type=positive_int, metavar="N", help="only the first N pairs of each paradigm")
-    parser.add_argument("--output", metavar="FILE.jsonl", help="write the pairs of the one set named here, atomically")
+    parser.add_argument("--output", metavar="FILE.JSONL", help="write the pairs of the one set named here, atomically")
     parser.add_argument("--follow-symlinks", action="store_true",
                         help="when --output is a symbolic link, replace the file it points to (the link is kept)")
 
