@@ -158,6 +158,7 @@ def test_bfloat16_weights_and_a_device_map_score_the_same_pairs_in_float32():
 
 def test_a_failed_download_says_how_to_do_without_it(tmp_path, monkeypatch):
     monkeypatch.delenv("PROBING_BLIMP", raising=False)
+    monkeypatch.delenv("PROBING_MINIMAL_PAIRS", raising=False)
     monkeypatch.setenv("PROBING_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PROBING_BLIMP_BASE_URL", "http://127.0.0.1:9")  # the discard port: nothing answers
     with pytest.raises(ProbingError, match="download failed.*--blimp DIR or set PROBING_BLIMP"):
@@ -185,6 +186,7 @@ def test_the_download_fills_the_cache_checked_by_sha256(tmp_path, monkeypatch):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         monkeypatch.delenv("PROBING_BLIMP")
+        monkeypatch.delenv("PROBING_MINIMAL_PAIRS", raising=False)
         monkeypatch.setenv("PROBING_CACHE", str(tmp_path / "cache"))
         monkeypatch.setenv("PROBING_BLIMP_BASE_URL", f"http://127.0.0.1:{server.server_port}")
         path = paradigm_file("anaphor_gender_agreement")

@@ -85,6 +85,9 @@ CHANGES: dict[str, list[str]] = {
     "metric": ["--metric", "lm"],
     "paradigms": ["--paradigms", "anaphor_gender_agreement"],
     "phenomena": ["--phenomena", "anaphor_agreement"],
+    "pair_set": ["--pair-set", "clams-de"],
+    "lexicon": ["--lexicon", "de_gsd:dev"],
+    "pairs_file": ["--pairs-file", "mine.jsonl"],
     # options that change no number
     "output": ["--output", "elsewhere.json"],
     "checkpoint": ["--checkpoint", "elsewhere.checkpoint"],

@@ -52,8 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Metrics: mlm (masked-LM loss of a checkpoint with a trained MLM head), lm (next-token loss of a causal "
         "LM), probe (best head's accuracy per relation on a treebank, as probing score), classification (accuracy "
-        "of a sequence classifier on --labels, a CSV with text,label columns), minimal-pairs (a causal LM's BLiMP "
-        "accuracy as probing pairs scores it: overall, per field and per phenomenon). Each condition is compared with "
+        "of a sequence classifier on --labels, a CSV with text,label columns), minimal-pairs (a causal LM's accuracy "
+        "on a pair set, BLiMP by default, as probing pairs scores it: overall, per field and per phenomenon; pairs "
+        "made from the sentences DEV chose heads on are refused). Each condition is compared with "
         "the intact model on the same units: the change and its 95% paired bootstrap interval. Many conditions "
         "share one forward pass (copies of a batch, each with its own heads disabled). Heads count from 1 "
         "(3-5 is layer 3, head 5) on the command line and in tables; the JSON counts from 0."
@@ -87,12 +88,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                "(see below)")
     blimp = parser.add_argument_group("minimal pairs (--metric minimal-pairs; --limit: the first N pairs of each "
                                       "paradigm, --batch-size: pairs per batch)")
-    blimp.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP, "
-                                                      "else the download cache)")
+    from probing.commands.pair_options import add_pair_set_options
+
+    add_pair_set_options(blimp)
+    sources = blimp.add_mutually_exclusive_group()
+    sources.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: "
+                                                        "$PROBING_BLIMP, else the download cache)")
+    sources.add_argument("--pairs-file", metavar="FILE.JSONL",
+                         help="your own pairs instead of a pair set: JSON lines in BLiMP's format, as probing pairs "
+                              "--pairs-file reads them (unpinned: the result records the file's own sha256)")
     paradigms = blimp.add_mutually_exclusive_group()
-    paradigms.add_argument("--paradigms", nargs="+", metavar="UID", help="BLiMP paradigms to score (default: all 67)")
+    paradigms.add_argument("--paradigms", nargs="+", metavar="UID",
+                           help="paradigms to score, of the pair set or the file (default: all)")
     paradigms.add_argument("--phenomena", nargs="+", metavar="TERM",
-                           help="every paradigm of these BLiMP phenomena (subject_verb_agreement ...)")
+                           help="every paradigm of these phenomena (subject_verb_agreement ...)")
     parser.add_argument("--labels", metavar="CSV",
                         help="the labelled input of --metric classification (text,label columns)")
     parser.add_argument("--relations", nargs="+", default=list(DEFAULT_RELATIONS), metavar="REL",
@@ -121,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     metric, source, pairs, described = _checked_metric(args)
     with EngineCommand(args, head=metric.head, source=source, inputs=_input_files(args), analysis="ablation",
                        figures=("versus",) if args.chosen else ()) as command:
-        dev = _dev(args, command) if args.chosen else None  # before the model loads: a bad DEV costs no model time
+        dev = _dev(args, command, pairs) if args.chosen else None  # before the model loads: a bad DEV costs no model time
         loaded = command.loaded
         if dev is not None and dev.dev_result is not None:  # a DEV result of other weights chooses other heads
             check_dev_model(dev.dev_result, loaded, source=dev.where, run="this run")
@@ -148,7 +157,13 @@ def run(args: argparse.Namespace) -> int:
         result = command.result("ablation", stats, accumulator, options)
         if pairs is not None:
             result["input"] = pairs_input_block(pairs, described)
-        print(f"{loaded.name}: {metric.description} with heads disabled ({len(conditions) - 1} conditions; "
+        if pairs is not None:
+            from probing.analyses.pairs.report import pairs_source
+
+            measured = f"{metric.description} on {pairs_source(result)}"
+        else:
+            measured = metric.description
+        print(f"{loaded.name}: {measured} with heads disabled ({len(conditions) - 1} conditions; "
               f"intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
         if args.scores_only:
             result["state"] = scores_only_state(*accumulator.scores()[:2],
@@ -169,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _checked_metric(args: argparse.Namespace):
     """The metric of ``--metric`` after every check of the options, and its input: (metric, a labelled source or
-    None, BLiMP's pairs or None, their input description or None)."""
+    None, the minimal pairs or None, their input description or None)."""
     from probing.analyses.ablation.metrics import METRICS
     from probing.data.inputs import InputSource
     from probing.data.relations import check_relation_names
@@ -195,11 +210,12 @@ def _checked_metric(args: argparse.Namespace):
     elif args.labels:
         raise ProbingError("--labels is the input of --metric classification only", source="--labels")
     if args.metric == "minimal-pairs":
-        pairs, described = _blimp_pairs(args)
+        pairs, described = _minimal_pairs(args)
         return METRICS[args.metric].of_pairs(pairs), None, pairs, described
-    for option in ("blimp", "paradigms", "phenomena"):
+    for option in ("blimp", "paradigms", "phenomena", "pair_set", "minimal_pairs", "lexicon", "pairs_file"):
         if getattr(args, option):
-            raise ProbingError(f"--{option} is an input of --metric minimal-pairs only", source=f"--{option}")
+            flag = "--" + option.replace("_", "-")
+            raise ProbingError(f"{flag} is an input of --metric minimal-pairs only", source=flag)
     metric = METRICS[args.metric](seed=args.seed, mask_rate=args.mask_rate, relations=args.relations)
     if metric.needs_trees and args.text:
         raise ProbingError("--metric probe needs a treebank (its trees), not --text", source="--text")
@@ -208,15 +224,15 @@ def _checked_metric(args: argparse.Namespace):
 
 def _input_files(args: argparse.Namespace) -> tuple[str, ...]:
     """What the run reads besides its units and the model: DEV of --select-on (a result file or a treebank file)
-    and BLiMP's folder; no output may be one of them (a named DEV, en_ewt:dev, is a treebank, which no result
-    replaces either)."""
+    and the pairs' files (a pair set's folder, the treebanks pairs are made from, one's own pair file); no output
+    may be one of them (a named DEV, en_ewt:dev, is a treebank, which no result replaces either)."""
     from pathlib import Path
 
-    from probing.data.minimal_pairs import blimp_folder
+    from probing.commands.pair_options import pair_set_inputs
 
     dev = args.select_on if args.select_on and Path(args.select_on).expanduser().exists() else None
-    blimp = str(blimp_folder(args.blimp)) if args.metric == "minimal-pairs" else None
-    return tuple(path for path in (dev, blimp) if path)
+    pairs = [str(path) for path in pair_set_inputs(args)] if args.metric == "minimal-pairs" else []
+    return tuple(path for path in (dev, *pairs) if path)
 
 
 def _check_versus_options(args: argparse.Namespace) -> None:
@@ -268,36 +284,46 @@ def _check_model_for(args: argparse.Namespace) -> None:
                            f"checkpoints such as all-MiniLM-L6-v2 keep only the encoder): {probe}", source=option)
 
 
-def _blimp_pairs(args: argparse.Namespace):
-    """BLiMP's pairs of --paradigms (first --limit of each) from --blimp, as probing pairs reads them."""
+def _minimal_pairs(args: argparse.Namespace):
+    """The pairs of --pair-set (BLiMP by default) or --pairs-file, --paradigms or --phenomena and the first --limit
+    of each, as probing pairs reads them, and their input description."""
     import os
 
-    from probing.data.minimal_pairs import check_paradigms, paradigms_of, read_pairs
+    from probing.analyses.pairs.api import chosen_pair_set, read_scored_pairs
+    from probing.commands.pair_options import check_pairs_file_alone, sources_of
+    from probing.data.minimal_pairs import read_pair_file
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # every rank would score every pair: one process only
         raise ProbingError("--metric minimal-pairs runs in one process, not under torchrun", source="--metric")
 
     for option in ("treebank", "text", "shard"):  # --checkpoint and --resume save and continue the one run
         if getattr(args, option, None):
-            raise ProbingError("--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no "
-                               f"--{option}", source=f"--{option}")
+            raise ProbingError("--metric minimal-pairs reads a pair set (--pair-set, BLiMP by default) in one run: "
+                               f"no --{option}", source=f"--{option}")
     if args.pairs:
-        raise ProbingError("--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no --pairs",
-                           source="--pairs")
-    chosen = paradigms_of(args.phenomena, args.blimp) if args.phenomena else check_paradigms(args.paradigms)
-    return read_pairs(chosen, args.blimp, args.limit)
+        raise ProbingError("--metric minimal-pairs reads a pair set (--pair-set, BLiMP by default) in one run: no "
+                           "--pairs (consecutive sentences as segments A and B)", source="--pairs")
+    check_pairs_file_alone(args)
+    if args.pairs_file:
+        return read_pair_file(args.pairs_file, args.paradigms, args.phenomena, args.limit)
+    chosen = chosen_pair_set(args.pair_set, args.paradigms, blimp=args.blimp, lexicon=args.lexicon)
+    return read_scored_pairs(chosen, sources_of(args), args.paradigms, args.phenomena, args.limit)
 
 
-def _dev(args: argparse.Namespace, command):
-    """DEV of --select-on, checked against this run's units (BLiMP's pairs are never a treebank's) and options,
-    as ``probing score --select-on`` checks it, before the model loads."""
+def _dev(args: argparse.Namespace, command, pairs=None):
+    """DEV of --select-on, checked against this run's units and options, as ``probing score --select-on`` checks
+    it, before the model loads: a treebank's sentences, or minimal ``pairs`` made from DEV's sentences
+    (probing.stats.heldout.check_pairs_held_out)."""
     from probing.analyses.ablation.choosing import open_dev
+    from probing.stats.heldout import check_pairs_held_out
 
-    pairs = args.metric == "minimal-pairs"
     random_init = bool(getattr(args, "random_init", False))
     planned = {"model": {"random_init": random_init}, "config": {**command.options().config(), "random_init": random_init}}
-    return open_dev(args.select_on, None if pairs else command.source, args.select_limit,
-                    planned=planned, relations=args.chosen, sizes=args.k)
+    dev = open_dev(args.select_on, None if pairs is not None else command.source, args.select_limit,
+                   planned=planned, relations=args.chosen, sizes=args.k)
+    if pairs is not None:
+        check_pairs_held_out(dev, pairs, source=dev.where)
+    return dev
 
 
 def _conditions(args: argparse.Namespace, layers: int, heads: int, dev: dict | None):

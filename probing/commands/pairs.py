@@ -1,4 +1,5 @@
-"""``probing pairs``: a causal LM on BLiMP's minimal pairs (accuracy per paradigm, per field and overall)."""
+"""``probing pairs``: a causal LM on minimal pairs, a pair set by name (BLiMP, CLAMS, RuBLiMP, agreement pairs made
+from a treebank) or one's own file (accuracy per paradigm, per phenomenon, per field and overall)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from probing.commands.common import (
     seed_value,
     shard,
 )
+from probing.commands.pair_options import add_pair_set_options
 
 
 def context_choice(text: str) -> str:
@@ -33,25 +35,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "wrong): log p(sentence) sums log p(token | all before it) over the sentence's tokens, tokenized as plain "
         "text after one BOS token (EOS when the tokenizer has no BOS). Overall = the mean of the paradigm "
         "accuracies, as BLiMP reports it; 95% Wilson score intervals (overall: of the mean, at the effective "
-        "number of pairs). The pairs come from --blimp DIR, else $PROBING_BLIMP, else a cache filled by a download "
-        "from BLiMP's public home, every file checked by its pinned sha256; or from your own file (--pairs-file), "
-        "unpinned. Masked LMs have no minimal-pair score. Rules: docs/minimal-pairs.md."
+        "number of pairs). The pairs are a pair set (--pair-set: BLiMP by default, CLAMS, RuBLiMP, or agreement "
+        "pairs made from a treebank), read from a folder (--blimp DIR or $PROBING_BLIMP for BLiMP, --minimal-pairs "
+        "DIR or $PROBING_MINIMAL_PAIRS for every set), else a cache filled by a download from each set's public "
+        "home, every file checked by its pinned sha256; or your own file (--pairs-file), unpinned. probing data "
+        "pairs NAME writes a set out as JSON lines. Masked LMs have no minimal-pair score. Rules: "
+        "docs/minimal-pairs.md."
     )
     parser.add_argument("--model", required=True, metavar="ID_OR_FOLDER", help="a causal LM: hub id or local folder")
     add_weights_options(parser, scored_in="log-probabilities are taken")
+    add_pair_set_options(parser)
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--paradigms", nargs="+", metavar="UID", help="BLiMP paradigms to score (default: all 67)")
+    which.add_argument("--paradigms", nargs="+", metavar="UID",
+                       help="paradigms to score, of the pair set or the file (default: all; BLiMP's 67 UIDs, a CLAMS "
+                            "file's name, a RuBLiMP PID, the feature of pairs made from a treebank: number, person, "
+                            "gender)")
     which.add_argument("--phenomena", nargs="+", metavar="TERM",
-                       help="every paradigm of these BLiMP phenomena (its linguistics_term: subject_verb_agreement, "
-                            "determiner_noun_agreement, island_effects ...)")
+                       help="every paradigm of these phenomena (BLiMP's linguistics_term: subject_verb_agreement, "
+                            "island_effects ...; RuBLiMP's phenomenon; a CLAMS file's name)")
     parser.add_argument("--limit", type=positive_int, metavar="N", help="only the first N pairs of each paradigm")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP, "
                                                        "else the download cache)")
     source.add_argument("--pairs-file", metavar="FILE.JSONL",
-                        help="your own pairs instead of BLiMP: JSON lines in BLiMP's format (sentence_good, "
-                             "sentence_bad; optional UID, field, linguistics_term, pairID), not pinned: the result "
-                             "records the file's own sha256; --paradigms and --phenomena choose among the file's")
+                        help="your own pairs instead of a pair set: JSON lines in BLiMP's format (sentence_good, "
+                             "sentence_bad; optional UID, field, linguistics_term, pairID), as probing data pairs "
+                             "writes them; not pinned: the result records the file's own sha256; --paradigms and "
+                             "--phenomena choose among the file's")
     parser.add_argument("--batch-size", type=batch_size, default=32, metavar="B",
                         help=f"sentences per forward pass, at most {MAX_BATCH_SIZE} (changes no score; default: 32)")
     parser.add_argument("--context", default="bos", type=context_choice, metavar="TOKEN",
@@ -71,24 +81,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.pairs.api import check_causal_lm, score_pairs
+    from probing.analyses.pairs.api import chosen_pair_set, score_pairs
     from probing.analyses.pairs.report import pairs_header, pairs_table
     from probing.atomic import check_output_path, result_of
     from probing.commands.common import give_result, model_inputs, progress_wanted, recorded_options
-    from probing.data.minimal_pairs import blimp_folder, paradigms_of
+    from probing.commands.pair_options import check_pairs_file_alone, pair_set_inputs
 
-    pairs_file = args.pairs_file
+    check_pairs_file_alone(args)
+    if not args.pairs_file:  # a bad name or option before any file is looked at
+        chosen_pair_set(args.pair_set, args.paradigms, blimp=args.blimp, lexicon=args.lexicon)
     if args.output:  # the pairs' files and the model's are inputs: no output goes among them
-        check_output_path(args.output, inputs=[pairs_file or blimp_folder(args.blimp), *model_inputs(args)],
+        check_output_path(args.output, inputs=[*pair_set_inputs(args), *model_inputs(args)],
                           follow_symlinks=args.follow_symlinks, replaces=result_of("pairs"))
-    if args.phenomena and not pairs_file:  # choosing by phenomenon reads every paradigm's file: a bad --model first
-        check_causal_lm(args.model, args.revision)
-    paradigms = paradigms_of(args.phenomena, args.blimp) if args.phenomena and not pairs_file else args.paradigms
-    result = score_pairs(args.model, paradigms=paradigms, limit=args.limit, blimp=args.blimp,
+    result = score_pairs(args.model, paradigms=args.paradigms, limit=args.limit, blimp=args.blimp,
                          batch_size=args.batch_size, bootstrap=args.bootstrap, seed=args.seed, device=args.device,
                          revision=args.revision, dtype=args.dtype, device_map=args.device_map,
-                         context=args.context, shard=args.shard, progress=progress_wanted(args), pairs_file=pairs_file,
-                         phenomena=args.phenomena if pairs_file else None)
+                         context=args.context, shard=args.shard, progress=progress_wanted(args),
+                         pairs_file=args.pairs_file, phenomena=args.phenomena, pair_set=args.pair_set,
+                         minimal_pairs=args.minimal_pairs, lexicon=args.lexicon)
     print(pairs_header(result))
     print(pairs_table(result["pairs"]))
     result["config"]["options"] = recorded_options(args)  # every option that can change a number, as every command's

@@ -4,7 +4,7 @@
 ...           "fields": {"syntax": {"paradigms": 1, "pairs": 2, "accuracy": 0.5, "interval": None}},
 ...           "paradigms": {"a": {"field": "syntax", "pairs": 2, "accuracy": 0.5, "interval": None}}}
 >>> print(pairs_table(result).splitlines()[-1])
-overall (mean of 1 paradigms)  -                2  50.0 [0.0, 100.0]
+overall (mean of 1 paradigms)  -                          2  50.0 [0.0, 100.0]
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ def pairs_header(result: dict) -> str:
     ...     "pairs": {"overall": {"paradigms": 2, "pairs": 20, "interval": [0.5, 0.9]}, "context_token": "<|endoftext|>"}}))
     gpt2 (GPT2LMHeadModel, 12x12) on BLiMP: 20 pairs of 2 paradigms (the first 10 of each, --limit 10); \
     each sentence scored after '<|endoftext|>' (--context bos); 95% Wilson intervals
+
+    Pairs made from a treebank get a second line: what became of its subject arcs
+    (probing.data.pair_sets.from_treebank.made_from_line).
     """
     model, config, pairs = result["model"], result["config"], result["pairs"]
     overall = pairs["overall"]
@@ -41,37 +44,58 @@ def pairs_header(result: dict) -> str:
     token = pairs.get("context_token")
     context = f"after {token!r}" if token is not None else "with no token before it (its first token unscored)"
     intervals = "95% Wilson intervals" if overall.get("interval") else "no intervals"
-    return (f"{name} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
-            f"{', random init' if model.get('random_init') else ''}) on {pairs_source(result)}: {overall['pairs']} pairs of "
-            f"{overall['paradigms']} paradigms{which}; each sentence scored {context} (--context "
-            f"{config.get('context', 'bos')}); {intervals}")
+    header = (f"{name} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
+              f"{', random init' if model.get('random_init') else ''}) on {pairs_source(result)}: {overall['pairs']} "
+              f"pairs of {overall['paradigms']} paradigms{which}; each sentence scored {context} (--context "
+              f"{config.get('context', 'bos')}); {intervals}")
+    made_from = (result.get("input") or {}).get("made_from")
+    if made_from:
+        from probing.data.pair_sets.from_treebank import made_from_line
+
+        header += "\n" + made_from_line(made_from)
+    return header
 
 
 def pairs_source(result: dict) -> str:
-    """Where a run's pairs came from: BLiMP, or a user's own file, named with its sha256 and said to be unpinned.
+    """Where a run's pairs came from: BLiMP (a result made before pair sets names none), another pair set by its
+    title and name, or a user's own file, named with its sha256 and said to be unpinned.
 
     >>> pairs_source({"input": {"kind": "minimal_pairs", "commit": "3e56b06"}})
     'BLiMP'
+    >>> pairs_source({"input": {"pair_set": "clams-de"}}), pairs_source({"input": {"pair_set": "de_pud:agreement"}})
+    ('CLAMS German (clams-de)', 'de_pud:agreement (subject-verb agreement pairs made from the treebank)')
     >>> pairs_source({"input": {"path": "data/mine.jsonl", "sha256": "0123456789abcdef", "pinned": False}})
     'mine.jsonl (your own pairs, unpinned: sha256 0123456789ab)'
     """
     described = result.get("input") or {}
-    if described.get("pinned", True):
+    if not described.get("pinned", True):
+        name = described["path"].replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{name} (your own pairs, unpinned: sha256 {described['sha256'][:12]})"
+    named = described.get("pair_set", "blimp")
+    if named == "blimp":
         return "BLiMP"
-    name = described["path"].replace("\\", "/").rsplit("/", 1)[-1]
-    return f"{name} (your own pairs, unpinned: sha256 {described['sha256'][:12]})"
+    from probing.data.pair_sets.catalogue import pair_set
+
+    chosen = pair_set(named)
+    return chosen.title if chosen.title.startswith(named) else f"{chosen.title} ({named})"
 
 
 def pairs_table(result: dict) -> str:
-    """One row per paradigm, then per field, then the overall mean of the paradigm accuracies."""
-    rows = [[uid, entry["field"], entry["pairs"], percent_with_interval(entry["accuracy"], entry["interval"])]
+    """One row per paradigm (with its field and phenomenon), then per phenomenon (but one that is a paradigm of its
+    own name), then per field, then the overall mean of the paradigm accuracies."""
+    rows = [[uid, f"{entry['field']}: {entry['phenomenon']}" if entry.get("phenomenon") else entry["field"],
+             entry["pairs"], percent_with_interval(entry["accuracy"], entry["interval"])]
             for uid, entry in result["paradigms"].items()]
+    rows += [[f"phenomenon: {name}", f"{entry['paradigms']} paradigms", entry["pairs"],
+              percent_with_interval(entry["accuracy"], entry["interval"])]
+             for name, entry in result.get("phenomena", {}).items()
+             if not (entry["paradigms"] == 1 and name in result["paradigms"])]  # a CLAMS file: its paradigm's row
     rows += [[f"field: {name}", f"{entry['paradigms']} paradigms", entry["pairs"],
               percent_with_interval(entry["accuracy"], entry["interval"])] for name, entry in result["fields"].items()]
     overall = result["overall"]
     rows.append([f"overall (mean of {overall['paradigms']} paradigms)", "-", overall["pairs"],
                  percent_with_interval(overall["accuracy"], overall["interval"])])
-    return tabulate(rows, headers=["paradigm", "field", "pairs", "acc % [95% CI]"], tablefmt="plain",
+    return tabulate(rows, headers=["paradigm", "field: phenomenon", "pairs", "acc % [95% CI]"], tablefmt="plain",
                     colalign=("left", "left", "right", "right"), disable_numparse=True)
 
 
@@ -130,7 +154,8 @@ def leaderboard_table(results: list[dict]):
         "the first token is not scored). An instruct model's BOS can be a chat-turn marker.",
         *context_notes(results),
     ]
-    return Table(columns, rows, notes, title="BLiMP minimal pairs: intact causal LMs", key="pairs", mean=False,
+    title = "BLiMP minimal pairs" if all(pairs_source(data) == "BLiMP" for data in results) else "Minimal pairs"
+    return Table(columns, rows, notes, title=f"{title}: intact causal LMs", key="pairs", mean=False,
                  marks_best=False)
 
 
@@ -347,10 +372,10 @@ class PairsAccumulator:
         pairs, good, bad = [], [], []
         for uid in self.parts[min(self.parts)]:
             entries = [self.parts[index][uid] for index in sorted(self.parts)]
-            field = entries[0]["field"]
+            field, term = entries[0]["field"], entries[0].get("phenomenon", "")
             for place in range(sum(len(entry["log_p_good"]) for entry in entries)):
                 entry = entries[place % self.count]
-                pairs.append(MinimalPair(uid, field, "", ""))
+                pairs.append(MinimalPair(uid, field, "", "", term))
                 good.append(entry["log_p_good"][place // self.count])
                 bad.append(entry["log_p_bad"][place // self.count])
         payload = accuracies(pairs, good, bad, bootstrap=self.bootstrap, seed=self.seed)
