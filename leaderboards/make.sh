@@ -5,7 +5,7 @@
 #   SKIP_SCORING=1 bash leaderboards/make.sh  # only tables and plots, from the committed results
 #   SKIP_TABLES=1 bash leaderboards/make.sh   # only the runs (when several subsets run one after another)
 #   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, noop, atlas, atlas-trees,
-#                                             # blimp, versus, importance
+#                                             # blimp, versus, importance, agreement
 #   MODELS=all-MiniLM-L6-v2 INITS=pretrained TREEBANKS=en_ewt ONLY=trees bash leaderboards/make.sh  # a subset
 #   PLAN=1 bash leaderboards/make.sh          # run nothing: list the pieces of the grid that are done and those left
 #   FORCE=1 bash leaderboards/make.sh         # run every piece again, even those already made by the same command
@@ -358,6 +358,52 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted importance; then
         --metric "$metric" "${input[@]}" --each-head --scores-only --bootstrap 1000 --seed 0 --quiet
     done
   done
+fi
+
+# Agreement in every language (docs/minimal-pairs.md): does a language's subject head matter for its agreement?
+# One multilingual causal LM; per language its `nsubj` heads chosen on DEV (a PUD treebank's even half, as in the
+# atlas; en_ewt dev for English), its pair sets (CLAMS and RuBLiMP, the first $AGREEMENT_LIMIT pairs of each
+# paradigm, beside the agreement pairs made from the treebank's held-out odd half, all of them), scored intact,
+# then those heads disabled (k = 1 and 4) against matched random sets and every head alone (the importance map).
+# LANGUAGE=DEV=SET,SET...: Chinese has no agreeing verb (no pair) and is left out.
+agreement_model="${AGREEMENT_MODEL:-gemma-3-270m}"
+agreement_grid=(${AGREEMENT_GRID:-de=de_pud:even=clams-de,de_pud:odd:agreement fr=fr_pud:even=clams-fr,fr_pud:odd:agreement
+  ru=ru_pud:even=clams-ru,rublimp,ru_pud:odd:agreement fi=fi_pud:even=fi_pud:odd:agreement,fi_tdt:test:agreement
+  hi=hi_pud:even=hi_pud:odd:agreement ar=ar_pud:even=ar_pud:odd:agreement tr=tr_pud:even=tr_pud:odd:agreement
+  en=en_ewt:dev=en_ewt:test:agreement})
+agreement_limit="${AGREEMENT_LIMIT-100}"   # pairs per paradigm of a curated set (CLAMS: 7 paradigms, RuBLiMP: 19)
+agreement_k=(${AGREEMENT_K:-1 4})
+agreement_random="${AGREEMENT_RANDOM:-100}"
+agreement_causal="${AGREEMENT_CAUSAL-1}"  # empty: the intact accuracies alone (minutes), not the disabled heads (hours)
+agreement=leaderboards/agreement
+if [ -z "${SKIP_SCORING:-}" ] && wanted agreement; then
+  if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$agreement_model/config.json" ]; then
+    ln -sfn "$PROBING_MODELS/$agreement_model" ".cache/models/$agreement_model"
+    mkdir -p "$agreement/results"
+    for row in "${agreement_grid[@]}"; do
+      IFS== read -r language dev_treebank sets <<< "$row"
+      available "${dev_treebank%%:*}" || continue
+      dev="$agreement/results/$agreement_model-$language-dev.json"
+      piece "$dev" --resumable score --model ".cache/models/$agreement_model" --treebank "$dev_treebank" \
+        --relations nsubj all --bootstrap 0 --seed 0 --quiet
+      IFS=, read -r -a pair_sets <<< "$sets"
+      for set in "${pair_sets[@]}"; do
+        stem="$agreement_model-${set//:/-}"
+        units=(--pair-set "$set"); [[ "$set" == *:agreement ]] || units+=(${agreement_limit:+--limit "$agreement_limit"})
+        piece "$agreement/results/$stem.json" pairs --model ".cache/models/$agreement_model" "${units[@]}" --seed 0 --quiet
+        [ -n "$agreement_causal" ] || continue
+        for k in "${agreement_k[@]}"; do
+          piece "$agreement/results/$stem-nsubj-k$k.json" --resumable ablate --model ".cache/models/$agreement_model" \
+            --metric minimal-pairs "${units[@]}" --chosen nsubj --k "$k" --random "$agreement_random" \
+            --select-on "$dev" --bootstrap 1000 --seed 0 --quiet
+        done
+        piece "$agreement/results/$stem-each-head.json" --resumable ablate --model ".cache/models/$agreement_model" \
+          --metric minimal-pairs "${units[@]}" --each-head --scores-only --bootstrap 1000 --seed 0 --quiet
+      done
+    done
+  else
+    echo "$agreement_model is not in \$PROBING_MODELS: left out of agreement in every language" >&2
+  fi
 fi
 
 rederived() {  # rederived RESULT: give a --chosen result the versus block this version derives from its own
