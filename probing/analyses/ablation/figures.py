@@ -47,7 +47,7 @@ def versus_figure(result: dict, path, parts=None, *, dpi: int = 120) -> Path:
     scale, unit = (100.0, "percentage points") if block["higher_is_better"] else (1.0, "nats")
     height = 2.5 * len(parts) + 1.2
     width = max(3.1 * len(keys) + 0.8, 6.4)  # one chosen set (a make.sh piece) still has room for title and legend
-    note = textwrap.wrap(NOTE, int(width * 18))  # about 18 characters an inch at 7.5 points
+    note = textwrap.wrap(NOTE, int(width * 17))  # about 17 characters an inch at 7.5 points (18 ran over the edge)
     note_room = 0.3 + 0.12 * (len(note) - 1)
     figure = new_figure(width, height)
     axes = np.atleast_2d(figure.subplots(len(parts), len(keys), squeeze=False))

@@ -322,6 +322,23 @@ def choose_sets(dev: dict, relations, sizes, num_layers: int, num_heads: int, dr
     return versus_sets(chosen, num_layers, num_heads, draws, seed, match)
 
 
+def matching_needed(dev_result: dict, relation: str, k: int, draws: int) -> str:
+    """The matching a chosen set of ``relation`` and size ``k`` (chosen on ``dev_result``, a probe result) needs
+    for ``draws`` distinct random sets: ``layer`` when its layer-matched space holds that many, else ``band`` (the
+    rule make.sh's sized pieces follow: band matching only where the layer-matched space is too small).
+
+    >>> dev = {"model": {"num_layers": 2, "num_heads": 2}, "config": {},
+    ...        "relations": {"det": {"total": 3, "heads": {"dep_to_head": [[3, 0], [2, 0]], "head_to_dep": [[0, 0], [0, 0]]}}}}
+    >>> matching_needed(dev, "det", 2, draws=1), matching_needed(dev, "det", 2, draws=2)   # 1 x 1 layer-matched sets
+    ('layer', 'band')
+    """
+    from probing.results.schema.validation import heads_per_layer
+
+    sets = choose_sets(dev_result["relations"], [relation], [k], dev_result["model"]["num_layers"],
+                       heads_per_layer(dev_result), draws=1, seed=0)
+    return "layer" if sets[0]["space"] >= draws else "band"
+
+
 def set_label(entry: dict) -> str:
     """A set's condition label, as :func:`sets_of_result` reads it back: ``REL@K:chosen``, ``REL@K:randomI`` (draw
     I; ``randomI,J`` when draws I and J gave the same set) or ``REL@K:exactI`` (set I of an enumerated space).
