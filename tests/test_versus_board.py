@@ -239,3 +239,15 @@ def test_every_board_states_its_half_widths_per_measure_and_the_causal_board_its
     own = [row.cells["probe: own relation: chosen"] for row in versus.rows]
     assert f"probe: own relation {100 * median(2.80 * c.se for c in own):.1f} points ({len(own)} cells)" \
         in versus.notes[-1].split("Minimum detectable effect")[1]
+
+
+def test_a_note_of_ones_own_joins_the_boards_notes_and_a_bad_one_is_refused_in_one_line(results, tmp_path, capsys):
+    output = tmp_path / "board.md"
+    note = "Where the missing draws are made: on a GPU."
+    assert main(["leaderboard", *map(str, results), "--note", note, "--output", str(output)]) == 0
+    assert output.read_text().rstrip().endswith(f"- {note}")
+    capsys.readouterr()
+    for bad in ("", "two\nlines"):
+        assert main(["leaderboard", *map(str, results), "--note", bad, "--output", str(tmp_path / "bad.md")]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and "--note" in error and not (tmp_path / "bad.md").exists()
