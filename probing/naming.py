@@ -141,6 +141,17 @@ def interval_text(interval, scale: str = "percent", *, decimals: int | None = No
     return f"[{low}, {high}]"
 
 
+def spread_text(percentiles, scale: str = "points") -> str:
+    """The spread of random draws, which is no estimate's interval and never reads like one: their 2.5th and 97.5th
+    percentiles on a scale (:func:`scaled`), ``draws 2.5-97.5%: -0.8 to +1.2``.
+
+    >>> spread_text([-0.008, 0.012]), spread_text([-0.039, 0.739], "nats")
+    ('draws 2.5-97.5%: -0.8 to +1.2', 'draws 2.5-97.5%: -0.039 to +0.739')
+    """
+    low, high = (scaled(end, scale) for end in percentiles)
+    return f"draws 2.5-97.5%: {low} to {high}"
+
+
 def percent_with_interval(value: float | None, interval=None, *, signed: bool = False) -> str:
     """``86.8 [85.1, 88.4]``: the one way every table, cell, page and figure writes a number with its interval
     (the bare number without an interval, ``-`` without a number)."""

@@ -11,9 +11,9 @@ from probing.stats.intervals import bootstrap_block
 
 MAX_RANDOM = 10_000
 """The most matched random sets per chosen set: each is one more condition (a copy of every batch in a pass, as
-many copies at once as fit the memory budget, and its scores). A board of m tests needs 1 + draws >= 20 m for a row
-to survive Holm at 0.05 (probing.stats.multiplicity.draws_needed): the causal board's 56 tests need 1,119, its GPU
-grid's 84 need 1,679; 10,000 covers a board of 500."""
+many copies at once as fit the memory budget, and its scores). A board whose family holds m cells needs
+1 + draws >= 20 m for a row to survive Holm at 0.05 (probing.stats.multiplicity.draws_needed): the causal board's
+14 testable cells need 279; 10,000 covers a family of 500."""
 
 MAX_K = 1000
 """The largest chosen set given on the command line (checked against the model's heads before any pass)."""
@@ -47,6 +47,7 @@ draw_count = _bounded("random sets", MAX_RANDOM)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from probing.analyses.ablation.versus import MATCHINGS
     from probing.data.relations import DEFAULT_RELATIONS
 
     parser.epilog = (
@@ -75,6 +76,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     versus.add_argument("--random", type=draw_count, metavar="N",
                         help=f"matched random sets per chosen set, 1 to {MAX_RANDOM}: each is one more condition of "
                              f"the pass (default: {DEFAULT_RANDOM})")
+    versus.add_argument("--match", choices=MATCHINGS, metavar="HOW",
+                        help="how the random sets are matched to the chosen set: layer (as many heads in each layer, "
+                             "from that layer's other heads) or band (k heads from layers L-1 to L+1 of the chosen "
+                             "heads, the chosen heads excluded: for a layer-matched space smaller than the draws a "
+                             "board needs); recorded in the result (default: layer)")
     versus.add_argument("--select-on", metavar="DEV",
                         help="DEV, which chooses the heads: a probe result file (JSON) of probing score, of this model "
                              "read as this run reads it, or a treebank (en_ewt:dev, a .conllu file) scored first in "
@@ -120,10 +126,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.ablation.accumulator import AblationAccumulator
     from probing.analyses.ablation.choosing import dev_relations
-    from probing.analyses.ablation.minimal_pairs import pairs_input_block, pairs_pass
+    from probing.analyses.ablation.minimal_pairs import context_block, pairs_input_block, pairs_pass
     from probing.analyses.ablation.scores import replicates_kept, scores_only_state
-    from probing.analyses.ablation.tables import ablation_tables
-    from probing.analyses.ablation.versus import versus_block, versus_table
+    from probing.analyses.ablation.tables import ablation_tables, versus_table
+    from probing.analyses.ablation.versus import versus_block
     from probing.engine.readings import READINGS
     from probing.stats.heldout import check_dev_model
 
@@ -157,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         result = command.result("ablation", stats, accumulator, options)
         if pairs is not None:
             result["input"] = pairs_input_block(pairs, described)
-        if pairs is not None:
+            result["metric"].update(context_block(loaded))
             from probing.analyses.pairs.report import pairs_source
 
             measured = f"{metric.description} on {pairs_source(result)}"
@@ -169,8 +175,9 @@ def run(args: argparse.Namespace) -> int:
             result["state"] = scores_only_state(*accumulator.scores()[:2],
                                                 kept=replicates_kept(result["conditions"]))
         if args.chosen:
+            result["config"]["options"] = command.recorded  # what the block reads back: --match among them
             result["versus"] = versus_block(result)
-            print(versus_table(result["versus"]))
+            print(versus_table(result))
         else:
             print(ablation_tables(result, top=args.top or None))
         command.write(result)
@@ -241,8 +248,8 @@ def _check_versus_options(args: argparse.Namespace) -> None:
     from probing.data.relations import check_relation_names
 
     if not args.chosen:
-        for option, value in (("--k", args.k), ("--random", args.random), ("--select-on", args.select_on),
-                              ("--select-limit", args.select_limit)):
+        for option, value in (("--k", args.k), ("--random", args.random), ("--match", args.match),
+                              ("--select-on", args.select_on), ("--select-limit", args.select_limit)):
             if value is not None:
                 raise ProbingError(f"does nothing without --chosen REL (it shapes the chosen and random sets only); "
                                    f"drop {option}, or give --chosen", source=option)
@@ -250,6 +257,7 @@ def _check_versus_options(args: argparse.Namespace) -> None:
     check_relation_names(args.chosen, option="--chosen")
     args.k = list(args.k or DEFAULT_K)
     args.random = DEFAULT_RANDOM if args.random is None else args.random
+    args.match = args.match or "layer"
 
 
 NEEDS = {"lm": "causal_lm", "minimal-pairs": "causal_lm", "mlm": "masked_lm"}
@@ -336,6 +344,7 @@ def _conditions(args: argparse.Namespace, layers: int, heads: int, dev: dict | N
     if args.each_layer:
         return each_layer(layers, heads)
     if args.chosen:
-        sets = choose_sets(dev, args.chosen, args.k, layers, heads, draws=args.random, seed=args.seed)
+        sets = choose_sets(dev, args.chosen, args.k, layers, heads, draws=args.random, seed=args.seed,
+                           match=args.match)
         return [INTACT] + [Condition(set_label(entry), entry["heads"]) for entry in sets]
     return chosen_heads(args.heads, layers, heads)

@@ -3,7 +3,9 @@ direction, pairs, p), numbers in percent with two decimals (a cell on the nats s
 nats with four; a coefficient, a rank correlation, as itself with four); tables separated by an empty row and
 named in a ``table`` column when there are several. A cell that would start a spreadsheet formula starts with ``'``.
 A table of effects (chosen against random heads) has six columns per part instead: effect, low, high,
-note, p and p adjusted for the board's many rows (Holm), p-values as plain numbers (never rounded to 0).
+note, p and p adjusted for the board's many rows (Holm), p-values as plain numbers (never rounded to 0); low and
+high are a bootstrap interval's ends in a chosen column, the random draws' 2.5th and 97.5th percentiles in a
+random one.
 
 >>> from probing.report.board import Cell, Leaderboard, Row, Table
 >>> table = Table(["det"], [Row("=cmd()", "model", "held-out", "t", {"det": Cell(0.5, head="+1")}, rank="1")], [])
@@ -59,8 +61,8 @@ def _effect_rows(table: Table, columns: list[str], with_table_column: bool) -> l
                                                                 row.treebank]
         for name in table.relations:
             cell = row.cells.get(name)
-            if cell is None or cell.accuracy is None:
-                values += [""] * 6
+            if cell is None or cell.accuracy is None:  # what a cell without a number says, in its note column
+                values += ["", "", "", "" if cell is None else cell.text, "", ""]
                 continue
             low, high = cell.interval or ("", "")
             number = _number(cell.scale)
