@@ -574,6 +574,38 @@ if [ "${#importance_maps[@]}" -gt 0 ]; then
     probing leaderboard "${importance_maps[@]}" --format "${format%%:*}" --output "$importance/importance.${format#*:}"
   done
 fi
+# Agreement in every language: the intact accuracies of every language's pair sets side by side (curated and made
+# from a treebank: do they agree?), then, where their runs are done, the chosen heads against random sets (one board
+# of languages x k) and every head alone on each set (maps/, plots/ and one board, as the importance maps above).
+agreement_intact=(); agreement_versus=(); agreement_maps=()
+for row in "${agreement_grid[@]}"; do
+  IFS== read -r language dev_treebank sets <<< "$row"
+  IFS=, read -r -a pair_sets <<< "$sets"
+  for set in "${pair_sets[@]}"; do
+    stem="$agreement_model-${set//:/-}"
+    [ -f "$agreement/results/$stem.json" ] && agreement_intact+=("$agreement/results/$stem.json")
+    for k in "${agreement_k[@]}"; do
+      [ -f "$agreement/results/$stem-nsubj-k$k.json" ] && agreement_versus+=("$agreement/results/$stem-nsubj-k$k.json")
+    done
+    dev="$agreement/results/$agreement_model-$language-dev.json"
+    if [ -f "$agreement/results/$stem-each-head.json" ] && [ -f "$dev" ]; then
+      mkdir -p "$agreement/maps" "$agreement/plots"
+      probing importance "$agreement/results/$stem-each-head.json" --select-on "$dev" \
+        --output "$agreement/maps/$stem.json" --figure "$agreement/plots/$stem.png" > /dev/null
+      agreement_maps+=("$agreement/maps/$stem.json")
+    fi
+  done
+done
+agreement_board() {  # agreement_board NAME RESULT...: agreement/NAME.{md,csv,json} of those results, if any
+  local name="$1"; shift
+  [ "$#" -gt 0 ] || return 0
+  local format; for format in md:md csv:csv json:json; do
+    probing leaderboard "$@" --format "${format%%:*}" --output "$agreement/$name.${format#*:}"
+  done
+}
+agreement_board agreement "${agreement_intact[@]}"
+agreement_board versus "${agreement_versus[@]}"
+agreement_board importance "${agreement_maps[@]}"
 # BLiMP's board: the intact decoders beside BLiMP's published figures (not a leaderboard.* file: the probe's
 # reference rows, which every leaderboard.* carries, have no place on it).
 shopt -s nullglob; blimp_results=(leaderboards/blimp/results/*.json); shopt -u nullglob
