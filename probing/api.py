@@ -44,14 +44,14 @@ def score(model: str | None = None, treebank: str | None = None, *, select_on: s
     (``relations``, ``limit``, ``bootstrap``, ``seed``, ``batch_size``, ``attention``, ``device``, ...;
     probing.analyses.probe.config.ScoreConfig lists them all). Returns a
     :class:`~probing.analyses.probe.result.ProbeResult`."""
-    from probing.analyses.probe.config import ScoreConfig
     from probing.analyses.probe.heldout import score_with_selection
     from probing.analyses.probe.result import ProbeResult
+    from probing.cli import command_parser
+    from probing.commands.score import config_from_args
 
-    if "relations" in options:
-        options["relations"] = tuple(options["relations"])
-    config = ScoreConfig(model=model, treebank=treebank, **options)
-    return ProbeResult(score_with_selection(config, select_on, progress=progress))
+    # the command's own types and checks read the options: a bad value is the command line's one line
+    args = command_namespace(command_parser("score"), {"model": model, "treebank": treebank, **options})
+    return ProbeResult(score_with_selection(config_from_args(args), select_on, progress=progress))
 
 
 def read(path: str | Path) -> Result:
@@ -150,6 +150,9 @@ def command_namespace(parser: argparse.ArgumentParser, options: dict) -> argpars
         if action.dest is not argparse.SUPPRESS and action.default is not argparse.SUPPRESS:
             default = action.default
             setattr(args, action.dest, _value(parser, action, default) if isinstance(default, str) else default)
+    if "help" in options:  # the command line's --help prints and exits; here it is no option
+        raise ProbingError(f"the options are the command line's: see {parser.prog} --help (docs/api.md)",
+                           source="help")
     unknown = [name for name in options if name not in by_name]
     if unknown:
         parser.error("unrecognized arguments: " + " ".join("--" + name.replace("_", "-") for name in unknown))
@@ -161,8 +164,11 @@ def command_namespace(parser: argparse.ArgumentParser, options: dict) -> argpars
         given.append(action)
         try:
             setattr(args, action.dest, _option_value(parser, action, value, getattr(args, action.dest)))
+            refused = None
         except argparse.ArgumentError as error:
-            parser.error(str(error))
+            refused = str(error)
+        if refused:  # raised outside the handler: one error, not argparse's chained under it
+            parser.error(refused)
     _check_required(parser, given)
     return args
 

@@ -192,3 +192,21 @@ def test_every_analysis_result_has_per_head_arrays_a_frame_and_no_selection_wher
     assert (chosen["value"], chosen["change"], chosen["low"]) == (entry["value"], entry["change"], entry["interval"][0])
     assert ablation.selection == "held-out" and len(ablation.tables()) == 1
     assert type(probing.read(ablation.write(tmp_path / "ablation.json"))).__name__ == "AblationResult"
+
+
+@pytest.mark.parametrize("call, option", [
+    (lambda: probing.run("surface", model=tiny_bert(), limit="abc"), "--limit"),
+    (lambda: probing.run("surface", model=tiny_bert(), help=True), "help"),
+    (lambda: probing.score(tiny_bert(), limit="abc"), "--limit"),
+    (lambda: probing.trees(tiny_bert(), ensemble_size=0), "--ensemble-size"),
+], ids=["run-limit", "run-help", "score-limit", "trees-ensemble-size"])
+def test_a_bad_option_is_one_error_naming_it_with_nothing_chained(call, option):
+    with pytest.raises(ProbingError) as raised:
+        call()
+    assert option in str(raised.value) and "\n" not in str(raised.value)
+    assert raised.value.__cause__ is None and raised.value.__context__ is None
+
+
+def test_a_single_name_where_several_are_taken_is_one_value():
+    result = probing.score(tiny_bert(), relations="det", limit=5, bootstrap=0)
+    assert result.relations == ["det"]
