@@ -41,8 +41,11 @@ class Command:
     """One ``probing NAME`` command an analysis brings.
 
     ``module`` defines ``add_arguments(parser)`` and ``run(args) -> int``; ``order`` places it in
-    ``probing --help`` (lower first); ``writes_result`` says that it writes one result JSON to ``--output``
-    (what ``probing.run`` reads back).
+    ``probing --help`` (lower first); ``writes_result`` says that it writes one result JSON to ``--output``.
+    A command that runs one analysis names, as ``"module:attribute"`` references, its ``options`` (the
+    :class:`probing.engine.arguments.OptionSet` its parser is made from) and its ``library`` function, which
+    takes the specs those options make (model, input, pass options, the analysis's options dataclass) and
+    returns the result: what ``probing.run(name, ...)`` calls, with no command line on the way.
     """
 
     name: str
@@ -50,6 +53,8 @@ class Command:
     module: str
     order: int = 100
     writes_result: bool = True
+    options: str | None = None
+    library: str | None = None
 
 
 @dataclass(frozen=True)

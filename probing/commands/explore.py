@@ -14,7 +14,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, positive_at_most
+from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, argparse_type
+from probing.engine.arguments import positive_at_most
 
 DEFAULT_SENTENCES = 8
 MAX_SENTENCES = 1000
@@ -28,7 +29,7 @@ TEXT_HELP = ("a UTF-8 text file, one sentence per line, instead of a treebank: i
 TEXT_RELATIONS = ("all",)
 """The maps of a page made from --text: one relation's (blank, since unparsed text has no pair of any), to click."""
 
-sentence_count = positive_at_most(MAX_SENTENCES, "sentences")
+sentence_count = argparse_type(positive_at_most(MAX_SENTENCES, "sentences"))
 """``--sentences``: a positive number of sentence views, at most :data:`MAX_SENTENCES`."""
 
 

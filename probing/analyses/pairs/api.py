@@ -115,3 +115,22 @@ def shard_of(pairs: list, shard: tuple[int, int]) -> list:
         if position % count == index:
             kept.append(pair)
     return kept
+
+
+def pairs(model, inputs, passes, options) -> dict:
+    """The minimal-pairs result of ``model`` (a probing.engine.specs.ModelSpec: a causal LM) on the first
+    ``inputs.limit`` pairs of each paradigm, ``passes.batch_size`` sentences a forward pass, part ``passes.shard``,
+    with ``options`` (probing.analyses.pairs.options.PairsOptions): what ``probing pairs`` and
+    ``probing.run("pairs", ...)`` both run."""
+    from probing.data.minimal_pairs import paradigms_of
+
+    chosen_by_phenomenon = options.phenomena and not options.pairs_file
+    if chosen_by_phenomenon:  # choosing by phenomenon reads every paradigm's file: a bad model first
+        check_causal_lm(model.model, model.revision)
+    paradigms = paradigms_of(options.phenomena, options.blimp) if chosen_by_phenomenon else options.paradigms
+    return score_pairs(model.model, paradigms=paradigms, limit=inputs.limit, blimp=options.blimp,
+                       batch_size=passes.batch_size, bootstrap=options.bootstrap, seed=model.seed,
+                       device=model.device, revision=model.revision, dtype=model.dtype,
+                       device_map=model.device_map, context=options.context, shard=passes.shard,
+                       progress=passes.progress, pairs_file=options.pairs_file,
+                       phenomena=options.phenomena if options.pairs_file else None)

@@ -141,3 +141,30 @@ def _pass(engine_run, source, accumulators, shard, description: str, log):
     stats = engine_run.run(accumulators, description, source=source, shard=shard)
     log(f"{description} on {source.path.name} ({stats.units_used} sentences): {time.perf_counter() - started:.1f} s")
     return stats
+
+
+def trees(model, inputs, passes, options, *, start=None) -> dict | None:
+    """The trees result of ``model`` (a probing.engine.specs.ModelSpec) on the treebank of ``inputs`` (an
+    InputSpec), with ``passes`` (PassOptions) and ``options`` (probing.analyses.trees.options.TreesOptions): held
+    out when ``options.select_on`` or a bare treebank name says so, else in-sample. ``start`` starts the run
+    (probing.engine.run.start_run unless a command checks its outputs first); None in a torchrun process other
+    than rank 0. What ``probing trees`` and ``probing.trees`` both run."""
+    from probing.analyses.trees.probes import PROBES
+    from probing.analyses.trees.selection import vector_source, without_probe_weights
+    from probing.data.relations import check_relation_names
+    from probing.engine.run import start_run
+
+    vectors = vector_source(options.word_vectors)
+    described = {key: value for key, value in vectors.describe().items() if key != "file"}
+    tree_options = TreeOptions(relations=check_relation_names(options.relations), ensemble_size=options.ensemble_size,
+                               candidates=options.candidates, probes=() if options.no_probes else PROBES,
+                               probe_epochs=options.probe_epochs, seed=model.seed,
+                               word_vectors=described if not options.no_probes else {"source": "input_embeddings"})
+    plan = TreesRun.plan(inputs.treebank, options.select_on, limit=inputs.limit, options=tree_options,
+                         reading={"attention": passes.attention, "pool_from": passes.pool_from}, vectors=vectors,
+                         bootstrap=options.bootstrap, seed=model.seed, shard=passes.shard)
+    engine_run = (start or start_run)(model, plan.source, passes, reads=(options.word_vectors, plan.dev_path))
+    result = run_trees(engine_run, plan)
+    if result is not None and options.drop_probe_weights and result.get("selection"):
+        result["selection"] = without_probe_weights(result["selection"])
+    return result
