@@ -87,7 +87,7 @@ def run(command: str, *, output: str | Path | None = None, **options) -> Result:
         raise ProbingError(f"{command!r} writes no result to read back; use one of: {', '.join(runnable)}",
                            source="probing.run")
     record = runnable[command]
-    accepted = resolve(record.options)
+    accepted = record.option_set()
     for name in COMMAND_LINE_ONLY & set(options):
         raise ProbingError("belongs to the command line (the API keeps no checkpoint and draws no figure)",
                            source="--" + name.replace("_", "-"))

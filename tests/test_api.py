@@ -144,10 +144,10 @@ READINGS = {
 @pytest.mark.parametrize("command", sorted(READINGS))
 def test_keywords_read_as_the_command_line_parses_the_same_options(command):
     from probing.cli import command_parser
-    from probing.plugins import commands, resolve
+    from probing.plugins import commands
 
     keywords, argv = READINGS[command]
-    assert resolve(commands()[command].options).values(keywords) == vars(command_parser(command).parse_args(argv))
+    assert commands()[command].option_set().values(keywords) == vars(command_parser(command).parse_args(argv))
 
 
 def test_run_refuses_bad_options_by_name_and_what_writes_no_result():

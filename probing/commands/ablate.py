@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from probing.commands.common import EngineCommand, add_options
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,19 +29,17 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.ablation.tables import ablation_tables
     from probing.analyses.ablation.versus import versus_table
 
-    with EngineCommand(args, analysis="ablation", figures=("versus",) if args.chosen else (), start=False) as command:
-        model, inputs, passes, options = command.specs(AblationOptions)
-        result = ablation(model, inputs, passes, options, start=command.start, say=print)
-        if result is None:  # another process of a torchrun: rank 0 writes
-            return 0
-        conditions = len(result["conditions"])
-        print(f"{result['model']['name']}: {METRICS[options.metric].description} with heads disabled "
-              f"({conditions - 1} conditions; intervals: 95% paired bootstrap, {options.bootstrap} replicates)\n")
-        print(versus_table(result["versus"]) if options.chosen else ablation_tables(result, top=options.top or None))
-        command.write(result)
-        if options.chosen and args.output:  # the figure `probing plot` draws of this result, as the README promises
-            from probing.analyses.ablation.figures import versus_figure
+    def show(result: dict) -> None:
+        print(f"{result['model']['name']}: {METRICS[args.metric].description} with heads disabled "
+              f"({len(result['conditions']) - 1} conditions; intervals: 95% paired bootstrap, {args.bootstrap} "
+              "replicates)\n")
+        print(versus_table(result["versus"]) if args.chosen else ablation_tables(result, top=args.top or None))
 
-            print(f"wrote {versus_figure(result, command.figure_path('versus'))}", file=sys.stderr)
-        command.hint()
-    return 0
+    def draw(result: dict, figure_path) -> list:  # the figure `probing plot` draws of it, as the README promises
+        from probing.analyses.ablation.figures import versus_figure
+
+        return [versus_figure(result, figure_path("versus"))] if args.chosen else []
+
+    return run_analysis(args, ablation, AblationOptions, analysis="ablation", show=show,
+                        figures=("versus",) if args.chosen else (), draw=draw, say=print)
+

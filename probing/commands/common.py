@@ -370,6 +370,27 @@ class EngineCommand:
             print("(pass --output FILE.json to keep the result and its figures)", file=sys.stderr)
 
 
+def run_analysis(args: argparse.Namespace, library, options, *, analysis: str, show, figures: tuple[str, ...] = (),
+                 draw=None, draw_first: bool = False, **extra) -> int:
+    """The command of one analysis: the specs of ``args`` (``options``: the analysis's options dataclass) given to
+    its ``library`` function, which starts its run through :meth:`EngineCommand.start` (every output checked
+    first); then rank 0 shows the result (``show(result)``), writes it to ``--output`` and draws ``figures`` beside
+    it (``draw(result, figure_path)`` gives the paths drawn; ``draw_first``: before the result is written, so that
+    a failure to draw leaves no result behind). ``extra`` goes to the library function as it is."""
+    with EngineCommand(args, analysis=analysis, figures=figures, start=False) as command:
+        result = library(*command.specs(options), start=command.start, **extra)
+        if result is None:  # another process of a torchrun: rank 0 writes
+            return 0
+        show(result)
+        drawn = draw(result, command.figure_path) if draw and args.output and draw_first else []
+        if command.write(result) and draw and not draw_first:
+            drawn = draw(result, command.figure_path)
+        for path in drawn:
+            print(f"wrote {path}", file=sys.stderr)
+        command.hint()
+    return 0
+
+
 # ---------------------------------------------------------------------------- results given
 
 

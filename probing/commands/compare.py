@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from probing.commands.common import EngineCommand, add_options
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,16 +28,16 @@ def run(args: argparse.Namespace) -> int:
     from probing.naming import head_name
     from probing.results.schema.arrays import decode_array
 
-    with EngineCommand(args, analysis="compare", figures=("compare",), start=False) as command:
-        result = compare(*command.specs(CompareOptions), start=command.start)
-        if result is None:  # another process of a torchrun: rank 0 writes
-            return 0
+    def similarity_and_title(result: dict):
         state = {name: decode_array(block) for name, block in result["state"].items()}
-        similarity = state["cosines"] / float(state["rows"])  # unrounded, as the accumulator has it
+        second = result["second_model"]["name"] + (f" (random init, seed {args.seed})" if args.second_random_init
+                                                   else "")
+        title = f"{result['model']['name']} vs {second}: attention cosine ({int(state['units'])} units)"
+        return state["cosines"] / float(state["rows"]), title  # unrounded, as the accumulator has it
+
+    def show(result: dict) -> None:
+        similarity, title = similarity_and_title(result)
         means = layer_means(similarity)
-        second = result["second_model"]["name"]
-        name_b = second + (f" (random init, seed {args.seed})" if args.second_random_init else "")
-        title = f"{result['model']['name']} vs {name_b}: attention cosine ({int(state['units'])} units)"
         rows = [[layer + 1, f"{means[layer]:.3f}",
                  f"{similarity[layer].min():.3f} ({head_name(layer, int(similarity[layer].argmin()))})",
                  f"{similarity[layer].max():.3f}"] for layer in range(similarity.shape[0])]
@@ -46,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
               "too long")
         print(tabulate(rows, headers=["layer", "mean cosine", "lowest head", "highest"], tablefmt="simple",
                        disable_numparse=True))
-        if command.write(result):
-            print(f"wrote {plot_similarity(similarity, title, command.figure_path('compare'))}", file=sys.stderr)
-        command.hint()
-    return 0
+
+    def draw(result: dict, figure_path) -> list:
+        return [plot_similarity(*similarity_and_title(result), figure_path("compare"))]
+
+    return run_analysis(args, compare, CompareOptions, analysis="compare", show=show, figures=("compare",), draw=draw)
+

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from probing.commands.common import EngineCommand, add_options
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,11 +34,5 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.coref.report import coref_table
     from probing.analyses.coref.run import coref
 
-    with EngineCommand(args, analysis="coref", start=False) as command:
-        result = coref(*command.specs(CorefOptions), start=command.start)
-        if result is None:  # another process of a torchrun: rank 0 writes
-            return 0
-        print(coref_table(result))
-        command.write(result)
-        command.hint()
-    return 0
+    return run_analysis(args, coref, CorefOptions, analysis="coref", show=lambda result: print(coref_table(result)))
+

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from probing.commands.common import EngineCommand, add_options
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,12 +26,9 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.gradients.run import gradients
     from probing.report.figures import gradient_figure
 
-    with EngineCommand(args, analysis="gradients", figures=("gradients",), start=False) as command:
-        result = gradients(*command.specs(GradientsOptions), start=command.start)
-        if result is None:  # another process of a torchrun: rank 0 writes
-            return 0
-        print(gradient_table(result))
-        if command.write(result):
-            print(f"wrote {gradient_figure(result, command.figure_path('gradients'))}", file=sys.stderr)
-        command.hint()
-    return 0
+    def draw(result: dict, figure_path) -> list:
+        return [gradient_figure(result, figure_path("gradients"))]
+
+    return run_analysis(args, gradients, GradientsOptions, analysis="gradients",
+                        show=lambda result: print(gradient_table(result)), figures=("gradients",), draw=draw)
+

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from probing.commands.common import EngineCommand, add_options
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,14 +25,8 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.heads.run import heads
     from probing.report.figures import mds_figure
 
-    with EngineCommand(args, analysis="heads", figures=("heads",), start=False) as command:
-        result = heads(*command.specs(HeadsOptions), start=command.start)
-        if result is None:  # another process of a torchrun: rank 0 writes
-            return 0
-        print(behaviour_table(result))
-        if args.output:  # the figure first: a failure to draw it leaves no result behind
-            figure = mds_figure(result, command.figure_path("heads"))
-            command.write(result)
-            print(f"wrote {figure}", file=sys.stderr)
-        command.hint()
-    return 0
+    # the figure first: a failure to draw it leaves no result behind
+    return run_analysis(args, heads, HeadsOptions, analysis="heads", show=lambda result: print(behaviour_table(result)),
+                        figures=("heads",), draw=lambda result, figure_path: [mds_figure(result, figure_path("heads"))],
+                        draw_first=True)
+

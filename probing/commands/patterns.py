@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from probing.commands.common import EngineCommand, add_options
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,11 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.patterns.report import type_table, write_figures
     from probing.analyses.patterns.run import patterns
 
-    samples: list = []
-    with EngineCommand(args, analysis="patterns", figures=("patterns",), start=False) as command:
-        result = patterns(*command.specs(PatternsOptions), start=command.start, samples=samples)
-        if result is None:  # another process of a torchrun: rank 0 writes
-            return 0
+    def show(result: dict) -> None:
         print(f"{result['model']['name']}: {result['units']} units ({result['paired_units']} pairs), "
               f"{result['input']['skipped']['too_long']} skipped as too long")
         print(type_table(np.array(result["types"], dtype=object)))
@@ -39,8 +34,11 @@ def run(args: argparse.Namespace) -> int:
             found = result["agreement"]
             print(f"agreement with {args.hand_labels}: {found['correct']}/{found['heads']} heads "
                   f"({100 * found['accuracy']:.0f}%)")
-        if command.write(result):
-            for path in write_figures(result, samples, model=result["model"]["name"], figure_path=command.figure_path):
-                print(f"wrote {path}", file=sys.stderr)
-        command.hint()
-    return 0
+
+    def draw(result: dict, figure_path) -> list:
+        return write_figures(result, samples, model=result["model"]["name"], figure_path=figure_path)
+
+    samples: list = []  # the units' maps the pass kept for the figures (a result holds none)
+    return run_analysis(args, patterns, PatternsOptions, analysis="patterns", show=show, figures=("patterns",),
+                        draw=draw, samples=samples)
+

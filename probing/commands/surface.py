@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from probing.commands.common import EngineCommand, add_options
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,14 +24,9 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.surface.run import surface
     from probing.report.figures import entropy_figure, surface_figure
 
-    with EngineCommand(args, analysis="surface", figures=("surface", "entropy"), start=False) as command:
-        result = surface(*command.specs(SurfaceOptions), start=command.start)
-        if result is None:  # another process of a torchrun: rank 0 writes
-            return 0
-        print(layer_table(result))
-        if command.write(result):
-            for path in (surface_figure(result, command.figure_path("surface")),
-                         entropy_figure(result, command.figure_path("entropy"))):
-                print(f"wrote {path}", file=sys.stderr)
-        command.hint()
-    return 0
+    def draw(result: dict, figure_path) -> list:
+        return [surface_figure(result, figure_path("surface")), entropy_figure(result, figure_path("entropy"))]
+
+    return run_analysis(args, surface, SurfaceOptions, analysis="surface", show=lambda result: print(layer_table(result)),
+                        figures=("surface", "entropy"), draw=draw)
+

@@ -4,9 +4,8 @@ attention probes (Htut et al. 2019; Limisiewicz et al. 2020; Clark et al. 2019 s
 from __future__ import annotations
 
 import argparse
-import sys
 
-from probing.commands.common import EngineCommand, add_options
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,12 +28,6 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.trees.report import tables, uas_figure
     from probing.analyses.trees.run import trees
 
-    with EngineCommand(args, analysis="trees", figures=("uas",), start=False) as command:
-        result = trees(*command.specs(TreesOptions), start=command.start)
-        if result is None:  # another process of a torchrun: rank 0 writes
-            return 0
-        print(tables(result))
-        if command.write(result):
-            print(f"wrote {uas_figure(result, command.figure_path('uas'))}", file=sys.stderr)
-        command.hint()
-    return 0
+    return run_analysis(args, trees, TreesOptions, analysis="trees", show=lambda result: print(tables(result)),
+                        figures=("uas",), draw=lambda result, figure_path: [uas_figure(result, figure_path("uas"))])
+

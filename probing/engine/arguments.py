@@ -85,14 +85,7 @@ def positive_at_most(cap: int, unit: str) -> Callable[[str], int]:
     Traceback (most recent call last):
     probing.engine.arguments.BadValue: must be at most 256 heads, got 300
     """
-
-    def count(text: str) -> int:
-        value = positive_int(text)
-        if value > cap:
-            raise BadValue(f"must be at most {cap} {unit}, got {value}")
-        return value
-
-    return count
+    return _capped(positive_int, cap, lambda value: f"must be at most {cap} {unit}, got {value}")
 
 
 def at_most(cap: int, unit: str) -> Callable[[str], int]:
@@ -102,11 +95,14 @@ def at_most(cap: int, unit: str) -> Callable[[str], int]:
     Traceback (most recent call last):
     probing.engine.arguments.BadValue: must be 0 to 32 units, got 33
     """
+    return _capped(non_negative_int, cap, lambda value: f"must be 0 to {cap} {unit}, got {value}")
 
+
+def _capped(read: Callable[[str], int], cap: int, refusal: Callable[[int], str]) -> Callable[[str], int]:
     def count(text: str) -> int:
-        value = non_negative_int(text)
+        value = read(text)
         if value > cap:
-            raise BadValue(f"must be 0 to {cap} {unit}, got {value}")
+            raise BadValue(refusal(value))
         return value
 
     return count

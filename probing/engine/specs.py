@@ -182,6 +182,16 @@ def progress_options() -> OptionSet:
     ))
 
 
+def treebank_options(*own: OptionSet, figures: bool = True) -> OptionSet:
+    """The groups of a command that reads a treebank and chooses on it (``probing score``, ``probing trees``):
+    the model, the treebank and ``--limit``, the analysis's ``own`` options, batching, the reading with its pooling,
+    the long run's and the output's."""
+    found = model_options() + input_options(text=False, pairs=False)
+    for options in own:
+        found = found + options
+    return found + batch_options() + reading_options(pooling=True) + run_options() + output_options(figures=figures)
+
+
 def engine_options(*, pooling: bool = False, text: bool | str = True, pairs: bool = True, command: str = "",
                    **output) -> OptionSet:
     """Every group of a command that runs a model over an input (``output``: see :func:`output_options`)."""

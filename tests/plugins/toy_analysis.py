@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from probing.commands.common import EngineCommand, add_options
+from probing.commands.common import add_options, run_analysis
 from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.run import start_run
 from probing.engine.specs import engine_options
@@ -132,12 +132,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with EngineCommand(args, start=False) as command:
-        result = toy(*command.specs(ToyOptions), start=command.start)
-        if result is None:
-            return 0
+    def show(result: dict) -> None:
         print(f"{result['toy']['words']} words; most self-attending head of layer 1: "
               f"{max(result['toy']['self_share'][0]):.3f}")
-        command.write(result)
-        command.hint()
-    return 0
+
+    return run_analysis(args, toy, ToyOptions, analysis="toy", show=show)

@@ -9,7 +9,6 @@ register(Analysis(
     tables="probing.analyses.pairs.report:leaderboard_tables",
     commands=(
         Command("pairs", "a causal LM on BLiMP's minimal pairs: accuracy per paradigm, per field and overall, with "
-                "intervals", "probing.commands.pairs", order=135, options="probing.analyses.pairs.options:OPTIONS",
-                library="probing.analyses.pairs.api:pairs"),
+                "intervals", "probing.commands.pairs", order=135, library="probing.analyses.pairs.api:pairs"),
     ),
 ))

@@ -11,15 +11,7 @@ from dataclasses import dataclass
 
 from probing.data.relations import DEFAULT_RELATIONS
 from probing.engine.arguments import option, options_of
-from probing.engine.specs import (
-    batch_options,
-    bootstrap_option,
-    input_options,
-    model_options,
-    output_options,
-    reading_options,
-    run_options,
-)
+from probing.engine.specs import bootstrap_option, treebank_options
 
 
 @dataclass(frozen=True)
@@ -37,7 +29,5 @@ class ProbeOptions:
     bootstrap: int = bootstrap_option()
 
 
-OPTIONS = (model_options() + input_options(text=False, pairs=False) + options_of(ProbeOptions) + batch_options()
-           + reading_options(pooling=True) + run_options() + output_options(figures=False)
-           ).named("probing score", spec=ProbeOptions)
+OPTIONS = treebank_options(options_of(ProbeOptions), figures=False).named("probing score", spec=ProbeOptions)
 """Every option of ``probing score`` (and of ``probing.score``)."""

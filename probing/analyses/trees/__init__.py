@@ -25,7 +25,6 @@ register(Analysis(
     extra={"result": "probing.analyses.trees.result:TreesResult"},  # what probing.read() gives for its files
     commands=(
         Command("trees", "does attention hold the whole tree? heads as trees (MAX, MST), head ensembles, attention probes: UAS",
-                "probing.commands.trees", order=60, options="probing.analyses.trees.options:OPTIONS",
-                library="probing.analyses.trees.run:trees"),
+                "probing.commands.trees", order=60, library="probing.analyses.trees.run:trees"),
     ),
 ))

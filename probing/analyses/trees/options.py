@@ -11,15 +11,7 @@ from dataclasses import dataclass
 
 from probing.analyses.trees.defaults import BATCH_SENTENCES, CANDIDATES, DEFAULT_TREE_RELATIONS, ENSEMBLE_SIZE, PROBE_EPOCHS
 from probing.engine.arguments import option, options_of, positive_at_most, positive_int
-from probing.engine.specs import (
-    batch_options,
-    bootstrap_option,
-    input_options,
-    model_options,
-    output_options,
-    reading_options,
-    run_options,
-)
+from probing.engine.specs import bootstrap_option, treebank_options
 from probing.errors import ProbingError
 
 MAX_PROBE_EPOCHS = 1000
@@ -75,8 +67,7 @@ class TreesOptions:
                                source="--word-vectors")
 
 
-OPTIONS = (model_options() + input_options(text=False, pairs=False) + options_of(TreesOptions, only=("select_on",))
-           + options_of(TreesOptions, exclude=("select_on", "bootstrap")) + options_of(TreesOptions, only=("bootstrap",))
-           + batch_options() + reading_options(pooling=True) + run_options() + output_options()
-           ).named("probing trees", spec=TreesOptions)
+OPTIONS = treebank_options(options_of(TreesOptions, only=("select_on",)),
+                           options_of(TreesOptions, exclude=("select_on", "bootstrap")),
+                           options_of(TreesOptions, only=("bootstrap",))).named("probing trees", spec=TreesOptions)
 """Every option of ``probing trees`` (and of ``probing.trees``)."""
