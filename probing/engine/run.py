@@ -1,9 +1,9 @@
 """One run of an analysis: a model loaded for a spec, passes over opened units, the result's common blocks.
 
-Every way of running an analysis goes through :class:`EngineRun`: the commands (probing.commands.common builds one
-from the parsed options), the Python API (probing.analyses.probe.api), the held-out passes of trees, coref and the
-ablation's DEV, and ``probing.run``. It is built from plain values, so an analysis handed one never sees the
-command line: :class:`ModelSpec` (which model and how to load it), the opened
+Every way of running an analysis goes through :class:`EngineRun`: an analysis's library function starts one with
+:func:`start_run` (``probing.run``) or with its command's ``EngineCommand.start`` (which checks the outputs
+first), and the held-out passes of trees, coref and the ablation's DEV run on it. It is built from plain values,
+so an analysis handed one never sees the command line: :class:`ModelSpec` (which model and how to load it), the opened
 :class:`~probing.data.inputs.InputSource`, the pass's :class:`~probing.engine.options.PassOptions`, and the
 processes of a torchrun (:class:`~probing.engine.distributed.Ranks`) with the checkpoint hooks.
 
