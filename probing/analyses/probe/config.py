@@ -73,13 +73,11 @@ class ScoreConfig:
     @classmethod
     def of(cls, model, inputs, passes, options) -> "ScoreConfig":
         """The config of the specs of a run: a ModelSpec, an InputSpec, PassOptions and ProbeOptions
-        (probing.analyses.probe.options)."""
-        return cls(model=model.model, treebank=inputs.treebank, relations=tuple(options.relations),
-                   pool_from=passes.pool_from, max_length=passes.max_length, batch_size=passes.batch_size,
-                   workers=passes.workers, device=model.device, device_map=model.device_map, dtype=model.dtype,
-                   revision=model.revision, limit=inputs.limit, bootstrap=options.bootstrap, seed=model.seed,
-                   random_init=model.random_init, trust_remote_code=model.trust_remote_code, stack=model.stack,
-                   attention=passes.attention, shard=passes.shard)
+        (probing.analyses.probe.options), by the one translation from their fields."""
+        from probing.engine.arguments import spec_from
+
+        fields = {**vars(model), **vars(inputs), **vars(passes), **vars(options)}
+        return spec_from(cls, fields, relations=tuple(options.relations))
 
     def replace(self, **changes) -> "ScoreConfig":
         return dataclasses.replace(self, **changes)
