@@ -201,7 +201,7 @@ def progress_wanted(args: argparse.Namespace) -> bool:
 
 
 def model_spec(args: argparse.Namespace, *, device: str | None = None, device_map: str | None = None,
-               head: str | None = None):
+               head: str | None = None, head_optional: bool = False):
     """The :class:`probing.engine.specs.ModelSpec` of the model options (``device``: this process's, under
     torchrun; ``device_map``: checked by :func:`device_map_of`), by the one translation from options to specs.
 
@@ -211,7 +211,8 @@ def model_spec(args: argparse.Namespace, *, device: str | None = None, device_ma
     """
     from probing.engine.arguments import spec_from
 
-    return spec_from(specs.ModelSpec, vars(args), device=device or args.device, device_map=device_map, head=head)
+    return spec_from(specs.ModelSpec, vars(args), device=device or args.device, device_map=device_map, head=head,
+                     head_optional=head_optional)
 
 
 def pass_options(args: argparse.Namespace):
@@ -245,13 +246,13 @@ class EngineCommand:
     ``(path, option)`` or a ``(path, option, Earlier)``; ``figures`` the figures beside ``--output``.
     """
 
-    def __init__(self, args: argparse.Namespace, *, head: str | None = None, outputs: tuple = (),
-                 source=None, inputs: tuple[str, ...] = (), figures: tuple[str, ...] = (),
+    def __init__(self, args: argparse.Namespace, *, head: str | None = None, head_optional: bool = False,
+                 outputs: tuple = (), source=None, inputs: tuple[str, ...] = (), figures: tuple[str, ...] = (),
                  analysis=None, start: bool = True):
         self.args, self._outputs, self._figures, self._analysis = args, outputs, figures, analysis
         self.engine_run = None
         if start:  # else an analysis's library function calls :meth:`start` once it knows what it reads
-            self.start(model_spec(args, head=head), source or self.specs()[1].open(), pass_options(args),
+            self.start(model_spec(args, head=head, head_optional=head_optional), source or self.specs()[1].open(), pass_options(args),
                        reads=inputs)
 
     def specs(self, options=None) -> tuple:

@@ -50,11 +50,6 @@ class EngineRun:
             self._loaded = self.model.load([self.source], announce=self.pass_options.progress and self.is_main)
         return self._loaded
 
-    @loaded.setter
-    def loaded(self, model) -> None:
-        """A model the caller loaded itself (``probing report`` loads one whose LM head is optional)."""
-        self._loaded = model
-
     @property
     def is_main(self) -> bool:
         """Whether this process reports (rank 0 of a torchrun)."""

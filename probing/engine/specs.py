@@ -60,8 +60,10 @@ def dtype_help(scored_in: str) -> str:
 class ModelSpec:
     """Which model a run reads and how it is loaded (probing.model.loading.load_model's options).
 
-    ``model`` None is the packaged all-MiniLM-L6-v2; ``head`` a head the analysis needs (``"lm"``, ...);
-    ``stack`` the self-attention of an encoder-decoder model (None: its encoder).
+    ``model`` None is the packaged all-MiniLM-L6-v2; ``head`` a head the analysis needs (``"lm"``, ...), which
+    ``head_optional`` lets a checkpoint without one go without (``probing report``: its gradients are then left
+    out); ``stack`` the self-attention of an encoder-decoder model (None: its encoder). A second model of a run
+    (``probing compare``) is another spec: ``dataclasses.replace(spec, model=...)``.
     """
 
     model: str | None = option(metavar="ID_OR_FOLDER", help="hub id or local checkpoint folder (default: the packaged "
@@ -82,6 +84,7 @@ class ModelSpec:
     seed: int = option(0, type=seed_value, metavar="N",
                        help="seed of --random-init, the bootstrap and any masking (default: 0)")
     head: str | None = None
+    head_optional: bool = False
 
     def load(self, validate: Sequence = (), *, announce: bool = False):
         """The model, loaded while the ``validate`` inputs are read through (probing.engine.startup), so that a
@@ -92,7 +95,8 @@ class ModelSpec:
         return load_while_validating(
             lambda: load_model(self.model, revision=self.revision, device=self.device, dtype=self.dtype,
                                random_init=self.random_init, seed=self.seed, trust_remote_code=self.trust_remote_code,
-                               stack=self.stack, head=self.head, device_map=self.device_map),
+                               stack=self.stack, head=self.head, head_optional=self.head_optional,
+                               device_map=self.device_map),
             validate, name=model_name(self.model), announce=announce,
         )
 
