@@ -195,7 +195,9 @@ class Option:
                 refused = str(error)
         if refused is not None:  # raised outside the handler: one error, nothing chained under it
             raise ProbingError(refused, source=self.name)
-        if self.type is None and not isinstance(value, str):
+        if self.type is None and isinstance(value, os.PathLike):  # a path given as a Path, as text on a command line
+            converted = os.fspath(value)
+        elif self.type is None and not isinstance(value, str):
             raise ProbingError(f"takes text, got {value!r}", source=self.name)
         if self.choices is not None and converted not in self.choices:
             listed = ", ".join(str(choice) for choice in self.choices)

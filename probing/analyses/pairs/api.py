@@ -10,8 +10,14 @@ probing.errors.ProbingError: --model: is a masked LM, which has no minimal-pair 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from probing.errors import ProbingError
+
+if TYPE_CHECKING:  # the specs pairs' library function takes
+    from probing.analyses.pairs.options import PairsOptions
+    from probing.engine.options import PassOptions
+    from probing.engine.specs import InputSpec, ModelSpec
 
 
 def check_causal_lm(name_or_path: str, revision: str | None = None) -> None:
@@ -117,11 +123,10 @@ def shard_of(pairs: list, shard: tuple[int, int]) -> list:
     return kept
 
 
-def pairs(model, inputs, passes, options) -> dict:
-    """The minimal-pairs result of ``model`` (a probing.engine.specs.ModelSpec: a causal LM) on the first
-    ``inputs.limit`` pairs of each paradigm, ``passes.batch_size`` sentences a forward pass, part ``passes.shard``,
-    with ``options`` (probing.analyses.pairs.options.PairsOptions): what ``probing pairs`` and
-    ``probing.run("pairs", ...)`` both run."""
+def pairs(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: PairsOptions) -> dict:
+    """The minimal-pairs result of ``model`` (a causal LM) on the first ``inputs.limit`` pairs of each paradigm,
+    ``passes.batch_size`` sentences a forward pass, part ``passes.shard``, with ``options``: what ``probing pairs``
+    and ``probing.run("pairs", ...)`` both run."""
     from probing.data.minimal_pairs import paradigms_of
 
     chosen_by_phenomenon = options.phenomena and not options.pairs_file

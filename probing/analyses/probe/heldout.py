@@ -8,6 +8,9 @@ and ``probing.score`` do with ``--select-on`` or a bare treebank name.
 from __future__ import annotations
 
 from probing.analyses.probe.api import load_for, run_probe
+from probing.analyses.probe.options import ProbeOptions
+from probing.engine.options import PassOptions
+from probing.engine.specs import InputSpec, ModelSpec
 from probing.stats.heldout import HeldOut, attach_heldout, check_dev_model, check_dev_test, plan
 
 
@@ -79,9 +82,8 @@ def score_with_selection(config, select_on: str | None, *, progress: bool = Fals
     return score_heldout(config, select_on, progress=progress, hooks=hooks)
 
 
-def probe(model, inputs, passes, options, *, hooks=None) -> dict:
-    """The probe result of ``model`` (a probing.engine.specs.ModelSpec) on the treebank of ``inputs``, with
-    ``passes`` and ``options`` (probing.analyses.probe.options.ProbeOptions): held out when ``options.select_on``
+def probe(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: ProbeOptions, *, hooks=None) -> dict:
+    """The probe result of ``model`` on the treebank of ``inputs``, with ``passes`` and ``options``: held out when ``options.select_on``
     or a bare treebank name says so, else in-sample; ``hooks`` the passes' (a command's checkpoints). What
     ``probing score`` and ``probing.score`` both run."""
     from probing.analyses.probe.config import ScoreConfig
