@@ -211,8 +211,8 @@ def model_spec(args: argparse.Namespace, *, device: str | None = None, device_ma
     """
     from probing.engine.arguments import spec_from
 
-    return spec_from(specs.ModelSpec, vars(args), device=device or args.device, device_map=device_map, head=head,
-                     head_optional=head_optional)
+    return spec_from(specs.ModelSpec, vars(args), device=device or args.device,
+                     device_map=device_map or getattr(args, "device_map", None), head=head, head_optional=head_optional)
 
 
 def pass_options(args: argparse.Namespace):
