@@ -5,7 +5,9 @@
 #   SKIP_SCORING=1 bash leaderboards/make.sh  # only tables and plots, from the committed results
 #   SKIP_TABLES=1 bash leaderboards/make.sh   # only the runs (when several subsets run one after another)
 #   ONLY=probe bash leaderboards/make.sh      # one family of runs: probe, norms, trees, coref, noop, atlas, atlas-trees,
-#                                             # blimp, versus, importance
+#                                             # blimp, versus, importance, agreement
+#   VERSUS_SIZED=1 ONLY=versus bash leaderboards/make.sh  # the causal board's rows with the draws its family needs
+#                                             # (only: those alone, as leaderboards/gpu.sh runs them)
 #   MODELS=all-MiniLM-L6-v2 INITS=pretrained TREEBANKS=en_ewt ONLY=trees bash leaderboards/make.sh  # a subset
 #   PLAN=1 bash leaderboards/make.sh          # run nothing: list the pieces of the grid that are done and those left
 #   FORCE=1 bash leaderboards/make.sh         # run every piece again, even those already made by the same command
@@ -292,14 +294,31 @@ versus_relations=(${VERSUS_RELATIONS:-det nsubj})
 versus_phenomena=(${VERSUS_PHENOMENA:-determiner_noun_agreement subject_verb_agreement})  # BLiMP's, of those relations
 versus_k=(${VERSUS_K:-1 4})
 versus_random="${VERSUS_RANDOM:-100}"
-# The encoders' rows (the probe alone, on a small model: about 3 s a set here) get the draws that let a row survive
-# Holm over the board's m = 56 tests (1 + draws >= 20 m); the decoders' 100 cannot, and say so in the board's notes.
+# The encoders' rows (the probe alone, on a small model: about 3 s a set here) got 1,200 draws; the decoders' 100
+# (and gemma's 81-set layer spaces) cannot reach 0.05 after Holm, and the board's notes list them as untestable.
 versus_random_encoders="${VERSUS_RANDOM_ENCODERS:-1200}"
+# The sized pieces (VERSUS_SIZED=1: after the grid above; VERSUS_SIZED=only: they alone, as leaderboards/gpu.sh runs
+# them, so that no CPU piece is run again on another device): the rows that need more draws than they have, with the
+# draws the board's family needs (its notes compute them: 14 primary cells can be made testable, so 1 + draws >=
+# 20 x 14), band-matched (ablate --match band) where the chosen set's layer-matched space holds fewer sets than that
+# (gemma-3-270m's 4 heads a layer), layer-matched where it holds enough (SmolLM2's 4,096 sets). They read the DEV
+# result already made and write results/MODEL-METRIC-REL-kK-sized.json, which the board shows in place of the row's
+# earlier piece once it is there. MiniLM's rows have their draws already (1,200, and the 924 sets of nsubj's space).
+versus_sized="${VERSUS_SIZED:-}"
+versus_sized_models=(${VERSUS_SIZED_MODELS:-SmolLM2-135M-Instruct gemma-3-270m})
+versus_sized_k=(${VERSUS_SIZED_K:-4})
+versus_sized_draws="${VERSUS_SIZED_DRAWS:-279}"
+matching_for() {  # matching_for DEV REL K DRAWS: layer when the chosen set's layer-matched space holds DRAWS sets, else band
+  "$python" -c "import sys
+from probing.analyses.ablation.versus import matching_needed
+from probing.results.io import read_result
+print(matching_needed(read_result(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))" "$@"
+}
 versus_limit="${VERSUS_LIMIT-300}"
 versus_pairs="${VERSUS_PAIRS-50}"
 versus_metrics=(${VERSUS_METRICS:-lm probe minimal-pairs})
 versus="${VERSUS_DIR:-leaderboards/versus}"  # another folder keeps a grid of other sizes or another device apart
-if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
+if [ -z "${SKIP_SCORING:-}" ] && wanted versus && [ "$versus_sized" != only ]; then
   mkdir -p "$versus/results"
   for name in "${versus_models[@]}" "${versus_encoders[@]}"; do
     if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$name/config.json" ]; then
@@ -325,6 +344,30 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted versus; then
           piece "$versus/results/$name-$metric-$relation-k$k.json" "${resumable[@]}" ablate \
             --model ".cache/models/$name" --metric "$metric" "${input[@]}" --chosen "$relation" --k "$k" \
             --random "$draws" --select-on "$dev" --bootstrap 1000 --seed 0 --quiet
+        done
+      done
+    done
+  done
+fi
+if [ -z "${SKIP_SCORING:-}" ] && wanted versus && [ -n "$versus_sized" ]; then
+  for name in "${versus_sized_models[@]}"; do
+    dev="$versus/results/$name-dev.json"
+    if [ ! -f "$dev" ] || [ -z "${PROBING_MODELS:-}" ] || [ ! -f "$PROBING_MODELS/$name/config.json" ]; then
+      echo "$name: no checkpoint or no $dev: its sized pieces left out" >&2; continue
+    fi
+    ln -sfn "$PROBING_MODELS/$name" ".cache/models/$name"
+    for metric in "${versus_metrics[@]}"; do
+      for relation in "${versus_relations[@]}"; do
+        input=(--treebank en_ewt:test ${versus_limit:+--limit "$versus_limit"})
+        case "$metric" in
+          probe) input+=(--relations "$relation" all --scores-only) ;;
+          minimal-pairs) input=(--phenomena "${versus_phenomena[@]}" ${versus_pairs:+--limit "$versus_pairs"}) ;;
+        esac
+        for k in "${versus_sized_k[@]}"; do
+          match="$(matching_for "$dev" "$relation" "$k" "$versus_sized_draws")"
+          piece "$versus/results/$name-$metric-$relation-k$k-sized.json" --resumable ablate \
+            --model ".cache/models/$name" --metric "$metric" "${input[@]}" --chosen "$relation" --k "$k" \
+            --random "$versus_sized_draws" --match "$match" --select-on "$dev" --bootstrap 1000 --seed 0 --quiet
         done
       done
     done
@@ -358,6 +401,52 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted importance; then
         --metric "$metric" "${input[@]}" --each-head --scores-only --bootstrap 1000 --seed 0 --quiet
     done
   done
+fi
+
+# Agreement in every language (docs/minimal-pairs.md): does a language's subject head matter for its agreement?
+# One multilingual causal LM; per language its `nsubj` heads chosen on DEV (a PUD treebank's even half, as in the
+# atlas; en_ewt dev for English), its pair sets (CLAMS and RuBLiMP, the first $AGREEMENT_LIMIT pairs of each
+# paradigm, beside the agreement pairs made from the treebank's held-out odd half, all of them), scored intact,
+# then those heads disabled (k = 1 and 4) against matched random sets and every head alone (the importance map).
+# LANGUAGE=DEV=SET,SET...: Chinese has no agreeing verb (no pair) and is left out.
+agreement_model="${AGREEMENT_MODEL:-gemma-3-270m}"
+agreement_grid=(${AGREEMENT_GRID:-de=de_pud:even=clams-de,de_pud:odd:agreement fr=fr_pud:even=clams-fr,fr_pud:odd:agreement
+  ru=ru_pud:even=clams-ru,rublimp,ru_pud:odd:agreement fi=fi_pud:even=fi_pud:odd:agreement,fi_tdt:test:agreement
+  hi=hi_pud:even=hi_pud:odd:agreement ar=ar_pud:even=ar_pud:odd:agreement tr=tr_pud:even=tr_pud:odd:agreement
+  en=en_ewt:dev=en_ewt:test:agreement})
+agreement_limit="${AGREEMENT_LIMIT-100}"   # pairs per paradigm of a curated set (CLAMS: 7 paradigms, RuBLiMP: 19)
+agreement_k=(${AGREEMENT_K:-1 4})
+agreement_random="${AGREEMENT_RANDOM:-100}"
+agreement_causal="${AGREEMENT_CAUSAL-1}"  # empty: the intact accuracies alone (minutes), not the disabled heads (hours)
+agreement=leaderboards/agreement
+if [ -z "${SKIP_SCORING:-}" ] && wanted agreement; then
+  if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$agreement_model/config.json" ]; then
+    ln -sfn "$PROBING_MODELS/$agreement_model" ".cache/models/$agreement_model"
+    mkdir -p "$agreement/results"
+    for row in "${agreement_grid[@]}"; do
+      IFS== read -r language dev_treebank sets <<< "$row"
+      available "${dev_treebank%%:*}" || continue
+      dev="$agreement/results/$agreement_model-$language-dev.json"
+      piece "$dev" --resumable score --model ".cache/models/$agreement_model" --treebank "$dev_treebank" \
+        --relations nsubj all --bootstrap 0 --seed 0 --quiet
+      IFS=, read -r -a pair_sets <<< "$sets"
+      for set in "${pair_sets[@]}"; do
+        stem="$agreement_model-${set//:/-}"
+        units=(--pair-set "$set"); [[ "$set" == *:agreement ]] || units+=(${agreement_limit:+--limit "$agreement_limit"})
+        piece "$agreement/results/$stem.json" pairs --model ".cache/models/$agreement_model" "${units[@]}" --seed 0 --quiet
+        [ -n "$agreement_causal" ] || continue
+        for k in "${agreement_k[@]}"; do
+          piece "$agreement/results/$stem-nsubj-k$k.json" --resumable ablate --model ".cache/models/$agreement_model" \
+            --metric minimal-pairs "${units[@]}" --chosen nsubj --k "$k" --random "$agreement_random" \
+            --select-on "$dev" --bootstrap 1000 --seed 0 --quiet
+        done
+        piece "$agreement/results/$stem-each-head.json" --resumable ablate --model ".cache/models/$agreement_model" \
+          --metric minimal-pairs "${units[@]}" --each-head --scores-only --bootstrap 1000 --seed 0 --quiet
+      done
+    done
+  else
+    echo "$agreement_model is not in \$PROBING_MODELS: left out of agreement in every language" >&2
+  fi
 fi
 
 rederived() {  # rederived RESULT: give a --chosen result the versus block this version derives from its own
@@ -442,18 +531,81 @@ fi
 # Every such board: leaderboards/versus, and beside it any other VERSUS_DIR (leaderboards/versus-gpu).
 for board in $(printf '%s\n' leaderboards/versus leaderboards/versus-* "$versus" | sort -u); do
   shopt -s nullglob
-  versus_results=("$board"/results/*-{lm,probe,minimal-pairs}.json "$board"/results/*-{lm,probe,minimal-pairs}-*-k*.json)
+  found=("$board"/results/*-{lm,probe,minimal-pairs}.json "$board"/results/*-{lm,probe,minimal-pairs}-*-k*.json)
   shopt -u nullglob
+  versus_results=()
+  for result in "${found[@]}"; do  # a row's sized piece, once made, takes the place of its earlier piece
+    [ -f "${result%.json}-sized.json" ] || versus_results+=("$result")
+  done
   [ "${#versus_results[@]}" -gt 0 ] || continue
   for result in "${versus_results[@]}"; do rederived "$result"; done
+  where=()
+  [ "$board" = leaderboards/versus ] && where=(--note "Where the missing draws are made: leaderboards/make.sh's \
+sized pieces (VERSUS_SIZED; results/MODEL-METRIC-REL-kK-sized.json, which take their row's place on this board once \
+made), the decoders' (SmolLM2-135M-Instruct, gemma-3-270m: k = 4, 279 draws, band-matched where the layer-matched \
+space holds fewer sets) on a GPU by leaderboards/gpu.sh, since two CPU cores would take the hours the notes above \
+estimate; all-MiniLM-L6-v2's testable rows have their draws from the CPU grid.")
   for format in md:md csv:csv json:json latex:tex html:html; do
-    probing leaderboard "${versus_results[@]}" --format "${format%%:*}" --output "$board/versus.${format#*:}"
+    probing leaderboard "${versus_results[@]}" --format "${format%%:*}" "${where[@]}" --output "$board/versus.${format#*:}"
   done
   mkdir -p "$board/plots"
   for result in "${versus_results[@]}"; do
     probing plot "$result" --output "$board/plots/$(basename "$result" .json).png"
   done
 done
+# The importance maps (docs/importance.md): each model's every-head ablations (importance/results/MODEL-METRIC.json,
+# made above) set against its DEV accuracies, the versus board's DEV result (versus/results/MODEL-dev.json): per
+# model and metric the map, rho and the chosen heads' ranks (importance/maps/MODEL-METRIC.json) and its figure
+# (importance/plots/MODEL-METRIC.png), then one board of them all (importance/importance.*). No model runs here.
+shopt -s nullglob; importance_results=("$importance"/results/*-{lm,probe,minimal-pairs}.json); shopt -u nullglob
+importance_maps=()
+for result in "${importance_results[@]}"; do
+  stem="$(basename "$result" .json)"
+  case "$stem" in *-minimal-pairs) name="${stem%-minimal-pairs}" ;; *) name="${stem%-*}" ;; esac
+  dev="$versus/results/$name-dev.json"
+  if [ ! -f "$dev" ]; then echo "$dev is not there: the map of $result is left out" >&2; continue; fi
+  mkdir -p "$importance/maps" "$importance/plots"
+  probing importance "$result" --select-on "$dev" --output "$importance/maps/$stem.json" \
+    --figure "$importance/plots/$stem.png" > /dev/null
+  importance_maps+=("$importance/maps/$stem.json")
+done
+if [ "${#importance_maps[@]}" -gt 0 ]; then
+  for format in md:md csv:csv json:json latex:tex html:html; do
+    probing leaderboard "${importance_maps[@]}" --format "${format%%:*}" --output "$importance/importance.${format#*:}"
+  done
+fi
+# Agreement in every language: the intact accuracies of every language's pair sets side by side (curated and made
+# from a treebank: do they agree?), then, where their runs are done, the chosen heads against random sets (one board
+# of languages x k) and every head alone on each set (maps/, plots/ and one board, as the importance maps above).
+agreement_intact=(); agreement_versus=(); agreement_maps=()
+for row in "${agreement_grid[@]}"; do
+  IFS== read -r language dev_treebank sets <<< "$row"
+  IFS=, read -r -a pair_sets <<< "$sets"
+  for set in "${pair_sets[@]}"; do
+    stem="$agreement_model-${set//:/-}"
+    [ -f "$agreement/results/$stem.json" ] && agreement_intact+=("$agreement/results/$stem.json")
+    for k in "${agreement_k[@]}"; do
+      [ -f "$agreement/results/$stem-nsubj-k$k.json" ] && agreement_versus+=("$agreement/results/$stem-nsubj-k$k.json")
+    done
+    dev="$agreement/results/$agreement_model-$language-dev.json"
+    if [ -f "$agreement/results/$stem-each-head.json" ] && [ -f "$dev" ]; then
+      mkdir -p "$agreement/maps" "$agreement/plots"
+      probing importance "$agreement/results/$stem-each-head.json" --select-on "$dev" \
+        --output "$agreement/maps/$stem.json" --figure "$agreement/plots/$stem.png" > /dev/null
+      agreement_maps+=("$agreement/maps/$stem.json")
+    fi
+  done
+done
+agreement_board() {  # agreement_board NAME RESULT...: agreement/NAME.{md,csv,json} of those results, if any
+  local name="$1"; shift
+  [ "$#" -gt 0 ] || return 0
+  local format; for format in md:md csv:csv json:json; do
+    probing leaderboard "$@" --format "${format%%:*}" --output "$agreement/$name.${format#*:}"
+  done
+}
+agreement_board agreement "${agreement_intact[@]}"
+agreement_board versus "${agreement_versus[@]}"
+agreement_board importance "${agreement_maps[@]}"
 # BLiMP's board: the intact decoders beside BLiMP's published figures (not a leaderboard.* file: the probe's
 # reference rows, which every leaderboard.* carries, have no place on it).
 shopt -s nullglob; blimp_results=(leaderboards/blimp/results/*.json); shopt -u nullglob

@@ -116,7 +116,8 @@ def _analysis_of(command: str) -> str:
                                                             for entry in analyses()[name].commands))
 
 
-COMMAND_LINE_ONLY = frozenset({"checkpoint", "checkpoint_every", "resume", "figure_format", "follow_symlinks"})
+COMMAND_LINE_ONLY = frozenset({"checkpoint", "checkpoint_every", "resume", "figure", "figure_format",
+                               "follow_symlinks"})
 """Options of a command that only its command line has: checkpoints of a long run, figures beside --output."""
 
 

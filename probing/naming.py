@@ -93,20 +93,22 @@ def percent(value: float | None, *, signed: bool = False, decimals: int = 1) -> 
     return f"{100 * value:{'+' if signed else ''}.{decimals}f}"
 
 
-SCALES = ("percent", "points", "nats")
+SCALES = ("percent", "points", "nats", "coefficient")
 """How a table cell's number reads: a fraction in percent, a signed difference of fractions in percentage
-points, or a signed difference in nats (a loss)."""
+points, a signed difference in nats (a loss), or a signed coefficient between -1 and 1 (a rank correlation)."""
 
 
 def scaled(value: float | None, scale: str = "percent", *, decimals: int | None = None) -> str:
-    """``value`` on its ``scale`` (:data:`SCALES`): ``86.8``, ``-1.2`` (points), ``+0.012`` (nats), with
-    ``decimals`` digits after the point where given (else 1 in percent and points, 3 in nats).
+    """``value`` on its ``scale`` (:data:`SCALES`): ``86.8``, ``-1.2`` (points), ``+0.012`` (nats), ``+0.41``
+    (a coefficient), with ``decimals`` digits after the point where given (else 1 in percent and points, 3 in
+    nats, 2 for a coefficient).
 
-    >>> scaled(0.868), scaled(-0.012, "points"), scaled(0.0123, "nats")
-    ('86.8', '-1.2', '+0.012')
+    >>> scaled(0.868), scaled(-0.012, "points"), scaled(0.0123, "nats"), scaled(0.4123, "coefficient")
+    ('86.8', '-1.2', '+0.012', '+0.41')
     """
-    if scale == "nats":
-        return "-" if value is None else f"{value:+.{3 if decimals is None else decimals}f}"
+    if scale in ("nats", "coefficient"):
+        places = (3 if scale == "nats" else 2) if decimals is None else decimals
+        return "-" if value is None else f"{value:+.{places}f}"
     return percent(value, signed=scale == "points", decimals=1 if decimals is None else decimals)
 
 
@@ -137,6 +139,17 @@ def interval_text(interval, scale: str = "percent", *, decimals: int | None = No
         return missing if absent is None else absent
     low, high = (missing if end is None else scaled(end, scale, decimals=decimals) for end in interval)
     return f"[{low}, {high}]"
+
+
+def spread_text(percentiles, scale: str = "points") -> str:
+    """The spread of random draws, which is no estimate's interval and never reads like one: their 2.5th and 97.5th
+    percentiles on a scale (:func:`scaled`), ``draws 2.5-97.5%: -0.8 to +1.2``.
+
+    >>> spread_text([-0.008, 0.012]), spread_text([-0.039, 0.739], "nats")
+    ('draws 2.5-97.5%: -0.8 to +1.2', 'draws 2.5-97.5%: -0.039 to +0.739')
+    """
+    low, high = (scaled(end, scale) for end in percentiles)
+    return f"draws 2.5-97.5%: {low} to {high}"
 
 
 def percent_with_interval(value: float | None, interval=None, *, signed: bool = False) -> str:

@@ -70,7 +70,8 @@ class Analysis:
     """What the rest of probing needs to know of one analysis; every part is a ``"module:attribute"``.
 
     - ``accumulator``: the :class:`probing.engine.accumulator.Accumulator` subclass whose ``result()`` makes the
-      payload (merge, resume and ``--shard`` rebuild it from a result's state);
+      payload (merge, resume and ``--shard`` rebuild it from a result's state); None for an analysis whose results
+      are made from other results, not by a pass over a model (importance): such a result has no parts to merge;
     - ``payload``: a mapping of field name to :class:`probing.results.schema.specs.Field`, the payload's schema
       (every result also has the common blocks); a built-in analysis's module beside it lists, in
       ``SECTIONS``, the blocks docs/results.md shows in tables of their own;
@@ -87,7 +88,7 @@ class Analysis:
     """
 
     name: str
-    accumulator: str
+    accumulator: str | None
     payload: str
     checks: tuple[str, ...] = ()
     tables: str | None = None

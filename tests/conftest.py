@@ -7,7 +7,8 @@ files through one mechanism:
 - treebanks: ``$PROBING_TREEBANKS/<name>/<name>-ud-<split>.conllu``, else the
   project's cache (``probing data fetch en_ewt`` puts them there);
 - checkpoints: ``$PROBING_MODELS/<folder>`` (all-MiniLM-L6-v2,
-  all-mpnet-base-v2, SmolLM2-135M-Instruct).
+  all-mpnet-base-v2, SmolLM2-135M-Instruct);
+- pair sets: ``$PROBING_MINIMAL_PAIRS/<set>/`` (blimp, clams, rublimp).
 
 When a file is absent the test is skipped with a one-line reason, and the
 summary at the end says how many real-data tests did not run (every skipped
@@ -69,6 +70,16 @@ def real_treebank(name: str, split: str) -> Path:
     _unavailable(f"treebank {name}:{split}", f"set PROBING_TREEBANKS or run probing data fetch {name}")
 
 
+def real_minimal_pairs(subfolder: str) -> Path:
+    """A folder of the real pair sets (``$PROBING_MINIMAL_PAIRS``: blimp/, clams/, rublimp/) holding ``subfolder``,
+    or skip (fail under PROBING_REQUIRE_REAL_DATA)."""
+    folder = os.environ.get("PROBING_MINIMAL_PAIRS")
+    if folder and (Path(folder) / subfolder).is_dir():
+        return Path(folder)
+    _unavailable(f"the pair set folder {subfolder}/", "set PROBING_MINIMAL_PAIRS to a folder holding blimp/, clams/ "
+                                                      "and rublimp/")
+
+
 def real_model(short: str) -> str:
     """A real checkpoint folder, or skip (fail under PROBING_REQUIRE_REAL_DATA)."""
     folder = os.environ.get("PROBING_MODELS")
@@ -99,10 +110,11 @@ them is marked ``unit`` here (the unit tier's guard, below, fails one that this 
 
 UNIT_MODULES = frozenset({
     "test_architecture", "test_bootstrap_draws", "test_heap", "test_coref_baselines", "test_coref_entities",
-    "test_coref_windows", "test_datasets", "test_relations", "test_repository", "test_sample_treebank",
-    "test_scorer_reference", "test_startup", "test_tiers", "test_transfer", "test_treebank", "test_treebank_cases",
-    "test_trees_counts", "test_trees_decode", "test_trees_ensembles", "test_trees_probes",
-    "test_no_argparse_in_analyses",
+    "test_coref_windows", "test_datasets", "test_findings", "test_relations", "test_repository",
+    "test_sample_treebank", "test_scorer_reference", "test_startup", "test_tiers", "test_transfer", "test_treebank",
+    "test_treebank_cases", "test_trees_counts", "test_trees_decode", "test_trees_ensembles", "test_trees_probes",
+    "test_no_argparse_in_analyses", "test_importance_stats", "test_agreement_pairs", "test_pair_sets",
+    "test_versus_family",
 })
 """The test modules that need no model: their tests (but the slow and real-data ones) make the unit tier with the
 doctests. A module that needs a model for one test stays out (test_cli: a mistake that is found after the model

@@ -1,5 +1,5 @@
-"""probing ablate --chosen as a newcomer reads it: how significant its answer can be (the least p its draws
-allow, Holm over its own tests), what ``short`` means, the figure the README promises beside --output, and DEV cut
+"""probing ablate --chosen as a newcomer reads it: how significant its answer can be (its family: the least p
+its draws allow, Tarone's rule, Holm over what is left), what ``short`` means, the figure the README promises beside --output, and DEV cut
 by its own --select-limit, not by the --limit of the units measured."""
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ def test_ablate_says_how_significant_it_can_be_and_writes_its_figure(split, caps
     output = folder / "chosen.json"
     assert main(chosen_argv(test, "--select-on", dev, "--select-limit", "4", "--output", str(output))) == 0
     out = capsys.readouterr().out
-    # the least p of 2 draws, and Holm over this run's one test: no row can be significant, and what it would take
-    assert "the least p a row can reach is 1 / (1 + 2) = 0.33" in out
-    assert "After Holm over m = 1 tests" in out
-    assert "no row of this run can be called significant, whatever its data; that takes at least 19 draws" in out
-    assert "Holm p" in out.splitlines()[next(i for i, line in enumerate(out.splitlines()) if line.startswith("set "))]
+    # the least p of 2 draws is 1 / 3: Tarone's rule leaves the run's one primary cell out, and the run says why
+    row = next(line for line in out.splitlines() if line.startswith("det@1 "))
+    assert "untestable at this size (least p 0.33)" in row and row.split()[-2] == "unreachable"
+    assert "Tarone's rule: m' = 1" in out and "1 cannot and is untestable at this size" in out
+    assert "No cell is left to test: nothing on this run can be called significant, whatever its data" in out
+    header = out.splitlines()[next(i for i, line in enumerate(out.splitlines()) if line.startswith("set "))]
+    assert "draws 2.5-97.5%" in header and "threshold" in header
     assert any(line.startswith("short: how many random sets have fewer heads") for line in out.splitlines())
     # DEV: its own limit, announced and recorded; --limit cut the units measured only
     line = next(line for line in out.splitlines() if line.startswith("heads chosen on DEV"))

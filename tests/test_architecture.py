@@ -48,6 +48,9 @@ BUILDS_ON = {
                            "does: its sentence log-probabilities and its resamples within paradigms",
     ("ablation", "probe"): "ablate --chosen --select-on TREEBANK counts each relation's heads on DEV with the probe's "
                            "accumulator before choosing the heads it disables",
+    ("importance", "ablation"): "the importance map is read from an ablate --each-head result (its scores and paired "
+                                "replicates), chooses each relation's head as ablate --chosen does and ranks it by "
+                                "the board's permutation rule, and its board shares the causal board's columns and Holm",
     **{("overview", other): "probing report runs heads, the probe and the gradients over one pass and writes their "
                             "results and tables into one folder"
        for other in ("heads", "surface", "probe", "gradients")},

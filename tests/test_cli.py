@@ -99,8 +99,9 @@ def test_attention_commands_share_options_names_metavars_and_defaults(command):
 
 
 DEFAULTS_THAT_DIFFER = {
-    # trees measures whole trees separately: its ensembles are per relation, so "all" is not among them
-    "--relations": {"trees"},
+    # trees measures whole trees separately: its ensembles are per relation, so "all" is not among them;
+    # importance scores nothing: it reads the relations its DEV result holds, by default every one of them
+    "--relations": {"trees", "importance"},
 }
 """Options whose default is not the same in every command that has them, and the commands that differ."""
 
@@ -177,6 +178,7 @@ POSITIONAL_INPUT = {
     "leaderboard": lambda tmp: [_missing(tmp)],
     "plot": lambda tmp: [_missing(tmp), "--output", str(tmp / "plot.png")],
     "transfer": lambda tmp: [_missing(tmp)],
+    "importance": lambda tmp: [_missing(tmp), "--select-on", str(tmp / "dev.json")],
 }
 
 SKIPPED = {
@@ -192,6 +194,9 @@ SKIPPED = {
     ("transfer", "batch size 0"): "transfer reads result files: no batches",
     ("transfer", "limit -1"): "transfer reads whole result files",
     ("transfer", "unknown model folder"): "transfer reads no model",
+    ("importance", "batch size 0"): "importance reads result files: no batches",
+    ("importance", "limit -1"): "importance reads whole result files",
+    ("importance", "unknown model folder"): "importance reads no model",
     ("data", "batch size 0"): "data fetches treebanks: no batches",
     ("data", "limit -1"): "data fetches whole treebanks",
     ("data", "missing input file"): "data reads no local input",

@@ -74,7 +74,7 @@ def test_the_benchmark_runs_as_a_script_and_as_a_module(form, tmp_path):
 
 @pytest.mark.slow  # starts bash and a Python process
 def test_the_gpu_grid_script_stops_in_one_line_where_torch_sees_no_gpu():
-    """leaderboards/gpu.sh (the device check and the causal board at k = 8 and 1,000 draws) starts nothing on a
+    """leaderboards/gpu.sh (the device check and the causal board's sized pieces) starts nothing on a
     machine without CUDA: it says so and stops, before any benchmark or piece is run."""
     import torch
 

@@ -79,6 +79,7 @@ def _files(env: Env) -> Files:
     env.monkeypatch.setattr(probing.data.inputs, "sample_treebank_path", lambda: sample)
     blimp = Path(hand_blimp(tmp / "blimp", env.monkeypatch, PARADIGM))  # the hand-written pairs of tests/data
     env.monkeypatch.delenv("PROBING_BLIMP", raising=False)
+    env.monkeypatch.delenv("PROBING_MINIMAL_PAIRS", raising=False)  # BLiMP's folder is --blimp's alone here
     dev = tmp / "dev.json"
     shutil.copyfile(env.result, dev)
     heldout = tmp / "heldout.json"

@@ -297,7 +297,8 @@ def _(env):
 @refused("pairs without --blimp, offline: one line, no 'downloading' before it")
 def _(env):
     _offline(env)
-    env.monkeypatch.delenv("PROBING_BLIMP", raising=False)
+    for variable in ("PROBING_BLIMP", "PROBING_MINIMAL_PAIRS"):  # no folder of BLiMP's: the cache, then a download
+        env.monkeypatch.delenv(variable, raising=False)
     return Case(["pairs", "--model", tiny_model("gpt2"), "--paradigms", "anaphor_gender_agreement", "--limit", "3"],
                 ["anaphor_gender_agreement.jsonl: download failed", "give --blimp DIR"])
 

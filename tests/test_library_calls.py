@@ -103,7 +103,8 @@ def test_every_command_that_writes_a_result_has_a_library_function_reachable_fro
     assert accepted.command == f"probing {command.name}" and dataclasses.is_dataclass(accepted.spec)
     assert list(inspect.signature(library).parameters)[:4] == ["model", "inputs", "passes", "options"]
     if library.__module__.startswith("probing."):  # a built-in analysis keeps its function in its own folder
-        folder = analyses()[analysis].accumulator.split(":")[0].rsplit(".", 1)[0]
+        folder = analyses()[analysis].payload.split(":")[0].rsplit(".", 1)[0]  # every analysis has one; importance
+        # has no accumulator (it reads two results, no model)
         assert library.__module__.startswith(folder + "."), (library.__module__, folder)
     fields = {field.name for field in dataclasses.fields(accepted.spec)}
     assert fields <= {entry.dest for entry in accepted.options}, "an option of the analysis is not on its parser"

@@ -158,6 +158,7 @@ def test_bfloat16_weights_and_a_device_map_score_the_same_pairs_in_float32():
 
 def test_a_failed_download_says_how_to_do_without_it(tmp_path, monkeypatch):
     monkeypatch.delenv("PROBING_BLIMP", raising=False)
+    monkeypatch.delenv("PROBING_MINIMAL_PAIRS", raising=False)
     monkeypatch.setenv("PROBING_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PROBING_BLIMP_BASE_URL", "http://127.0.0.1:9")  # the discard port: nothing answers
     with pytest.raises(ProbingError, match="download failed.*--blimp DIR or set PROBING_BLIMP"):
@@ -185,6 +186,7 @@ def test_the_download_fills_the_cache_checked_by_sha256(tmp_path, monkeypatch):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         monkeypatch.delenv("PROBING_BLIMP")
+        monkeypatch.delenv("PROBING_MINIMAL_PAIRS", raising=False)
         monkeypatch.setenv("PROBING_CACHE", str(tmp_path / "cache"))
         monkeypatch.setenv("PROBING_BLIMP_BASE_URL", f"http://127.0.0.1:{server.server_port}")
         path = paradigm_file("anaphor_gender_agreement")
@@ -248,3 +250,15 @@ def test_the_committed_blimp_board_comes_out_byte_for_byte():
     board = leaderboard_from_files(results)
     for fmt, suffix in (("md", "md"), ("csv", "csv"), ("json", "json")):
         assert render(board, fmt) == (folder / f"blimp.{suffix}").read_text(encoding="utf-8")
+
+
+def test_the_committed_blimp_results_name_the_token_they_prepended():
+    """Every committed BLiMP result and part says, in model.prepended_token, the context token it was scored after
+    (leaderboards/repair_prepended_token.py rewrote the field of those made before the fix)."""
+    folder = Path(__file__).resolve().parents[1] / "leaderboards" / "blimp"
+    paths = sorted(folder.glob("results/*.json")) + sorted(folder.glob("parts/*/part-0-of-*.json"))
+    if not paths:
+        pytest.skip("no committed BLiMP results")
+    for path in paths:
+        result = json.loads(path.read_text(encoding="utf-8"))
+        assert result["model"]["prepended_token"] == result["pairs"]["context_token"], path.name

@@ -128,13 +128,18 @@ def test_the_paradigms_that_move_get_a_table_with_a_paired_interval_for_the_move
     overall, moved = leaderboard_tables([run("none", None, 5), run("bos", "<s>", 15)])
     assert moved.relations == ["after <s>", "after nothing", "move"]
     assert [row.treebank.rsplit(", ", 1)[-1] for row in overall.rows[:2]] == ["after <s>", "after nothing"]
-    assert [row.treebank for row in moved.rows] == ["a, 20 pairs"]
-    cells = moved.rows[0].cells
+    assert [row.treebank for row in moved.rows] == ["overall, the mean of 2 paradigms", "a, 20 pairs"]
+    cells = moved.rows[1].cells
     assert (cells["after <s>"].accuracy, cells["after nothing"].accuracy) == (0.75, 0.25)
     # the 10 pairs that flip always flip together: every replicate's move is the share of them it drew
     move = cells["move"]
     assert move.accuracy == pytest.approx(0.5) and 0.2 < move.interval[0] < 0.5 < move.interval[1] < 0.8
     assert move.clearly_better and "move" not in overall.relations
+    # overall: b is right after both contexts, so every replicate's overall move is half of a's, on a's own draws
+    mean = moved.rows[0].cells
+    assert (mean["after <s>"].accuracy, mean["after nothing"].accuracy) == (0.875, 0.625)
+    assert mean["move"].accuracy == pytest.approx(0.25)
+    assert mean["move"].interval == pytest.approx([bound / 2 for bound in move.interval])
 
 
 def test_a_context_named_as_a_token_of_the_vocabulary(tiny):
@@ -158,3 +163,20 @@ def test_a_context_that_cannot_be_a_token_is_refused_before_anything_loads(bad, 
     assert main(["pairs", "--model", "no/such-model", "--context", bad]) == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "--context" in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize("context", ["bos", "eos", "none"])
+def test_the_result_records_the_token_it_prepended(context, tmp_path):
+    """``model.prepended_token`` is the token this run put before every sentence: its context (None after nothing),
+    not the sink token the attention analyses prepend, which a minimal-pairs run never uses."""
+    from probing.analyses.pairs.api import score_pairs
+
+    path = tmp_path / "own.jsonl"
+    path.write_text("".join(json.dumps({"sentence_good": good, "sentence_bad": bad}) + "\n"
+                            for good, bad in zip(SENTENCES[0::2], SENTENCES[1::2])), encoding="utf-8")
+    model = tiny_model("llama")
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    result = score_pairs(model, pairs_file=str(path), bootstrap=0, context=context)
+    expected = {"bos": tokenizer.bos_token, "eos": tokenizer.eos_token, "none": None}[context]
+    assert context == "none" or expected is not None
+    assert result["model"]["prepended_token"] == result["pairs"]["context_token"] == expected

@@ -102,41 +102,6 @@ def test_the_error_examples_are_what_the_tool_prints(tmp_path):
         assert finished.returncode == 2 and finished.stderr.strip() == printed
 
 
-def test_the_findings_table_quotes_the_committed_leaderboard():
-    """Every cell of the README's findings table is the committed en_ewt leaderboard's, to the decimal and head."""
-    leaderboard = json.loads((REPO / "leaderboards" / "en_ewt" / "leaderboard.json").read_text(encoding="utf-8"))
-    probe = next(table for table in leaderboard["tables"] if table["key"] == "probe")
-    rows = {row["model"]: row for row in probe["rows"]}
-    section = README.split("## What it finds", 1)[1].split("\n## ", 1)[0]
-    header, _, *body = [line for line in section.splitlines() if line.startswith("|")]
-    relations = [cell.strip() for cell in header.strip("|").split("|")][1:]
-    assert relations == probe["relations"]
-    assert len(body) >= 4
-    for line in body:
-        model, *cells = [cell.strip() for cell in line.strip("|").split("|")]
-        row = rows[model.replace("**", "")]
-        for relation, cell in zip(relations, cells):
-            quoted = row["cells"][relation]
-            assert cell == f"{100 * quoted['accuracy']:.1f} ({quoted['head']})", (model, relation)
-
-
-def test_the_trees_figures_name_their_decoding_and_quote_the_committed_result():
-    """The README's whole-tree figures are MiniLM's committed en_ewt trees result, MST-decoded, and it names the
-    argmax figures the leaderboard's columns show for the same probes, so that a cross-check finds both."""
-    result = json.loads((REPO / "leaderboards" / "en_ewt" / "results" / "all-MiniLM-L6-v2-trees.json").read_text())
-    probes = result["heldout"]["probes"]
-    finding = next(line for line in README.split("\n- **") if line.startswith("A single head holds part of the tree"))
-    finding = " ".join(finding.split())
-    mst = [f"{100 * probes[name]['mst']['uas']['accuracy']:.1f}%" for name in ("attn", "attn+vectors")]
-    assert f"reaches {mst[0]}, and with word vectors {mst[1]}" in finding
-    assert f"({100 * probes['distances+vectors']['mst']['uas']['accuracy']:.1f}%); these three are MST-decoded" in finding
-    first, second, third = (f"{100 * probes[name]['argmax']['uas']['accuracy']:.1f}"
-                            for name in ("attn", "attn+vectors", "distances+vectors"))
-    assert f"decode each word by argmax: {first}, {second} and {third}%" in finding
-    leaderboard = (REPO / "leaderboards" / "en_ewt" / "leaderboard.md").read_text(encoding="utf-8")
-    assert "| attn UAS (argmax) " in leaderboard and "| attn+vectors UAS (argmax) " in leaderboard
-
-
 def python_examples(text: str) -> str:
     """The ``python`` blocks of a Markdown text, one after another."""
     return "\n".join(re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL))

@@ -42,7 +42,7 @@ def _base(command: str, dev: str, test: str) -> list[str]:
         "coref": ["--treebank", str(coref_treebank_path("test")), "--window", "48", "--bootstrap", "10"],
         "trees": ["--treebank", test, "--select-on", dev, "--no-probes", "--relations", "det", "--bootstrap", "10"],
         "ablate": ["--treebank", test, "--metric", "mlm", "--chosen", "det", "--k", "1", "--random", "2",
-                   "--select-on", dev, "--bootstrap", "10"],
+                   "--match", "layer", "--select-on", dev, "--bootstrap", "10"],
     }[command]
     return [command, *common, *specific]
 
@@ -82,9 +82,13 @@ CHANGES: dict[str, list[str]] = {
     "chosen": ["--chosen", "nsubj"],
     "k": ["--k", "2"],
     "random": ["--random", "3"],
+    "match": ["--match", "band"],
     "metric": ["--metric", "lm"],
     "paradigms": ["--paradigms", "anaphor_gender_agreement"],
     "phenomena": ["--phenomena", "anaphor_agreement"],
+    "pair_set": ["--pair-set", "clams-de"],
+    "lexicon": ["--lexicon", "de_gsd:dev"],
+    "pairs_file": ["--pairs-file", "mine.jsonl"],
     # options that change no number
     "output": ["--output", "elsewhere.json"],
     "checkpoint": ["--checkpoint", "elsewhere.checkpoint"],
@@ -192,7 +196,8 @@ NUMBER_CASES = [
     ("heads", "seed"), ("gradients", "mask_rate"), ("patterns", "maps"), ("compare", "second_random_init"),
     ("coref", "window"), ("coref", "bootstrap"),
     ("trees", "ensemble_size"), ("trees", "candidates"), ("trees", "select_on"),
-    ("ablate", "chosen"), ("ablate", "k"), ("ablate", "random"), ("ablate", "select_on"), ("ablate", "seed"),
+    ("ablate", "chosen"), ("ablate", "k"), ("ablate", "random"), ("ablate", "match"), ("ablate", "select_on"),
+    ("ablate", "seed"),
     ("ablate", "bootstrap"), ("ablate", "limit"), ("ablate", "dtype"), ("ablate", "select_limit"),
 ]
 NO_NUMBER_CASES = [("score", "workers"), ("surface", "checkpoint_every"), ("coref", "progress"),
@@ -239,7 +244,7 @@ def test_resuming_with_an_option_that_changes_no_number_goes_on(command, dest, c
     if command in ("trees", "ablate"):  # DEV by its spec and its bytes
         assert options["select_on"] == {"spec": splits[0], "sha256": result_sha(splits[0])}
     if command == "ablate":
-        assert (options["chosen"], options["k"], options["random"]) == (["det"], [1], 2)
+        assert (options["chosen"], options["k"], options["random"], options["match"]) == (["det"], [1], 2, "layer")
 
 
 def result_sha(path: str) -> str:

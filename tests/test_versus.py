@@ -588,3 +588,56 @@ def test_shards_of_a_chosen_run_merge_into_the_whole_runs_versus_block(tmp_path,
         assert merged[key]["chosen"]["effect"] == pytest.approx(row["chosen"]["effect"], abs=1e-9)
         assert merged[key]["random"]["mean"] == pytest.approx(row["random"]["mean"], abs=1e-9)
         assert merged[key]["p_value"] == row["p_value"] and merged[key]["exact"] == row["exact"]
+
+
+@pytest.mark.parametrize("draws", [10, 20])
+def test_ablate_match_band_draws_from_the_chosen_heads_bands_and_records_it(tmp_path, capsys, draws):
+    """--match band end to end (tiny Llama, 2 layers x 4 heads): every random set of det@2 comes from the chosen
+    heads' bands (here both layers) less the chosen heads; 10 draws are drawn, 20 exceed the C(6, 2) = 15 sets of
+    the space, which is then used whole; the result records the matching and the board's row says it."""
+    from helpers import tiny_model
+
+    from probing.analyses.ablation.versus import band_pool, versus_disagreement
+    from probing.cli import main
+    from probing.report.board import leaderboard_from_files
+    from probing.results.io import read_result
+
+    model = tiny_model("llama")
+    dev, test = scored_dev(model, tmp_path)
+    output = tmp_path / "band.json"
+    assert main(["ablate", "--quiet", "--model", model, "--treebank", test, "--limit", "8", "--metric", "lm",
+                 "--bootstrap", "10", "--k", "2", "--random", str(draws), "--match", "band", "--select-on", dev,
+                 "--chosen", "det", "--output", str(output)]) == 0
+    result = read_result(output)
+    entry = result["versus"]["parts"]["loss"]["det@2"]
+    assert result["config"]["options"]["match"] == "band" and result["versus"]["match"] == "band"
+    chosen = [tuple(head) for head in entry["chosen"]["heads"]]
+    pool = set(band_pool(chosen, num_layers=2, num_heads=4))
+    assert len(pool) == 6 and not pool & set(chosen) and entry["space"] == 15
+    randoms = [condition for condition in result["conditions"] if condition["label"].startswith("det@2:")
+               and not condition["label"].endswith(":chosen")]
+    assert randoms and all({tuple(head) for head in condition["heads"]} <= pool and len(condition["heads"]) == 2
+                           for condition in randoms)
+    assert entry["exact"] is (draws >= 15) and entry["random"]["draws"] == min(draws, 15)
+    if entry["exact"]:
+        assert len({tuple(map(tuple, condition["heads"])) for condition in randoms}) == 15
+    assert versus_disagreement(result) is None  # the block derives again from the file, matching and all
+    (table,) = leaderboard_from_files([output]).tables
+    head = table.rows[0].cells["lm loss: random"].head
+    assert ("all 15 sets of the band-matched space" if entry["exact"] else f"{draws} draws, band-matched (space 15)") \
+        == head
+
+
+def test_match_without_chosen_is_refused_in_one_line(tmp_path, capsys):
+    from helpers import tiny_model
+
+    from probing.cli import main
+
+    assert main(["ablate", "--quiet", "--model", tiny_model("llama"), "--limit", "2", "--metric", "lm", "--heads", "1-1",
+                 "--match", "band"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and error.startswith("probing: --match: does nothing without --chosen") or \
+        "--match: does nothing without --chosen" in error
+    assert main(["ablate", "--quiet", "--model", tiny_model("llama"), "--limit", "2", "--metric", "lm", "--chosen",
+                 "det", "--select-on", "x.json", "--match", "depth"]) == 2
+    assert "--match" in capsys.readouterr().err

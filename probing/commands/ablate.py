@@ -13,8 +13,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "Metrics: mlm (masked-LM loss of a checkpoint with a trained MLM head), lm (next-token loss of a causal "
         "LM), probe (best head's accuracy per relation on a treebank, as probing score), classification (accuracy "
-        "of a sequence classifier on --labels, a CSV with text,label columns), minimal-pairs (a causal LM's BLiMP "
-        "accuracy as probing pairs scores it: overall, per field and per phenomenon). Each condition is compared with "
+        "of a sequence classifier on --labels, a CSV with text,label columns), minimal-pairs (a causal LM's accuracy "
+        "on a pair set, BLiMP by default, as probing pairs scores it: overall, per field and per phenomenon; pairs "
+        "made from the sentences DEV chose heads on are refused). Each condition is compared with "
         "the intact model on the same units: the change and its 95% paired bootstrap interval. Many conditions "
         "share one forward pass (copies of a batch, each with its own heads disabled). Heads count from 1 "
         "(3-5 is layer 3, head 5) on the command line and in tables; the JSON counts from 0."
@@ -26,14 +27,15 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.ablation.metrics import METRICS
     from probing.analyses.ablation.options import AblationOptions
     from probing.analyses.ablation.run import ablation
-    from probing.analyses.ablation.tables import ablation_tables
-    from probing.analyses.ablation.versus import versus_table
+    from probing.analyses.ablation.tables import ablation_tables, versus_table
+    from probing.analyses.pairs.report import pairs_source
 
     def show(result: dict) -> None:
-        print(f"{result['model']['name']}: {METRICS[args.metric].description} with heads disabled "
-              f"({len(result['conditions']) - 1} conditions; intervals: 95% paired bootstrap, {args.bootstrap} "
-              "replicates)\n")
-        print(versus_table(result["versus"]) if args.chosen else ablation_tables(result, top=args.top or None))
+        measured = METRICS[args.metric].description + (f" on {pairs_source(result)}" if args.metric == "minimal-pairs"
+                                                       else "")
+        print(f"{result['model']['name']}: {measured} with heads disabled ({len(result['conditions']) - 1} "
+              f"conditions; intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
+        print(versus_table(result) if args.chosen else ablation_tables(result, top=args.top or None))
 
     def draw(result: dict, figure_path) -> list:  # the figure `probing plot` draws of it, as the README promises
         from probing.analyses.ablation.figures import versus_figure

@@ -68,7 +68,8 @@ def add_options(parser: argparse.ArgumentParser, options: OptionSet) -> None:
                 exclusive[(entry.group, entry.exclusive)] = container.add_mutually_exclusive_group(
                     required=entry.exclusive in options.needs_one)
             container = exclusive[(entry.group, entry.exclusive)]
-        details: dict = {"dest": entry.dest, "help": entry.help}
+        positional = not entry.flags[0].startswith("-")  # named by its flag, and given, not required
+        details: dict = {"help": entry.help} if positional else {"dest": entry.dest, "help": entry.help}
         if entry.flag:
             details.update(action="store_const", const=entry.const, default=entry.default)
         else:
@@ -78,7 +79,7 @@ def add_options(parser: argparse.ArgumentParser, options: OptionSet) -> None:
                 details["action"] = "append"
             elif entry.several:
                 details["nargs"] = "+"
-        if entry.required:
+        if entry.required and not positional:
             details["required"] = True
         container.add_argument(*entry.flags, **details)
     if options.fixed:

@@ -15,7 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(or a treebank name with dev and test splits) show held-out numbers; others show in-sample numbers, "
         "marked as such. Results of other analyses make their own tables: probing ablate --chosen results one "
         "table of chosen against matched random heads (a row per model, relation and k; per metric part the "
-        "chosen set's effect [95%] with p, and the random sets' mean [2.5, 97.5]); such a result whose versus "
+        "chosen set's effect [95% interval] with p, the random sets' mean with the spread of their draws (draws "
+        "2.5-97.5%: a to b), their matching and space, and per primary part the threshold to pass; Holm over the "
+        "declared family, the cells Tarone's rule leaves out listed as untestable); such a result whose versus "
         "block is not the one its own conditions give again (an edited file) is refused. A --shard part's row says "
         "which part it is; results whose rows would read alike (a rerun beside the earlier file) show their file "
         "names."
@@ -33,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="html: link each model to FOLDER/RESULT.png (RESULT: its result file's name without "
                              ".json), relative to --output, where that file exists (default: plots); a folder, "
                              "never a URL or an absolute path: links stay relative")
+    parser.add_argument("--note", action="append", default=[], metavar="TEXT",
+                        help="a sentence of your own, added to the first table's notes (repeat for more): what the "
+                             "results alone cannot say, such as where the runs a board still lacks are made")
     parser.add_argument("--pages", default="pages", metavar="FOLDER",
                         help="html: link each model to its page FOLDER/RESULT.html (probing explore), relative to "
                              "--output, where that file exists (default: pages); a relative folder, as --plots")
@@ -101,6 +106,7 @@ def file_links(results: list[tuple[str, dict]], output: str | None, plots: str, 
 
 def run(args: argparse.Namespace) -> int:
     from probing.atomic import check_output_path, write_text_atomic
+    from probing.errors import ProbingError
     from probing.report.board import board_results, build_leaderboard
     from probing.report.renderers import render, render_html
 
@@ -112,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
                           follow_symlinks=args.follow_symlinks, replaces=earlier)
     results, references = board_results(args.results, args.reference)
     board = build_leaderboard([result for _, result in results], references)
+    for note in args.note:
+        if not note.strip() or "\n" in note:
+            raise ProbingError("a note is one line of text", source="--note")
+        board.tables[0].notes.append(note.strip())
     if args.format == "html":
         text = render_html(board, file_links(results, args.output, args.plots, args.pages))
     else:

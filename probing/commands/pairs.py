@@ -1,4 +1,5 @@
-"""``probing pairs``: a causal LM on BLiMP's minimal pairs (accuracy per paradigm, per field and overall)."""
+"""``probing pairs``: a causal LM on minimal pairs, a pair set by name (BLiMP, CLAMS, RuBLiMP, agreement pairs made
+from a treebank) or one's own file (accuracy per paradigm, per phenomenon, per field and overall)."""
 
 from __future__ import annotations
 
@@ -15,28 +16,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "wrong): log p(sentence) sums log p(token | all before it) over the sentence's tokens, tokenized as plain "
         "text after one BOS token (EOS when the tokenizer has no BOS). Overall = the mean of the paradigm "
         "accuracies, as BLiMP reports it; 95% Wilson score intervals (overall: of the mean, at the effective "
-        "number of pairs). The pairs come from --blimp DIR, else $PROBING_BLIMP, else a cache filled by a download "
-        "from BLiMP's public home, every file checked by its pinned sha256; or from your own file (--pairs-file), "
-        "unpinned. Masked LMs have no minimal-pair score. Rules: docs/minimal-pairs.md."
+        "number of pairs). The pairs are a pair set (--pair-set: BLiMP by default, CLAMS, RuBLiMP, or agreement "
+        "pairs made from a treebank), read from a folder (--blimp DIR or $PROBING_BLIMP for BLiMP, --minimal-pairs "
+        "DIR or $PROBING_MINIMAL_PAIRS for every set), else a cache filled by a download from each set's public "
+        "home, every file checked by its pinned sha256; or your own file (--pairs-file), unpinned. probing data "
+        "pairs NAME writes a set out as JSON lines. Masked LMs have no minimal-pair score. Rules: "
+        "docs/minimal-pairs.md."
     )
     add_options(parser, OPTIONS)
 
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.pairs.api import pairs
-    from probing.analyses.pairs.options import PairsOptions
+    from probing.analyses.pairs.options import PairsOptions, pair_set_inputs
     from probing.analyses.pairs.report import pairs_header, pairs_table
     from probing.atomic import check_output_path, result_of
     from probing.commands.common import give_result, model_inputs, model_spec, pass_options
-    from probing.data.minimal_pairs import blimp_folder
     from probing.engine.arguments import recorded_options, spec_from
     from probing.engine.specs import InputSpec
 
-    if args.output:  # the pairs' files and the model's are inputs: no output goes among them
-        check_output_path(args.output, inputs=[args.pairs_file or blimp_folder(args.blimp), *model_inputs(args)],
-                          follow_symlinks=args.follow_symlinks, replaces=result_of("pairs"))
     values = vars(args)
-    result = pairs(model_spec(args), spec_from(InputSpec, values), pass_options(args), spec_from(PairsOptions, values))
+    options = spec_from(PairsOptions, values)  # a bad pair set or option before any file is looked at
+    if args.output:  # the pairs' files and the model's are inputs: no output goes among them
+        check_output_path(args.output, inputs=[*pair_set_inputs(options), *model_inputs(args)],
+                          follow_symlinks=args.follow_symlinks, replaces=result_of("pairs"))
+    result = pairs(model_spec(args), spec_from(InputSpec, values), pass_options(args), options)
     print(pairs_header(result))
     print(pairs_table(result["pairs"]))
     result["config"]["options"] = recorded_options(values)  # every option that can change a number, as every command's

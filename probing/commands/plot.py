@@ -1,5 +1,6 @@
 """``probing plot``: layer x head accuracy heatmaps of a probe result, surface readings side by side, the chosen
-heads of an ``ablate --chosen`` result against the random ones (no torch)."""
+heads of an ``ablate --chosen`` result against the random ones, an importance map beside DEV's accuracies (no
+torch)."""
 
 from __future__ import annotations
 
@@ -28,17 +29,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "is outlined (chosen on dev for held-out results) and the best offset's accuracy is marked on the "
         "colour bar. For an ablate --chosen result: per metric part (--part, default all but BLiMP's fields) and "
         "chosen set REL@K, the chosen set's effect as a line against the histogram of the matched random sets' "
-        "effects. The format follows --output's suffix: .png, .svg or .pdf."
+        "effects. For a probing importance result: per relation (--relation: one), DEV's accuracy heatmap beside the "
+        "harm of each head disabled alone on the relation's primary part (--part: these parts instead). The format "
+        "follows --output's suffix: .png, .svg or .pdf."
     )
     parser.add_argument("result", metavar="RESULT",
-                        help="a result file (JSON) of probing score, of probing surface, or of probing ablate --chosen")
+                        help="a result file (JSON) of probing score, of probing surface, of probing ablate --chosen, or "
+                             "of probing importance")
     parser.add_argument("more", nargs="*", metavar="MORE",
                         help="further surface results of the same model and input under other --attention readings, "
                              "drawn side by side per layer")
     parser.add_argument("--relation", metavar="REL", help="plot this relation only (default: an overview of all)")
     parser.add_argument("--part", nargs="+", metavar="PART",
                         help="ablate --chosen results: the metric parts to draw, one row each (default: all but "
-                             "BLiMP's fields)")
+                             "BLiMP's fields); importance results: the parts whose harm is drawn (default: each "
+                             "relation's primary part)")
     parser.add_argument("--output", required=True, metavar="FILE", help="figure to write, atomically (.png, .svg or .pdf)")
     parser.add_argument("--dpi", type=dpi, metavar="N",
                         help="resolution of a PNG (default: 150 for one relation, 120 for the overview)")
@@ -55,7 +60,14 @@ def run(args: argparse.Namespace) -> int:
     # the checked path: with --follow-symlinks, the link's target (the figure writer never follows links)
     target = check_output_path(args.output, inputs=[args.result, *args.more], follow_symlinks=args.follow_symlinks,
                                replaces=figure_of(args.output))
-    result = read_result(args.result, analysis=("probe", "surface", "ablation"))
+    result = read_result(args.result, analysis=("probe", "surface", "ablation", "importance"))
+    if result["analysis"] == "importance":
+        from probing.analyses.importance.figures import importance_figure
+
+        path = importance_figure(result, target, [args.relation] if args.relation else None, args.part,
+                                 **({} if args.dpi is None else {"dpi": args.dpi}))
+        print(f"wrote {path}", file=sys.stderr)
+        return 0
     if result["analysis"] == "ablation":
         from probing.analyses.ablation.figures import versus_figure
 

@@ -92,7 +92,12 @@ class Sentence:
       this sentence; a bare ``# newdoc`` starts an unnamed document
       (``None``), as does the start of a file without ``# newdoc``;
     - ``starts_document``: True when a ``# newdoc`` comment stands in this
-      sentence's block or in a word-less block since the previous sentence.
+      sentence's block or in a word-less block since the previous sentence;
+    - ``lemmas[i]``: word i's LEMMA column (``"_"`` when empty), which the
+      agreement pairs made from a treebank read (probing.data.pair_sets);
+    - ``multiword``: each multiword token as (first word, last word, FORM,
+      MISC), its words 0-based: the token that the running text writes for
+      them (``du`` for ``de le``).
 
     >>> s = Sentence(words=("Hi",), heads=(ROOT,), labels=("root",), upos=("INTJ",))
     >>> s.feats, s.doc_id, s.starts_document, len(s)
@@ -112,9 +117,59 @@ class Sentence:
     comments: tuple[str, ...] = ()
     doc_id: str | None = None
     starts_document: bool = False
+    lemmas: tuple[str, ...] = ()
+    multiword: tuple[tuple[int, int, str, str], ...] = ()
 
     def __len__(self) -> int:
         return len(self.words)
+
+    @property
+    def text(self) -> str:
+        """The sentence as written: its tokens (a multiword token's FORM in place of its words) joined by one
+        space, none after a token whose MISC says ``SpaceAfter=No`` (a multiword token's own MISC decides after
+        it); no space after the last token. ``# text`` is not read: it may differ from the tokens.
+
+        >>> Sentence(words=("de", "le", "chat", "dort", "."), heads=(2, 2, 3, ROOT, 3),
+        ...          labels=("case", "det", "nsubj", "root", "punct"), upos=("ADP", "DET", "NOUN", "VERB", "PUNCT"),
+        ...          misc=("_", "_", "_", "SpaceAfter=No", "_"), multiword=((0, 1, "Du", "_"),)).text
+        'Du chat dort.'
+        """
+        return self.written()
+
+    def written(self, replace: dict[int, str] | None = None) -> str:
+        """:attr:`text`, some words (by 0-based index, outside multiword tokens) written otherwise: ``replace``.
+
+        >>> Sentence(words=("Dogs", "bark"), heads=(1, ROOT), labels=("nsubj", "root"), upos=("NOUN", "VERB")
+        ...          ).written({1: "barks"})
+        'Dogs barks'
+        """
+        return "".join(form + (" " if space else "") for form, space in self.tokens(replace)).rstrip(" ")
+
+    def tokens(self, replace: dict[int, str] | None = None) -> list[tuple[str, bool]]:
+        """The running text's tokens in order, each (form, space after): a multiword token stands for its words;
+        ``replace`` gives another form to some words (by 0-based index) outside multiword tokens.
+
+        >>> Sentence(words=("Hi", "!"), heads=(ROOT, 0), labels=("root", "punct"), upos=("INTJ", "PUNCT"),
+        ...          misc=("SpaceAfter=No", "_")).tokens({0: "Ho"})
+        [('Ho', False), ('!', True)]
+        """
+        replace = replace or {}
+        spaces = self.space_after
+        starts = {first: (last, form, misc) for first, last, form, misc in self.multiword}
+        tokens, index = [], 0
+        while index < len(self.words):
+            if index in starts:
+                last, form, misc = starts[index]
+                tokens.append((form, "SpaceAfter=No" not in misc.split("|")))
+                index = last + 1
+                continue
+            tokens.append((replace.get(index, self.words[index]), spaces[index]))
+            index += 1
+        return tokens
+
+    def in_multiword(self, index: int) -> bool:
+        """Whether word ``index`` (0-based) is one of a multiword token's words."""
+        return any(first <= index <= last for first, last, _, _ in self.multiword)
 
     @property
     def space_after(self) -> tuple[bool, ...]:
@@ -376,7 +431,8 @@ class _Block:
     line; tree-wide checks (HEAD in range, a root, no cycle) come after.
     """
 
-    __slots__ = ("source", "first_line", "comments", "newdoc", "newdoc_id", "rows", "heads", "word_lines")
+    __slots__ = ("source", "first_line", "comments", "newdoc", "newdoc_id", "rows", "heads", "word_lines",
+                 "multiword")
 
     def __init__(self, lines: list[str], first_line: int, source: str):
         self.source = source
@@ -388,6 +444,7 @@ class _Block:
         heads: list[int] = []
         word_lines: list[int] = []
         self.rows, self.heads, self.word_lines = rows, heads, word_lines
+        self.multiword: list[tuple[int, int, str, str]] = []  # (first word, last word, FORM, MISC), 0-based
 
         next_id = "1"  # the ID the next word must have, as text: no int() on untrusted digits
         root_line = 0
@@ -412,6 +469,8 @@ class _Block:
                 self._check_column_edges(columns, number)
             if columns[0] != next_id:
                 self._non_word(columns[0], len(rows), word_lines, ranges, number)
+                if ranges and ranges[-1][1] == number:  # a multiword range: kept for the running text
+                    self.multiword.append((len(rows), ranges[-1][0] - 1, columns[1], columns[9]))
                 continue  # a multiword range or an empty node: not a word
             head = columns[6]
             if head == "0":
@@ -505,7 +564,7 @@ class _Block:
             if match is not None:
                 sent_id = match.group(1)  # the last one wins, as in the conllu library
         # [word, column] -> [column, word] in one C-level pass
-        _id, forms, _lemma, upos, _xpos, feats, _head, labels, _deps, misc = zip(*self.rows)
+        _id, forms, lemmas, upos, _xpos, feats, _head, labels, _deps, misc = zip(*self.rows)
         return Sentence(
             words=forms,
             heads=tuple(self.heads),
@@ -520,6 +579,8 @@ class _Block:
             comments=tuple(self.comments),
             doc_id=doc_id,
             starts_document=starts_document,
+            lemmas=lemmas,
+            multiword=tuple(self.multiword),
         )
 
 

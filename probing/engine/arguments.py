@@ -376,18 +376,18 @@ class OptionSet:
 
 NO_NUMBER_OPTIONS = frozenset({
     "output", "checkpoint", "checkpoint_every", "resume", "progress", "quiet", "follow_symlinks", "workers",
-    "figure_format", "top", "scores_only", "drop_probe_weights", "save_results",
+    "figure", "figure_format", "top", "scores_only", "drop_probe_weights", "save_results",
 })
 """Options that change no number of a result: where it goes, what of it is kept, how it is shown, how fast it is
 made (``--workers`` reads ahead; ``--scores-only`` and ``--drop-probe-weights`` leave out what the numbers come
 from). A run may be resumed with any of them changed."""
 
-RECORDED_ELSEWHERE = frozenset({"model", "revision", "treebank", "text", "labels", "blimp", "batch_size", "shard",
-                                "device", "device_map"})
+RECORDED_ELSEWHERE = frozenset({"model", "revision", "treebank", "text", "labels", "blimp", "minimal_pairs",
+                                "batch_size", "shard", "device", "device_map"})
 """Options that a result records by what they read or in a block of their own, and a checkpoint by the same: the
-weights by their fingerprint (``model``), the input by its sha256 (``input``), BLiMP's pairs by their pinned
-files, ``batch_size`` and ``shard`` in ``config``; the device and its map move floats only at near-ties (parts of
-one run may differ in them, as in ``batch_size``)."""
+weights by their fingerprint (``model``), the input by its sha256 (``input``), a pair set's pinned files
+(``blimp``, ``minimal_pairs``), ``batch_size`` and ``shard`` in ``config``; the device and its map move floats only at
+near-ties (parts of one run may differ in them, as in ``batch_size``)."""
 
 
 def recorded_options(values: Mapping) -> dict:

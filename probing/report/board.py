@@ -47,6 +47,9 @@ class Cell:
     scale: str = "percent"  # how accuracy and interval read (probing.naming.SCALES): a difference, a loss in nats
     p_adjusted: float | None = None  # p_not_better adjusted for the board's many rows (Holm), on a board of effects
     exact: bool = False  # p_not_better is exact: the whole space of random sets, not draws from it
+    spread: bool = False  # interval is the spread of random draws (2.5th, 97.5th percentile), no estimate's interval
+    text: str = ""  # what a cell without a number says instead (unreachable), where "no pairs" would mislead
+    se: float | None = None  # the paired bootstrap standard error of an effect, for the board's detectable effect
 
 
 @dataclass
@@ -214,39 +217,59 @@ def build_leaderboard(results: Iterable[dict], references: Iterable[dict] = ()) 
     return Leaderboard(tables)
 
 
+MDE_FACTOR = 2.80
+"""z(0.975) + z(0.80): an effect this many standard errors from 0 is found at 80% power by a two-sided test at 0.05."""
+
+
 def mde_note(table: Table) -> str | None:
-    """The board's minimum detectable effect per measure: the median over its cells of the half-width of their
-    interval, in the board's unit (percentage points for accuracies and shares, nats for a loss); None when no
-    cell has an interval. Columns the table's ``measures`` maps to None are left out.
+    """What the board's intervals can tell from 0, per measure: the median over its cells of the half-width of their
+    interval (called that: it is no power calculation) and, where cells carry the paired bootstrap standard error
+    of an effect (``se``), the minimum detectable effect, :data:`MDE_FACTOR` x the median error; in the board's
+    unit (percentage points for accuracies and shares, nats for a loss); None when no cell has an interval.
+    Columns the table's ``measures`` maps to None are left out; a measure is never pooled with another.
 
     >>> rows = [Row("a", "model", "held-out", "t", {"det": Cell(0.5, [0.46, 0.54])}),
     ...         Row("b", "model", "held-out", "t", {"det": Cell(0.7, [0.68, 0.72])}),
     ...         Row("c", "model", "held-out", "t", {"det": Cell(0.6, [0.5, 0.7])})]
-    >>> mde_note(Table(["det"], rows, [])).split(": ")[1]    # half-widths 4, 2 and 10 points
-    '4.0 points (3 cells). An effect or a difference smaller than that cannot be told from zero on this board.'
+    >>> mde_note(Table(["det"], rows, [])).split(": ", 1)[1]    # half-widths 4, 2 and 10 points
+    '4.0 points (3 cells).'
+    >>> effect = Table(["loss"], [Row("a", "model", "", "t", {"loss": Cell(0.1, [0.0, 0.2], scale="nats", se=0.05)})],
+    ...                [], measures={"loss": "loss"})
+    >>> mde_note(effect).split(". ")[1].split(": ")[-1]      # 2.80 x 0.05
+    'loss 0.140 nats (1 cells).'
     """
     from statistics import median
 
     halves: dict[str | None, tuple[str, list[float]]] = {}
+    errors: dict[str | None, tuple[str, list[float]]] = {}
     for row in table.rows:
         for column in table.relations:
             cell = row.cells.get(column)
             measure = column if table.measures is None else table.measures.get(column)
-            if cell is None or cell.accuracy is None or not cell.interval or measure is None:
+            if cell is None or cell.accuracy is None or not cell.interval or measure is None or cell.spread:
                 continue
             unit = "nats" if cell.scale == "nats" else "points"
             key = None if table.measures is None else measure
             halves.setdefault(key, (unit, []))[1].append((cell.interval[1] - cell.interval[0]) / 2)
+            if cell.se is not None:
+                errors.setdefault(key, (unit, []))[1].append(MDE_FACTOR * cell.se)
     if not halves:
         return None
-    parts = []
-    for measure, (unit, widths) in halves.items():
-        half = median(widths)
-        amount = f"{half:.3f} nats" if unit == "nats" else f"{100 * half:.1f} points"
-        parts.append(f"{measure + ' ' if measure else ''}{amount} ({len(widths)} cells)")
-    return (f"MDE (minimum detectable effect, the median over the cells of the half-width of their "
-            f"{round(100 * table.level)}% interval): {'; '.join(parts)}. An effect or a difference smaller than "
-            "that cannot be told from zero on this board.")
+
+    def medians(found) -> str:
+        parts = []
+        for measure, (unit, values) in found.items():
+            middle = median(values)
+            amount = f"{middle:.3f} nats" if unit == "nats" else f"{100 * middle:.1f} points"
+            parts.append(f"{measure + ' ' if measure else ''}{amount} ({len(values)} cells)")
+        return "; ".join(parts)
+
+    note = (f"Half-width of the {round(100 * table.level)}% intervals (the median over a measure's cells; an estimate "
+            f"nearer 0 than its half-width has an interval that holds 0): {medians(halves)}.")
+    if errors:
+        note += (f" Minimum detectable effect against 0 (80% power, two-sided 0.05: {MDE_FACTOR:.2f} x the paired "
+                 f"bootstrap standard error, the median over a measure's cells): {medians(errors)}.")
+    return note
 
 
 def leaderboard_from_files(paths: Iterable[str | Path], references: Iterable[str | Path] = ()) -> Leaderboard:
@@ -341,14 +364,28 @@ def rank_rows(rows: list[Row], columns: list[str]) -> list[Row]:
 
 
 def cell_text(cell: Cell | None) -> str:
-    """``86.8 [85.1, 88.4] 8-10``; plain words for missing data."""
+    """``86.8 [85.1, 88.4] 8-10``; plain words for missing data (a cell's own ``head`` note says why, where it
+    has one: ``no rho: every accuracy or harm equal``)."""
     if cell is None:
         return "not scored"
     if cell.accuracy is None:
-        return "none" if cell.pairs == 0 else "no pairs"
-    text = scaled(cell.accuracy, cell.scale) + (f" {interval_text(cell.interval, cell.scale)}" if cell.interval else "")
+        return cell.text or ("none" if cell.pairs == 0 else "no pairs")
+    text = scaled(cell.accuracy, cell.scale) + (f" {range_text(cell)}" if cell.interval else "")
     suffix = cell_suffix(cell)
     return f"{text} {suffix}" if suffix else text
+
+
+def range_text(cell: Cell) -> str:
+    """A cell's interval as it reads: ``[a, b]`` for an estimate's interval, ``draws 2.5-97.5%: a to b`` for the
+    spread of random draws (a different thing, never written alike).
+
+    >>> cell = Cell(0.01, [-0.02, 0.03], scale="points")
+    >>> range_text(cell), range_text(Cell(0.01, [-0.02, 0.03], scale="points", spread=True))
+    ('[-2.0, +3.0]', 'draws 2.5-97.5%: -2.0 to +3.0')
+    """
+    from probing.naming import spread_text
+
+    return spread_text(cell.interval, cell.scale) if cell.spread else interval_text(cell.interval, cell.scale)
 
 
 def cell_suffix(cell: Cell) -> str:

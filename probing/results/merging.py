@@ -44,9 +44,13 @@ def merge_files(paths: Sequence[str | Path]) -> dict:
 def merge_results(parts: Sequence[dict], names: Sequence[str]) -> dict:
     """One result from the results of the shards of a run; ``names`` label the parts in errors."""
     parts, names = list(parts), list(names)
+    record = analyses()[parts[0]["analysis"]]
+    if record.accumulator is None:  # made from other results (importance): nothing was split, nothing adds up
+        raise ProbingError(f"is a result of {record.name}, made from other result files, not by a pass: it has no "
+                           "shards to merge", source=names[0])
     _check_same_run(parts, names)
     _check_shards(parts, names)
-    cls = analyses()[parts[0]["analysis"]].load("accumulator")
+    cls = record.load("accumulator")
     counts = [cls.from_result(part) for part in parts]
     _check_same_run(parts, names, counts)
     total = counts[0]

@@ -568,6 +568,51 @@ def check_disjoint(dev, report_on, *, source: str = "--select-on") -> None:
         "sentences is in-sample selection; give DEV without them, or another split", source=source)
 
 
+def text_key(text: str) -> str:
+    """A sentence as the pairs' overlap check compares it: its text in Unicode NFC without any white space, case
+    folded, so that a treebank's words and a pair's running text (``don't`` and ``do n't``) compare alike.
+
+    >>> text_key("Dogs bark .") == text_key("dogs  bark.")
+    True
+    """
+    import unicodedata
+
+    return "".join(unicodedata.normalize("NFC", text).split()).casefold()
+
+
+def check_pairs_held_out(dev: HeldOut, pairs, *, source: str = "--select-on") -> None:
+    """Refuse minimal pairs made from the sentences DEV chose heads on (agreement pairs made from DEV's treebank, or
+    a pair file written from it): a pair is counted as DEV's when its grammatical sentence is one of DEV's sentences
+    (their running text, compared by :func:`text_key`); more than :data:`SHARED_WORDS_ALLOWED` of the pairs is
+    in-sample selection, as :func:`check_disjoint` refuses it for treebanks. DEV is its treebank, or the treebank
+    its result file was made of, read again.
+
+    >>> from probing.data.inputs import InputSource, sample_treebank_path
+    >>> from probing.data.minimal_pairs import MinimalPair
+    >>> dev = HeldOut(None, "sample", dev_source=InputSource.treebank(str(sample_treebank_path()), limit=5))
+    >>> check_pairs_held_out(dev, [MinimalPair("a", "f", "Cats sleep.", "Cats sleeps.")])
+    >>> check_pairs_held_out(dev, [MinimalPair("a", "f", "My grandmother keeps her recipes in a wooden box.", "x")])
+    Traceback (most recent call last):
+    probing.errors.ProbingError: --select-on: holds the sentences that 1 of the 1 pairs scored were made from ...
+    """
+    units = dev.dev_source if dev.dev_result is None else _reopened(_input_of(dev.dev_result), source)
+    if units is None or not pairs:
+        return
+    texts = set()
+    for unit in units.units():
+        texts.update(text_key(sentence.text) for sentence in unit.sentences)
+        texts.update(text_key(segment) for segment in (unit.first, unit.second) if isinstance(segment, str))
+    shared = [pair for pair in pairs if text_key(pair.good) in texts]
+    if len(shared) <= SHARED_WORDS_ALLOWED * len(pairs):
+        return
+    example = shared[0].good if len(shared[0].good) <= 80 else shared[0].good[:77] + "..."
+    raise ProbingError(
+        f"holds the sentences that {len(shared):,} of the {len(pairs):,} pairs scored were made from "
+        f"({len(shared) / len(pairs):.0%}, such as \"{example}\"; at most {SHARED_WORDS_ALLOWED:.0%} may be): heads "
+        "chosen on a sentence are never measured on pairs made from it; choose on another split or half (pairs of "
+        "de_pud:odd:agreement, heads chosen on de_pud:even)", source=source)
+
+
 def _word_share(keys: list[str], shared: set[str]) -> float:
     """The share of the words of ``keys`` (one per sentence read) in sentences of ``shared``."""
     words = sum(len(key.split()) for key in keys)

@@ -1,4 +1,5 @@
-"""Many tests on one board: Holm's step-down adjustment of their p-values.
+"""Many tests on one board: Holm's step-down adjustment of their p-values, and Tarone's rule for the tests that
+cannot reach significance at all.
 
 A board that tests m rows calls a row significant only when its adjusted p-value is at most the level
 (0.05): the chance that any of the m rows is called significant by luck alone stays below the level, whatever
@@ -43,22 +44,40 @@ def significant(adjusted: float | None, level: float = LEVEL) -> bool:
     return adjusted is not None and adjusted <= level
 
 
-def least_adjusted(m: int, draws: int) -> float:
-    """The smallest Holm-adjusted p-value any of ``m`` permutation tests can reach when none has more than
-    ``draws`` random draws (or sets of an exact space): the least raw p is 1 / (1 + draws), and Holm multiplies
-    the smallest of the m by m. Above the level, no row of the board can be called significant, whatever its data.
-
-    >>> least_adjusted(40, 100), least_adjusted(40, 1000), least_adjusted(1, 8)
-    (0.39603960396039606, 0.03996003996003996, 0.1111111111111111)
-    """
-    return min(1.0, m / (1 + draws))
-
-
 def draws_needed(m: int, level: float = LEVEL) -> int:
     """The fewest random draws a row needs so that, tested among ``m`` rows, it can be called significant at
-    ``level`` (:func:`least_adjusted` at most ``level``).
+    ``level``: its least p, 1 / (1 + draws), times m at most ``level`` (1 + draws >= 20 m at 0.05).
 
     >>> draws_needed(40), draws_needed(1)
     (799, 19)
     """
     return max(0, math.ceil(round(m / level, 9)) - 1)
+
+
+def reaches(draws: int, m: int, level: float = LEVEL) -> bool:
+    """Whether a permutation test against ``draws`` random draws (or the sets of an exact space) can reach
+    ``level`` / ``m``: its least p, 1 / (1 + draws), is at most that (``m`` <= (1 + draws) x ``level``, rounded to
+    9 digits so that 1 / 280 reaches 0.05 / 14).
+
+    >>> reaches(279, 14), reaches(278, 14), reaches(8, 1)
+    (True, False, False)
+    """
+    return m <= round((1 + draws) * level, 9)
+
+
+def tarone(draws, level: float = LEVEL) -> int:
+    """Tarone's m' for tests whose least p is 1 / (1 + draws) (one count of draws per test): the smallest m' such
+    that at most m' of them can reach ``level`` / m' (:func:`reaches`); 0 for no test. A test that cannot reach
+    ``level`` / m' can never be significant, so it is left out of the family, and Holm adjusts the others for
+    each other only (Tarone 1990).
+
+    >>> tarone([1200, 924] + [100] * 6 + [8] * 6)   # m' = 6: only the two of 924 and 1,200 reach 0.05 / 6
+    6
+    >>> tarone([279] * 14 + [8] * 6), tarone([8, 3]), tarone([])
+    (14, 1, 0)
+    """
+    draws = list(draws)
+    for m in range(1, len(draws) + 1):
+        if sum(reaches(count, m, level) for count in draws) <= m:
+            return m
+    return 0

@@ -47,7 +47,7 @@ def versus_figure(result: dict, path, parts=None, *, dpi: int = 120) -> Path:
     scale, unit = (100.0, "percentage points") if block["higher_is_better"] else (1.0, "nats")
     height = 2.5 * len(parts) + 1.2
     width = max(3.1 * len(keys) + 0.8, 6.4)  # one chosen set (a make.sh piece) still has room for title and legend
-    note = textwrap.wrap(NOTE, int(width * 18))  # about 18 characters an inch at 7.5 points
+    note = textwrap.wrap(NOTE, int(width * 17))  # about 17 characters an inch at 7.5 points (18 ran over the edge)
     note_room = 0.3 + 0.12 * (len(note) - 1)
     figure = new_figure(width, height)
     axes = np.atleast_2d(figure.subplots(len(parts), len(keys), squeeze=False))
@@ -64,7 +64,8 @@ def versus_figure(result: dict, path, parts=None, *, dpi: int = 120) -> Path:
     # move the panels for a suptitle by a share of the height, far too much for a figure of one row)
     figure.tight_layout(rect=(0, note_room / height, 1, 1 - 0.85 / height))
     draws = max(len(effects[parts[0]][key]["random"]) for key in keys)
-    figure.text(0.5, 1 - 0.08 / height, f"{result_label(result)}: chosen heads against {draws} matched random sets\n"
+    figure.text(0.5, 1 - 0.08 / height, f"{result_label(result)}: chosen heads against {draws} "
+                f"{block.get('match', 'layer')}-matched random sets\n"
                 f"{result['metric']['description']}", fontsize=11, ha="center", va="top")
     handles, labels = axes[0, 0].get_legend_handles_labels()
     if handles:  # just above the panels' titles, where every column can see it
@@ -75,8 +76,9 @@ def versus_figure(result: dict, path, parts=None, *, dpi: int = 120) -> Path:
 
 
 NOTE = ("effect = metric(heads disabled) - metric(intact), same units. Line: the chosen set, its 95% paired bootstrap "
-        "interval shaded; bars: matched random sets; p = (1 + count) / (1 + draws), count the random sets at least as "
-        "harmful.")
+        "interval shaded; bars: the matched random sets' effects (layer-matched: as many heads in each layer; "
+        "band-matched: from layers L-1 to L+1 of the chosen heads); p = (1 + count) / (1 + draws), count the random "
+        "sets at least as harmful (raw: the board adjusts it).")
 """The figure's footnote: how to read every panel."""
 
 

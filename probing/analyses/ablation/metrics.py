@@ -253,7 +253,7 @@ class MinimalPairAccuracy(Metric):
     """
 
     name, head, higher_is_better = "accuracy", "causal_lm", True
-    description = "BLiMP minimal-pair accuracy (overall: the mean of the paradigm accuracies)"
+    description = "minimal-pair accuracy (overall: the mean of the paradigm accuracies)"
 
     def __init__(self, layout=(), **_):
         self.layout = [dict(entry) for entry in layout]

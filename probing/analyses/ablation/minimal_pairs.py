@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import torch
 
 from probing.analyses.pairs.scoring import (
+    context_token,
     encode,
     prefix_shared_log_probs,
     prefix_sharing_fits,
@@ -38,6 +39,10 @@ from probing.engine.batching import padded_rows
 from probing.model.interventions import uniform_heads
 from probing.model.tokenizers import plain_tokenizer
 from probing.results.pass_statistics import BatchStats
+
+CONTEXT = "bos"
+"""What every sentence is scored after here: ``probing pairs``' default context (its ``--context bos``), the
+tokenizer's BOS token, else its EOS (probing.analyses.pairs.scoring.CONTEXTS)."""
 
 
 @dataclass
@@ -60,7 +65,7 @@ class PairBatch:
 def pair_batches(tokenizer, pairs, batch_size: int, encoded=None, first: int = 0):
     """``batch_size`` pairs at a time (2 x batch_size sentences), in reading order from pair ``first`` on (where a
     resumed pass goes on); ``encoded``: the sentences' ids (good, bad, good, ...) when already tokenized."""
-    encoded = encoded or encode(tokenizer, [text for pair in pairs for text in (pair.good, pair.bad)])
+    encoded = encoded or encode(tokenizer, [text for pair in pairs for text in (pair.good, pair.bad)], CONTEXT)
     for start in range(first, len(pairs), batch_size):
         chunk = pairs[start : start + batch_size]
         sentences = encoded[2 * start : 2 * (start + len(chunk))]
@@ -145,7 +150,7 @@ def pairs_pass(accumulator, loaded, pairs, batch_size: int, hooks=None):
     started = time.perf_counter()
     hooks = hooks or PassHooks()
     tokenizer = plain_tokenizer(loaded)
-    encoded = encode(tokenizer, [text for pair in pairs for text in (pair.good, pair.bad)])
+    encoded = encode(tokenizer, [text for pair in pairs for text in (pair.good, pair.bad)], CONTEXT)
     # the longest sentence of all the pairs, resumed or not (a resumed part's own longest would differ)
     stats = PassStats(units_total=len(pairs), max_length=max(map(len, encoded), default=0))
     run = PairsRun(loaded, pairs, [accumulator], batch_size, stats)
@@ -162,6 +167,15 @@ def pairs_pass(accumulator, loaded, pairs, batch_size: int, hooks=None):
     run.stats.seconds_total = time.perf_counter() - started
     hooks.finish(run)  # adds the statistics of the part before a resume
     return run.stats
+
+
+def context_block(loaded) -> dict:
+    """What a result's ``metric`` block says every sentence was scored after: the context (:data:`CONTEXT`) and
+    its token as the tokenizer writes it (SmolLM2-Instruct's BOS is ``<|im_start|>``, gemma's ``<bos>``), which
+    the board names on every row scored on minimal pairs."""
+    tokenizer = plain_tokenizer(loaded)
+    token = context_token(tokenizer, CONTEXT)
+    return {"context": CONTEXT, "context_token": None if token is None else tokenizer.convert_ids_to_tokens(token)}
 
 
 def pairs_input_block(pairs, described: dict) -> dict:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from probing.analyses.ablation.versus import MATCHINGS
+from probing.analyses.pairs.options import lexicon_option, minimal_pairs_option, pair_set_option
 from probing.data.relations import DEFAULT_RELATIONS, check_relation_names
 from probing.engine.arguments import BadValue, option, options_of, positive_int, share, whole_number
 from probing.engine.specs import bootstrap_option, engine_options
@@ -18,9 +20,9 @@ from probing.errors import ProbingError
 
 MAX_RANDOM = 10_000
 """The most matched random sets per chosen set: each is one more condition (a copy of every batch in a pass, as
-many copies at once as fit the memory budget, and its scores). A board of m tests needs 1 + draws >= 20 m for a row
-to survive Holm at 0.05 (probing.stats.multiplicity.draws_needed): the causal board's 56 tests need 1,119, its GPU
-grid's 84 need 1,679; 10,000 covers a board of 500."""
+many copies at once as fit the memory budget, and its scores). A board whose family holds m cells needs
+1 + draws >= 20 m for a row to survive Holm at 0.05 (probing.stats.multiplicity.draws_needed): the causal board's
+14 testable cells need 279; 10,000 covers a family of 500."""
 
 MAX_K = 1000
 """The largest chosen set given on the command line (checked against the model's heads before any pass)."""
@@ -76,6 +78,11 @@ class AblationOptions:
     random: int | None = option(type=_bounded("random sets", MAX_RANDOM), metavar="N", group=VERSUS,
                                 help=f"matched random sets per chosen set, 1 to {MAX_RANDOM}: each is one more "
                                      f"condition of the pass (default: {DEFAULT_RANDOM})")
+    match: str | None = option(choices=MATCHINGS, metavar="HOW", group=VERSUS,
+                               help="how the random sets are matched to the chosen set: layer (as many heads in each "
+                                    "layer, from that layer's other heads) or band (k heads from layers L-1 to L+1 of "
+                                    "the chosen heads, the chosen heads excluded: for a layer-matched space smaller "
+                                    "than the draws a board needs); recorded in the result (default: layer)")
     select_on: str | None = option(metavar="DEV", group=VERSUS,
                                    help="DEV, which chooses the heads: a probe result file (JSON) of probing score, of "
                                         "this model read as this run reads it, or a treebank (en_ewt:dev, a .conllu "
@@ -86,13 +93,20 @@ class AblationOptions:
                                            "DEV; --limit cuts the measured units only)")
     metric: str = option(required=True, choices=METRIC_NAMES, metavar="METRIC",
                          help="what to measure: mlm, lm, probe, classification or minimal-pairs (see below)")
-    blimp: str | None = option(metavar="DIR", group=PAIRS,
+    pair_set: str | None = pair_set_option(PAIRS)
+    minimal_pairs: str | None = minimal_pairs_option(PAIRS)
+    lexicon: tuple = lexicon_option(PAIRS)
+    blimp: str | None = option(metavar="DIR", group=PAIRS, exclusive="source",
                                help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP, else the download "
                                     "cache)")
+    pairs_file: str | None = option(metavar="FILE.JSONL", group=PAIRS, exclusive="source",
+                                    help="your own pairs instead of a pair set: JSON lines in BLiMP's format, as "
+                                         "probing pairs --pairs-file reads them (unpinned: the result records the "
+                                         "file's own sha256)")
     paradigms: list | None = option(several=True, metavar="UID", group=PAIRS, exclusive="paradigms",
-                                    help="BLiMP paradigms to score (default: all 67)")
+                                    help="paradigms to score, of the pair set or the file (default: all)")
     phenomena: list | None = option(several=True, metavar="TERM", group=PAIRS, exclusive="paradigms",
-                                    help="every paradigm of these BLiMP phenomena (subject_verb_agreement ...)")
+                                    help="every paradigm of these phenomena (subject_verb_agreement ...)")
     labels: str | None = option(metavar="CSV", help="the labelled input of --metric classification (text,label "
                                                     "columns)")
     relations: tuple[str, ...] = option(DEFAULT_RELATIONS, several=True, metavar="REL",
@@ -116,8 +130,8 @@ class AblationOptions:
             raise ProbingError(f"must be 0 (all) or more, got {self.top}", source="--top")
         check_relation_names(self.relations)
         if not self.chosen:
-            for name, value in (("k", self.k), ("random", self.random), ("select_on", self.select_on),
-                                ("select_limit", self.select_limit)):
+            for name, value in (("k", self.k), ("random", self.random), ("match", self.match),
+                                ("select_on", self.select_on), ("select_limit", self.select_limit)):
                 if value is not None:
                     flag = "--" + name.replace("_", "-")
                     raise ProbingError(f"does nothing without --chosen REL (it shapes the chosen and random sets "
@@ -126,6 +140,7 @@ class AblationOptions:
         check_relation_names(self.chosen, option="--chosen")
         object.__setattr__(self, "k", list(self.k or DEFAULT_K))  # frozen: the defaults of --chosen, filled once
         object.__setattr__(self, "random", DEFAULT_RANDOM if self.random is None else self.random)
+        object.__setattr__(self, "match", self.match or "layer")
 
 
 OPTIONS = (engine_options(help="write the result JSON here, atomically (with --chosen, its figure beside it: "

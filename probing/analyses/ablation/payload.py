@@ -13,7 +13,23 @@ probing.results.schema.specs.Invalid: conditions[1].heads[0][0]: layer 2 does no
 from __future__ import annotations
 
 from probing.results.schema.blocks import STATE
-from probing.results.schema.specs import BOOL, COUNT, HEAD, LAYER, NUMBER, SHARE, STR, Field, Invalid, ListOf, MapOf, Nullable, Obj, Shape
+from probing.results.schema.specs import (
+    BOOL,
+    COUNT,
+    HEAD,
+    LAYER,
+    NUMBER,
+    SHARE,
+    STR,
+    Field,
+    Invalid,
+    ListOf,
+    MapOf,
+    Nullable,
+    Obj,
+    OneOf,
+    Shape,
+)
 from probing.results.schema.validation import heads_per_layer
 
 VERSUS_SET = Obj(
@@ -22,6 +38,8 @@ VERSUS_SET = Obj(
             "heads": Field(ListOf(ListOf(COUNT, 2)), "the chosen set's [layer, head] (from 0)"),
             "effect": Field(Nullable(NUMBER), "metric(disabled) - metric(intact) on the same units; null: no unit"),
             "interval": Field(Nullable(ListOf(NUMBER, 2)), "95% paired bootstrap interval of the effect"),
+            "se": Field(Nullable(NUMBER), "the effect's standard error: the standard deviation of its paired bootstrap "
+                                          "replicates (null: fewer than two with units)", required=False),
         }), "the chosen set (the top k heads of the relation on DEV)"),
         "random": Field(Nullable(Obj({
             "mean": Field(NUMBER, "mean effect of the matched random sets"),
@@ -34,9 +52,9 @@ VERSUS_SET = Obj(
         "p_value": Field(Nullable(SHARE), "(1 + count) / (1 + draws), count the draws at least as harmful"),
         "exact": Field(BOOL, "whether the random sets are the whole space of matched sets (it held no more sets "
                              "than the draws asked for), each once: p is then exact", required=False),
-        "space": Field(Nullable(COUNT), "distinct matched random sets there are: the product over the chosen set's "
-                                        "layers of C(heads left there, heads taken); null beyond an int64",
-                       required=False),
+        "space": Field(Nullable(COUNT), "distinct matched random sets there are: layer-matched, the product over the "
+                                        "chosen set's layers of C(heads left there, heads taken); band-matched, C(heads "
+                                        "of the chosen heads' bands, k); null beyond an int64", required=False),
     }
 )
 
@@ -44,6 +62,9 @@ VERSUS = Obj(
     {
         "metric": Field(STR, "the metric's name (accuracy, loss, probe)"),
         "higher_is_better": Field(BOOL, "whether a drop of the metric is the harmful direction"),
+        "match": Field(OneOf(("layer", "band")), "how the random sets were matched (--match): as many heads in each "
+                                                 "layer, or k heads from layers L-1 to L+1 of the chosen heads; absent "
+                                                 "in files written before band matching (layer)", required=False),
         "parts": Field(MapOf(MapOf(VERSUS_SET, "chosen set REL@K"), "metric part"), "per metric part and chosen set"),
     }
 )

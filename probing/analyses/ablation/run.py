@@ -11,6 +11,13 @@ import os
 from pathlib import Path
 
 from probing.analyses.ablation.options import AblationOptions
+from probing.analyses.pairs.options import (
+    PAIR_SET_OPTIONS,
+    check_pairs_file_alone,
+    chosen_pair_set,
+    pair_set_inputs,
+    sources_of,
+)
 from probing.engine.options import PassOptions
 from probing.engine.run import start_run
 from probing.engine.specs import InputSpec, ModelSpec
@@ -26,7 +33,7 @@ def ablation(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: 
     rank 0); ``say`` receives what the command line shows before the pass (the chosen sets, with --chosen)."""
     from probing.analyses.ablation.accumulator import AblationAccumulator
     from probing.analyses.ablation.choosing import dev_relations
-    from probing.analyses.ablation.minimal_pairs import pairs_input_block, pairs_pass
+    from probing.analyses.ablation.minimal_pairs import context_block, pairs_input_block, pairs_pass
     from probing.analyses.ablation.scores import replicates_kept, scores_only_state
     from probing.analyses.ablation.versus import versus_block
     from probing.engine.readings import READINGS
@@ -36,7 +43,7 @@ def ablation(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: 
     metric, source, pairs, described = _checked_metric(model, inputs, passes, options)
     run = start(dataclasses.replace(model, head=metric.head), source or inputs.open(), passes,
                 reads=_input_files(options))
-    dev = _dev(options, run, pairs is not None) if options.chosen else None  # before the model loads
+    dev = _dev(options, run, pairs) if options.chosen else None  # before the model loads
     loaded = run.loaded
     if dev is not None and dev.dev_result is not None:  # a DEV result of other weights chooses other heads
         check_dev_model(dev.dev_result, loaded, source=dev.where, run="this run")
@@ -63,16 +70,18 @@ def ablation(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: 
     result = run.result("ablation", stats, accumulator, config)
     if pairs is not None:
         result["input"] = pairs_input_block(pairs, described)
+        result["metric"].update(context_block(loaded))  # what every sentence was scored after, and its token
     if options.scores_only:
         result["state"] = scores_only_state(*accumulator.scores()[:2], kept=replicates_kept(result["conditions"]))
-    if options.chosen:
+    if options.chosen:  # the block reads --match back from the options (the command and probing.run record them all)
+        result["config"]["options"] = {"match": options.match}
         result["versus"] = versus_block(result)
     return result
 
 
 def _checked_metric(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: AblationOptions):
     """The metric of ``--metric`` after every check of the options, and its input: (metric, a labelled source or
-    None, BLiMP's pairs or None, their input description or None)."""
+    None, the minimal pairs or None, their input description or None)."""
     from probing.analyses.ablation.metrics import METRICS
     from probing.data.inputs import InputSource
 
@@ -91,11 +100,12 @@ def _checked_metric(model: ModelSpec, inputs: InputSpec, passes: PassOptions, op
     elif options.labels:
         raise ProbingError("--labels is the input of --metric classification only", source="--labels")
     if options.metric == "minimal-pairs":
-        pairs, described = _blimp_pairs(inputs, passes, options)
+        pairs, described = _minimal_pairs(inputs, passes, options)
         return METRICS[options.metric].of_pairs(pairs), None, pairs, described
-    for name in ("blimp", "paradigms", "phenomena"):
+    for name in ("blimp", "paradigms", "phenomena", *PAIR_SET_OPTIONS, "pairs_file"):
         if getattr(options, name):
-            raise ProbingError(f"--{name} is an input of --metric minimal-pairs only", source=f"--{name}")
+            flag = "--" + name.replace("_", "-")
+            raise ProbingError(f"{flag} is an input of --metric minimal-pairs only", source=flag)
     metric = METRICS[options.metric](seed=model.seed, mask_rate=options.mask_rate, relations=options.relations)
     if metric.needs_trees and inputs.text:
         raise ProbingError("--metric probe needs a treebank (its trees), not --text", source="--text")
@@ -104,13 +114,11 @@ def _checked_metric(model: ModelSpec, inputs: InputSpec, passes: PassOptions, op
 
 def _input_files(options: AblationOptions) -> tuple[str, ...]:
     """What the run reads besides its units and the model: DEV of --select-on (a result file or a treebank file)
-    and BLiMP's folder; no output may be one of them (a named DEV, en_ewt:dev, is a treebank, which no result
-    replaces either)."""
-    from probing.data.minimal_pairs import blimp_folder
-
+    and the pairs' files (a pair set's folder, the treebanks pairs are made from, one's own pair file); no output
+    may be one of them (a named DEV, en_ewt:dev, is a treebank, which no result replaces either)."""
     dev = options.select_on if options.select_on and Path(options.select_on).expanduser().exists() else None
-    blimp = str(blimp_folder(options.blimp)) if options.metric == "minimal-pairs" else None
-    return tuple(path for path in (dev, blimp) if path)
+    pairs = [str(path) for path in pair_set_inputs(options)] if options.metric == "minimal-pairs" else []
+    return tuple(path for path in (dev, *pairs) if path)
 
 
 def _check_model_for(model: ModelSpec, metric: str) -> None:
@@ -141,32 +149,42 @@ def _check_model_for(model: ModelSpec, metric: str) -> None:
                            f"checkpoints such as all-MiniLM-L6-v2 keep only the encoder): {probe}", source=option)
 
 
-def _blimp_pairs(inputs: InputSpec, passes: PassOptions, options: AblationOptions):
-    """BLiMP's pairs of --paradigms (first --limit of each) from --blimp, as probing pairs reads them."""
-    from probing.data.minimal_pairs import check_paradigms, paradigms_of, read_pairs
+def _minimal_pairs(inputs: InputSpec, passes: PassOptions, options: AblationOptions):
+    """The pairs of --pair-set (BLiMP by default) or --pairs-file, --paradigms or --phenomena and the first --limit
+    of each, as probing pairs reads them, and their input description."""
+    from probing.analyses.pairs.api import read_scored_pairs
+    from probing.data.minimal_pairs import read_pair_file
 
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # every rank would score every pair: one process only
         raise ProbingError("--metric minimal-pairs runs in one process, not under torchrun", source="--metric")
     for name, given in (("treebank", inputs.treebank), ("text", inputs.text), ("shard", passes.shard)):
         if given:  # --checkpoint and --resume save and continue the one run
-            raise ProbingError(f"--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no --{name}",
-                               source=f"--{name}")
+            raise ProbingError("--metric minimal-pairs reads a pair set (--pair-set, BLiMP by default) in one run: "
+                               f"no --{name}", source=f"--{name}")
     if inputs.pairs:
-        raise ProbingError("--metric minimal-pairs reads BLiMP's pairs (--blimp) in one run: no --pairs",
-                           source="--pairs")
-    chosen = paradigms_of(options.phenomena, options.blimp) if options.phenomena else check_paradigms(options.paradigms)
-    return read_pairs(chosen, options.blimp, inputs.limit)
+        raise ProbingError("--metric minimal-pairs reads a pair set (--pair-set, BLiMP by default) in one run: no "
+                           "--pairs (consecutive sentences as segments A and B)", source="--pairs")
+    check_pairs_file_alone(options)
+    if options.pairs_file:
+        return read_pair_file(options.pairs_file, options.paradigms, options.phenomena, inputs.limit)
+    chosen = chosen_pair_set(options.pair_set, options.paradigms, blimp=options.blimp, lexicon=options.lexicon)
+    return read_scored_pairs(chosen, sources_of(options), options.paradigms, options.phenomena, inputs.limit)
 
 
-def _dev(options: AblationOptions, run, pairs: bool):
-    """DEV of --select-on, checked against this run's units (BLiMP's pairs are never a treebank's) and options,
-    as ``probing score --select-on`` checks it, before the model loads."""
+def _dev(options: AblationOptions, run, pairs=None):
+    """DEV of --select-on, checked against this run's units and options, as ``probing score --select-on`` checks
+    it, before the model loads: a treebank's sentences, or minimal ``pairs`` made from DEV's sentences
+    (probing.stats.heldout.check_pairs_held_out)."""
     from probing.analyses.ablation.choosing import open_dev
+    from probing.stats.heldout import check_pairs_held_out
 
     random_init = run.model.random_init
     planned = {"model": {"random_init": random_init}, "config": {**run.options().config(), "random_init": random_init}}
-    return open_dev(options.select_on, None if pairs else run.source, options.select_limit,
-                    planned=planned, relations=options.chosen, sizes=options.k)
+    dev = open_dev(options.select_on, None if pairs is not None else run.source, options.select_limit,
+                   planned=planned, relations=options.chosen, sizes=options.k)
+    if pairs is not None:
+        check_pairs_held_out(dev, pairs, source=dev.where)
+    return dev
 
 
 def _conditions(options: AblationOptions, layers: int, heads: int, dev: dict | None, *, seed: int):
@@ -179,6 +197,7 @@ def _conditions(options: AblationOptions, layers: int, heads: int, dev: dict | N
     if options.each_layer:
         return each_layer(layers, heads)
     if options.chosen:
-        sets = choose_sets(dev, options.chosen, options.k, layers, heads, draws=options.random, seed=seed)
+        sets = choose_sets(dev, options.chosen, options.k, layers, heads, draws=options.random, seed=seed,
+                           match=options.match)
         return [INTACT] + [Condition(set_label(entry), entry["heads"]) for entry in sets]
     return chosen_heads(options.heads, layers, heads)

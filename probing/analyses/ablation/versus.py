@@ -10,8 +10,16 @@ each layer as the chosen set, drawn uniformly without replacement from that
 layer's heads outside the chosen set, seeded by (seed, draw index); a layer
 with too few heads left gives all it has and the set is smaller (``short``).
 
+**Band matching** (``--match band``) draws instead from the chosen heads' layer
+bands: every head of layers L-1 to L+1 of any chosen head's layer L (the model's
+first and last layers clip the band), the chosen heads excluded, k heads uniformly
+without replacement. It is for a chosen set whose layer-matched space holds fewer
+sets than the draws a board needs (a model of 4 heads a layer): the band keeps the
+random heads near the chosen ones' depth and holds far more sets.
+
 The **space** of matched random sets holds the product, over the chosen set's
-layers, of C(heads left in the layer, heads taken there) distinct sets. When
+layers, of C(heads left in the layer, heads taken there) distinct sets (band
+matched: C(heads in the bands, k)). When
 it holds no more than the draws asked for, every set of it is used once
 instead of drawing (**exact**: the random effects are the whole space's, and
 p = (1 + count) / (1 + space)). Otherwise draws that give the same set are
@@ -30,6 +38,8 @@ Pure numpy (no torch): it runs on result files.
 MatchedDraw(heads=((0, 0), (1, 1)), short=0)
 >>> space_size([(0, 1), (0, 2), (1, 0)], num_heads=4)   # C(2, 2) in layer 0 times C(3, 1) in layer 1
 3
+>>> space_size([(0, 1), (0, 2), (1, 0)], num_heads=4, match="band", num_layers=4)  # layers 0-2: C(12 - 3, 3)
+84
 >>> permutation_p(-0.3, [-0.1, -0.4, 0.0], higher_is_better=True)
 0.5
 >>> permutation_p(0.3 - 0.5, [(0.1 + 0.2) - 0.5], higher_is_better=True)  # equal effects, unequal floats: a tie
@@ -88,9 +98,43 @@ def _layer_pools(chosen, num_heads: int) -> list[tuple[int, list[int], int, int]
     return pools
 
 
-def matched_draw(chosen, num_layers: int, num_heads: int, seed: int, index: int) -> MatchedDraw:
-    """Draw ``index`` of the random sets matched layer by layer to ``chosen`` ((layer, head, ...) tuples)."""
+MATCHINGS = ("layer", "band")
+"""How random sets are matched to the chosen set: ``layer`` (as many heads in each layer, from its other heads) or
+``band`` (k heads from the layers L-1 to L+1 of the chosen heads, the chosen heads excluded)."""
+
+
+def band_pool(chosen, num_layers: int, num_heads: int) -> list[tuple[int, int]]:
+    """The heads a band-matched set is drawn from, sorted: every head of layers L-1 to L+1 of each chosen head's
+    layer L (within the model's ``num_layers``), the chosen heads ((layer, head, ...) tuples) left out.
+
+    >>> band_pool([(0, 1), (3, 0)], num_layers=4, num_heads=2)   # layers 0-1 and 2-3, less 0-1 and 3-0
+    [(0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (3, 1)]
+    """
+    heads = {(int(c[0]), int(c[1])) for c in chosen}
+    layers = {band for layer, _ in heads for band in range(layer - 1, layer + 2) if 0 <= band < num_layers}
+    return [(layer, head) for layer in sorted(layers) for head in range(num_heads) if (layer, head) not in heads]
+
+
+def _band_take(chosen, pool) -> tuple[int, int]:
+    """(heads a band-matched set takes, heads it lacks): as many as the chosen set, or all of a smaller pool."""
+    wanted = len({(int(c[0]), int(c[1])) for c in chosen})
+    take = min(wanted, len(pool))
+    return take, wanted - take
+
+
+def matched_draw(chosen, num_layers: int, num_heads: int, seed: int, index: int, match: str = "layer") -> MatchedDraw:
+    """Draw ``index`` of the random sets matched to ``chosen`` ((layer, head, ...) tuples): layer by layer, or from
+    the chosen heads' bands (``match``, one of :data:`MATCHINGS`); seeded by (``seed``, ``index``).
+
+    >>> matched_draw([(1, 0)], num_layers=3, num_heads=2, seed=0, index=0, match="band").heads
+    ((2, 1),)
+    """
     rng = np.random.default_rng([seed, index])
+    if _matching(match) == "band":
+        pool = band_pool(chosen, num_layers, num_heads)
+        take, lacking = _band_take(chosen, pool)
+        picked = rng.choice(len(pool), size=take, replace=False) if take else []
+        return MatchedDraw(tuple(sorted(pool[int(i)] for i in picked)), lacking)
     drawn, short = [], 0
     for layer, pool, take, lacking in _layer_pools(chosen, num_heads):
         short += lacking
@@ -98,24 +142,62 @@ def matched_draw(chosen, num_layers: int, num_heads: int, seed: int, index: int)
     return MatchedDraw(tuple(sorted(drawn)), short)
 
 
-def space_size(chosen, num_heads: int) -> int:
-    """How many distinct matched random sets ``chosen`` has: the product over its layers of C(heads left in the
-    layer, heads taken there) (a layer with too few left gives all of them, one way)."""
+def _matching(match: str) -> str:
+    """``match`` when it is one of :data:`MATCHINGS` (else the option's one-line refusal)."""
+    if match not in MATCHINGS:
+        raise ProbingError(f"must be one of {', '.join(MATCHINGS)}, got {match!r}", source="--match")
+    return match
+
+
+def _band_layers(num_layers: int | None) -> int:
+    """The model's layers, which a band needs (its top is clipped there)."""
+    if num_layers is None:
+        raise ProbingError("band matching needs the model's number of layers", source="--match")
+    return num_layers
+
+
+def space_size(chosen, num_heads: int, match: str = "layer", num_layers: int | None = None) -> int:
+    """How many distinct matched random sets ``chosen`` has. Layer-matched: the product over its layers of C(heads
+    left in the layer, heads taken there) (a layer with too few left gives all of them, one way). Band-matched:
+    C(heads of its bands, k) (:func:`band_pool`; ``num_layers`` needed)."""
+    if _matching(match) == "band":
+        pool = band_pool(chosen, _band_layers(num_layers), num_heads)
+        return math.comb(len(pool), _band_take(chosen, pool)[0])
     return math.prod(math.comb(len(pool), take) for _, pool, take, _ in _layer_pools(chosen, num_heads))
 
 
-def matched_space(chosen, num_heads: int) -> list[MatchedDraw]:
-    """Every distinct matched random set of ``chosen``, in a fixed order (combinations of each layer's heads in
-    ascending order, layer by layer); :func:`space_size` of them.
+def matched_space(chosen, num_heads: int, match: str = "layer", num_layers: int | None = None) -> list[MatchedDraw]:
+    """Every distinct matched random set of ``chosen``, in a fixed order; :func:`space_size` of them. Layer-matched:
+    combinations of each layer's heads in ascending order, layer by layer; band-matched: combinations of
+    :func:`band_pool` in ascending order.
 
     >>> [draw.heads for draw in matched_space([(0, 0), (1, 1)], num_heads=2)]
     [((0, 1), (1, 0))]
+    >>> [draw.heads for draw in matched_space([(0, 0)], num_heads=2, match="band", num_layers=2)]
+    [((0, 1),), ((1, 0),), ((1, 1),)]
     """
+    if _matching(match) == "band":
+        pool = band_pool(chosen, _band_layers(num_layers), num_heads)
+        take, lacking = _band_take(chosen, pool)
+        return [MatchedDraw(heads, lacking) for heads in itertools.combinations(pool, take)]
     pools = _layer_pools(chosen, num_heads)
     short = sum(lacking for *_, lacking in pools)
     per_layer = [[tuple((layer, head) for head in heads) for heads in itertools.combinations(pool, take)]
                  for layer, pool, take, _ in pools]
     return [MatchedDraw(tuple(sorted(sum(parts, ()))), short) for parts in itertools.product(*per_layer)]
+
+
+def short_of(chosen, heads, match: str = "layer") -> int:
+    """How many heads the random set ``heads`` lacks against ``chosen`` (both (layer, head, ...) tuples): per layer
+    for a layer-matched set, in all for a band-matched one.
+
+    >>> short_of([(0, 0), (0, 1), (1, 0)], [(0, 2), (1, 1)]), short_of([(0, 0), (3, 1)], [(1, 1)], "band")
+    (1, 1)
+    """
+    if _matching(match) == "band":
+        return len({(c[0], c[1]) for c in chosen}) - len(heads)
+    lacking = Counter(layer for layer, *_ in chosen) - Counter(layer for layer, *_ in heads)
+    return sum(lacking.values())
 
 
 TIE = 1e-9
@@ -137,6 +219,36 @@ def permutation_p(chosen_effect: float, random_effects, higher_is_better: bool) 
     return float((1 + int(np.sum(harmful))) / (1 + effects.size))
 
 
+def threshold_effect(random_effects, higher_is_better: bool, m: int, level: float | None = None) -> float | None:
+    """The effect a chosen set must exceed for its p, adjusted among ``m`` tests, to reach ``level`` (0.05), as the
+    project's rules define it: the random effect at rank ceil(x) from the harmful end, x = (1 + draws) x level / m;
+    None ("unreachable") when even the least p, 1 / (1 + draws), times m is above the level.
+
+    Where x is not whole this is one rank lenient: beyond the ceil(x)-th most harmful random effect, ceil(x) - 1
+    draws may still be as harmful, so p = ceil(x) / (1 + draws) and p x m is just above the level (100 draws,
+    m = 2: 3/101 x 2 = 0.059); floor(x) would be the exact bound. The rule is kept as written, so that the
+    threshold agrees with other implementations of it; docs/dark-secrets.md says so. Holm multiplies only the
+    board's smallest p by m, so this is what a row needs at best.
+
+    >>> effects = [i / 100 for i in range(100)]          # 100 draws: 0.00, 0.01, ..., 0.99
+    >>> threshold_effect(effects, True, m=1)            # x = 5.05: the 6th lowest
+    0.05
+    >>> threshold_effect(effects, True, m=2), threshold_effect(effects, False, m=1)   # x = 2.525; a loss: rises hurt
+    (0.02, 0.94)
+    >>> threshold_effect(effects, True, m=6) is None    # 6 / 101 > 0.05: unreachable
+    True
+    """
+    from probing.stats.multiplicity import LEVEL, reaches
+
+    level = LEVEL if level is None else level
+    effects = np.asarray(random_effects, dtype=float)
+    if not effects.size or not m or not reaches(effects.size, m, level):
+        return None
+    rank = math.ceil(round((1 + effects.size) * level / m, 9))
+    ordered = np.sort(effects) if higher_is_better else np.sort(effects)[::-1]   # the most harmful first
+    return float(ordered[rank - 1])
+
+
 def random_summary(random_effects, distinct: int | None = None) -> dict:
     """Mean and 2.5 / 97.5 percentiles of the random sets' effects (one per draw); ``distinct``: the sets
     computed (draws that gave the same set are computed once)."""
@@ -146,12 +258,13 @@ def random_summary(random_effects, distinct: int | None = None) -> dict:
             "distinct": int(effects.size if distinct is None else distinct)}
 
 
-def versus_sets(chosen: dict, num_layers: int, num_heads: int, draws: int, seed: int) -> list[dict]:
-    """Every set to disable for ``chosen`` {key: chosen set}: per key the chosen set, then its matched random sets,
-    each distinct set once. Each entry: key, role ("chosen" or "random"), heads, short, exact (every set of the
-    space, used once instead of drawing, when it holds no more than ``draws``), draws (the draw indices that gave
-    the set; an exact set's index in the space) and, on the chosen entry, space (:func:`space_size`).
-    Run them as stacked conditions after the intact model (``probing ablate``'s machinery).
+def versus_sets(chosen: dict, num_layers: int, num_heads: int, draws: int, seed: int,
+                match: str = "layer") -> list[dict]:
+    """Every set to disable for ``chosen`` {key: chosen set}: per key the chosen set, then its matched random sets
+    (``match``: :data:`MATCHINGS`), each distinct set once. Each entry: key, role ("chosen" or "random"), heads,
+    short, exact (every set of the space, used once instead of drawing, when it holds no more than ``draws``),
+    draws (the draw indices that gave the set; an exact set's index in the space) and, on the chosen entry, space
+    (:func:`space_size`). Run them as stacked conditions after the intact model (``probing ablate``'s machinery).
 
     >>> sets = versus_sets({"det@1": [(0, 0)]}, num_layers=1, num_heads=3, draws=5, seed=0)
     >>> [(entry["role"], entry["heads"], entry["draws"], entry["exact"]) for entry in sets]
@@ -159,16 +272,17 @@ def versus_sets(chosen: dict, num_layers: int, num_heads: int, draws: int, seed:
     """
     sets = []
     for key, heads in chosen.items():
-        space = space_size(heads, num_heads)
+        space = space_size(heads, num_heads, match, num_layers)
         sets.append({"key": key, "role": "chosen", "draws": (), "short": 0, "exact": False, "space": space,
                      "heads": tuple(sorted((int(h[0]), int(h[1])) for h in heads))})
         exact = space <= draws
         if exact:
-            found = {draw.heads: ([index], draw.short) for index, draw in enumerate(matched_space(heads, num_heads))}
+            found = {draw.heads: ([index], draw.short)
+                     for index, draw in enumerate(matched_space(heads, num_heads, match, num_layers))}
         else:
             found = {}
             for index in range(draws):
-                draw = matched_draw(heads, num_layers, num_heads, seed, index)
+                draw = matched_draw(heads, num_layers, num_heads, seed, index, match)
                 found.setdefault(draw.heads, ([], draw.short))[0].append(index)
         for drawn, (indices, short) in found.items():
             sets.append({"key": key, "role": "random", "draws": tuple(indices), "heads": drawn, "short": short,
@@ -176,9 +290,27 @@ def versus_sets(chosen: dict, num_layers: int, num_heads: int, draws: int, seed:
     return sets
 
 
-def choose_sets(dev: dict, relations, sizes, num_layers: int, num_heads: int, draws: int, seed: int) -> list[dict]:
+def dev_counts(scored: dict) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A relation's correct counts [direction, layer, head] as DEV ranks its heads, from a probe result's entry, and
+    the directions' names: the classic two, and a decoder's causal (later-to-earlier) one, which competes with them.
+
+    >>> counts, directions = dev_counts({"heads": {"dep_to_head": [[3, 0]], "head_to_dep": [[0, 1]]},
+    ...                                  "causal": {"heads": [[1, 2]]}})
+    >>> counts.shape, directions
+    ((3, 1, 2), ('dep_to_head', 'head_to_dep', 'causal'))
+    """
+    causal = scored.get("causal")
+    directions = DIRECTIONS + (("causal",) if causal else ())
+    counts = np.stack([np.asarray(scored["heads"][d]) for d in DIRECTIONS]
+                      + ([np.asarray(causal["heads"])] if causal else []))  # [direction, layer, head]
+    return counts, directions
+
+
+def choose_sets(dev: dict, relations, sizes, num_layers: int, num_heads: int, draws: int, seed: int,
+                match: str = "layer") -> list[dict]:
     """The chosen set of every relation and size in ``sizes`` (from ``dev``, per relation a probe result's entry:
-    ``total``, ``heads`` per direction, a decoder's ``causal``), each followed by its matched random draws.
+    ``total``, ``heads`` per direction, a decoder's ``causal``), each followed by its matched random draws
+    (``match``: :data:`MATCHINGS`).
 
     >>> dev = {"det": {"total": 3, "heads": {"dep_to_head": [[3, 0]], "head_to_dep": [[0, 1]]}}}
     >>> [(s["key"], s["role"], s["heads"]) for s in choose_sets(dev, ["det"], [1], 1, 2, draws=1, seed=0)]
@@ -195,16 +327,30 @@ def choose_sets(dev: dict, relations, sizes, num_layers: int, num_heads: int, dr
         if not scored["total"]:
             raise ProbingError(f"relation {relation!r} has no pair on DEV, so nothing chooses its heads",
                                source="--chosen")
-        causal = scored.get("causal")  # a decoder's later-to-earlier direction competes with the classic two
-        directions = DIRECTIONS + (("causal",) if causal else ())
-        counts = np.stack([np.asarray(scored["heads"][d]) for d in DIRECTIONS]
-                          + ([np.asarray(causal["heads"])] if causal else []))  # [direction, layer, head]
+        counts, directions = dev_counts(scored)
         if counts.shape[1:] != (num_layers, num_heads):
             raise ProbingError(f"the DEV result has {counts.shape[1]}x{counts.shape[2]} heads, the model "
                                f"{num_layers}x{num_heads}", source="--select-on")
         for k in sizes:
             chosen[f"{relation}@{k}"] = chosen_set(counts, k, directions)
-    return versus_sets(chosen, num_layers, num_heads, draws, seed)
+    return versus_sets(chosen, num_layers, num_heads, draws, seed, match)
+
+
+def matching_needed(dev_result: dict, relation: str, k: int, draws: int) -> str:
+    """The matching a chosen set of ``relation`` and size ``k`` (chosen on ``dev_result``, a probe result) needs
+    for ``draws`` distinct random sets: ``layer`` when its layer-matched space holds that many, else ``band`` (the
+    rule make.sh's sized pieces follow: band matching only where the layer-matched space is too small).
+
+    >>> dev = {"model": {"num_layers": 2, "num_heads": 2}, "config": {},
+    ...        "relations": {"det": {"total": 3, "heads": {"dep_to_head": [[3, 0], [2, 0]], "head_to_dep": [[0, 0], [0, 0]]}}}}
+    >>> matching_needed(dev, "det", 2, draws=1), matching_needed(dev, "det", 2, draws=2)   # 1 x 1 layer-matched sets
+    ('layer', 'band')
+    """
+    from probing.results.schema.validation import heads_per_layer
+
+    sets = choose_sets(dev_result["relations"], [relation], [k], dev_result["model"]["num_layers"],
+                       heads_per_layer(dev_result), draws=1, seed=0)
+    return "layer" if sets[0]["space"] >= draws else "band"
 
 
 def set_label(entry: dict) -> str:
@@ -227,12 +373,13 @@ def effect_scale(higher_is_better: bool) -> str:
 
 def versus_report(values, replicates, sets: list[dict], part: int, higher_is_better: bool,
                   level: float = 0.95) -> dict:
-    """Per key: the chosen set's effect with its paired bootstrap interval, the random effects and the p-value.
+    """Per key: the chosen set's effect with its paired bootstrap interval and standard error, the random effects
+    and the p-value.
 
     ``values`` [condition, part] and ``replicates`` [replicate, condition, part] as
     ``AblationAccumulator.scores`` gives them, condition 0 the intact model and condition i + 1 ``sets[i]``. A
     random set counts once per draw that gave it; replicates that drew no unit (an undefined metric) are left out
-    of the interval, which is null when none is left.
+    of the interval and the standard error, which are null when none is left (the error: fewer than two).
     """
     from probing.results.schema.bounds import MAX_INTEGER
     from probing.stats.intervals import percentile_interval
@@ -250,7 +397,8 @@ def versus_report(values, replicates, sets: list[dict], part: int, higher_is_bet
         space = sets[chosen].get("space")
         report[key] = {
             "chosen": {"heads": [list(h) for h in sets[chosen]["heads"]], "effect": float(effects[chosen]),
-                       "interval": None if interval is None else [float(x) for x in interval]},
+                       "interval": None if interval is None else [float(x) for x in interval],
+                       "se": bootstrap_se(boot[:, chosen])},
             "random": random_summary(per_draw, distinct=len(randoms)) if randoms else None,
             "short_sets": sum(len(sets[i]["draws"]) for i in randoms if sets[i]["short"]),
             "p_value": permutation_p(effects[chosen], per_draw, higher_is_better) if randoms else None,
@@ -260,13 +408,36 @@ def versus_report(values, replicates, sets: list[dict], part: int, higher_is_bet
     return report
 
 
+def bootstrap_se(replicates) -> float | None:
+    """The standard error of an estimate from its bootstrap replicates [replicate]: their standard deviation
+    (ddof 1) over the finite ones (a replicate that drew no unit has none); None with fewer than two.
+
+    >>> bootstrap_se([1.0, 3.0, float("nan")]), bootstrap_se([2.0])
+    (1.4142135623730951, None)
+    """
+    finite = np.asarray(replicates, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    return float(np.std(finite, ddof=1)) if finite.size >= 2 else None
+
+
+def result_match(result: dict) -> str:
+    """How a ``--chosen`` result's random sets were matched: its recorded ``--match`` (``layer`` for a result
+    written before the option existed, when every run matched by layer).
+
+    >>> result_match({"config": {}}), result_match({"config": {"options": {"match": "band"}}})
+    ('layer', 'band')
+    """
+    return (result["config"].get("options") or {}).get("match") or "layer"
+
+
 def sets_of_result(result: dict) -> list[dict]:
     """The versus sets of an ablation result of a ``--chosen`` run, from its conditions' labels and heads.
 
     Labels are ``REL@K:chosen``, then ``REL@K:randomI`` (I the draws that gave the set, ``I,J,...``) or
     ``REL@K:exactI`` (I the set's index in the enumerated space), in the order the run stacked them (condition 0
-    is the intact model); a random set's ``short`` is the heads its layers lacked against the chosen set of its
-    key; the chosen set's ``space`` is its :func:`space_size` under the result's model (None without one).
+    is the intact model); a random set's ``short`` is the heads it lacked against the chosen set of its key
+    (:func:`short_of`); the chosen set's ``space`` is its :func:`space_size` under the result's model and matching
+    (:func:`result_match`; None without a model).
 
     >>> result = {"conditions": [{"label": "none", "heads": []}, {"label": "det@1:chosen", "heads": [[0, 1]]},
     ...                          {"label": "det@1:random0,2", "heads": [[0, 0]]}]}
@@ -276,6 +447,8 @@ def sets_of_result(result: dict) -> list[dict]:
     from probing.results.schema.validation import heads_per_layer
 
     num_heads = heads_per_layer(result) if "model" in result else None
+    num_layers = result["model"]["num_layers"] if "model" in result else None
+    match = result_match(result) if "config" in result else "layer"
     sets, chosen = [], {}
     for number, condition in enumerate(result["conditions"][1:], start=1):
         key, _, role = condition["label"].rpartition(":")
@@ -285,11 +458,10 @@ def sets_of_result(result: dict) -> list[dict]:
         if role == "chosen" and key:
             chosen[key] = heads
             sets.append({"key": key, "role": "chosen", "draws": (), "heads": heads, "short": 0, "exact": False,
-                         "space": None if num_heads is None else space_size(heads, num_heads)})
+                         "space": None if num_heads is None else space_size(heads, num_heads, match, num_layers)})
         elif kind and key in chosen and all(draw.isdigit() for draw in draws):
-            lacking = Counter(layer for layer, _ in chosen[key]) - Counter(layer for layer, _ in heads)
             sets.append({"key": key, "role": "random", "draws": tuple(int(draw) for draw in draws), "heads": heads,
-                         "short": sum(lacking.values()), "exact": kind == "exact"})
+                         "short": short_of(chosen[key], heads, match), "exact": kind == "exact"})
         else:
             raise ProbingError(f"condition {number} ({condition['label']!r}) is not a set of a --chosen run "
                                "(REL@K:chosen, then REL@K:randomI or REL@K:exactI)", source="the ablation result")
@@ -299,9 +471,9 @@ def sets_of_result(result: dict) -> list[dict]:
 
 
 def versus_block(result: dict) -> dict:
-    """The ``versus`` block of an ablation result of a ``--chosen`` run: per metric part and chosen key
-    (REL@K), :func:`versus_report` from the result's own conditions and state (a file without the block
-    gets the same numbers as one that has it)."""
+    """The ``versus`` block of an ablation result of a ``--chosen`` run: how its random sets were matched
+    (:func:`result_match`) and, per metric part and chosen key (REL@K), :func:`versus_report` from the result's
+    own conditions and state (a file without the block gets the same numbers as one that has it)."""
     from probing.analyses.ablation.scores import result_scores
 
     values, replicates = result_scores(result)
@@ -312,11 +484,13 @@ def versus_block(result: dict) -> dict:
         report = versus_report(values, replicates, sets, p, metric["higher_is_better"])
         for entry in report.values():  # a part without units (a relation absent from the input) has no effect
             if not np.isfinite(entry["chosen"]["effect"]):
-                entry["chosen"]["effect"], entry["chosen"]["interval"], entry["p_value"] = None, None, None
+                entry["chosen"].update(effect=None, interval=None, se=None)
+                entry["p_value"] = None
             if entry["random"] is not None and not np.isfinite(entry["random"]["mean"]):
                 entry["random"] = None
         parts[part] = report
-    return {"metric": metric["name"], "higher_is_better": bool(metric["higher_is_better"]), "parts": parts}
+    return {"metric": metric["name"], "higher_is_better": bool(metric["higher_is_better"]),
+            "match": result_match(result), "parts": parts}
 
 
 def result_versus(result: dict) -> dict:
@@ -354,96 +528,6 @@ def _as_in(derived, written):
     if not (isinstance(derived, dict) and isinstance(written, dict)):
         return derived
     return {key: _as_in(value, written[key]) for key, value in derived.items() if key in written}
-
-
-def versus_table(block: dict) -> str:
-    """The terminal table of a versus block: per chosen set and metric part, the effect [95%] and the random mean
-    [2.5, 97.5] in the board's unit (percentage points for an accuracy, nats for a loss), p (``exact`` when the
-    whole space of matched sets was used), p adjusted by Holm over this run's tests (``significant`` at 0.05) and
-    the short sets; ``no data`` where a part had no unit to measure; then :func:`versus_notes`, what p, Holm and
-    ``short`` mean and how significant a row of this run can be."""
-    from probing.naming import interval_text, p_value_text, scaled
-    from probing.stats.multiplicity import holm, significant
-
-    scale = effect_scale(block["higher_is_better"])
-
-    def number(value) -> str:
-        return "no data" if value is None else scaled(value, scale)
-
-    def interval(pair) -> str:
-        return interval_text(pair, scale, missing="no data", absent="[no data]")
-
-    width = max([10, *(len(part) for part in block["parts"])])
-    unit = "points" if scale == "points" else "nats"
-    rows = [(part, key, row) for part, sets in block["parts"].items() for key, row in sets.items()]
-    adjusted = holm([row["p_value"] for *_, row in rows])
-    lines = [f"{'set':<12} {'part':<{width}} {f'chosen effect, {unit} [95%]':<28} "
-             f"{'random mean [2.5, 97.5]':<28} {'p':>12}  {'Holm p':<18} short"]
-    for (part, key, row), p_adjusted in zip(rows, adjusted):
-        chosen = f"{number(row['chosen']['effect'])} {interval(row['chosen']['interval'])}"
-        rnd = row["random"]
-        random = "no data" if rnd is None else f"{number(rnd['mean'])} {interval(rnd['percentiles'])}"
-        p_value = "-" if row["p_value"] is None else p_value_text(row["p_value"]) + (
-            " exact" if row.get("exact") else "")
-        held = "-" if p_adjusted is None else p_value_text(p_adjusted) + (
-            " significant" if significant(p_adjusted) else "")
-        lines.append(f"{key:<12} {part:<{width}} {chosen:<28} {random:<28} {p_value:>12}  {held:<18} "
-                     f"{row['short_sets']}")
-    return "\n".join(lines + ["", *versus_notes(block)])
-
-
-def reach_note(tested: int, most_draws: int, where: str = "this board") -> str:
-    """How significant a row of ``where`` can be: the least raw p its draws allow, 1 / (1 + draws), and the least
-    Holm-adjusted p over its m = ``tested`` tests, with whether any row can be called significant (and, where none
-    can, the draws that would take). The board says it in its notes (probing.analyses.ablation.board.holm_note), ``probing ablate`` under
-    its table.
-
-    >>> print(reach_note(3, 10, where="this run"))
-    With at most 10 random draws a row, the least p a row can reach is 1 / (1 + 10) = 0.091. After Holm over m = 3 \
-    tests, the least any can reach is 0.27: no row of this run can be called significant, whatever its data; that \
-    takes at least 59 draws a row.
-    """
-    from probing.naming import p_value_text
-    from probing.stats.multiplicity import LEVEL, draws_needed, least_adjusted
-
-    least = least_adjusted(tested, most_draws)
-    note = (f"With at most {most_draws:,} random draws a row, the least p a row can reach is 1 / (1 + {most_draws:,}) = "
-            f"{p_value_text(1 / (1 + most_draws))}. After Holm over m = {tested} tests, the least any can reach is "
-            f"{p_value_text(least)}: ")
-    if least > LEVEL:
-        return note + (f"no row of {where} can be called significant, whatever its data; that takes at least "
-                       f"{draws_needed(tested):,} draws a row.")
-    return note + "a row can be called significant."
-
-
-def versus_notes(block: dict) -> list[str]:
-    """What the table's p, Holm p and short mean, and how significant a row of this run can be: the least p its
-    draws allow and the least after Holm over its tests (:func:`reach_note`, the sentence the leaderboard prints),
-    so a run says itself when no answer it gives can be significant.
-
-    >>> entry = {"p_value": 0.5, "random": {"draws": 10}, "short_sets": 0}
-    >>> print("\\n".join(versus_notes({"parts": {"loss": {"det@1": entry, "nsubj@1": entry}}})[-2:]))
-    Holm: p adjusted over this run's m = 2 tests (one per chosen set and part with a p), significant at 0.05 by it only. \
-    With at most 10 random draws a row, the least p a row can reach is 1 / (1 + 10) = 0.091. After Holm over m = 2 \
-    tests, the least any can reach is 0.18: no row of this run can be called significant, whatever its data; that \
-    takes at least 39 draws a row.
-    short: how many random sets have fewer heads than the chosen set, a layer holding fewer heads outside the \
-    chosen set than the chosen set takes from it (0: every random set matches it head for head, layer by layer).
-    """
-    from probing.stats.multiplicity import LEVEL
-
-    entries = [row for sets in block["parts"].values() for row in sets.values()]
-    tested = sum(1 for row in entries if row["p_value"] is not None)
-    most_draws = max((row["random"]["draws"] for row in entries if row["random"] is not None), default=0)
-    notes = ["p: the permutation p-value, (1 + random sets at least as harmful as the chosen set) / (1 + random "
-             "sets), one-sided (exact: every set of the matched space was used once)."]
-    holm_line = (f"Holm: p adjusted over this run's m = {tested} tests (one per chosen set and part with a p), "
-                 f"significant at {LEVEL:g} by it only.")
-    notes.append(holm_line + (f" {reach_note(tested, most_draws, where='this run')}" if tested and most_draws else ""))
-    notes.append("short: how many random sets have fewer heads than the chosen set, a layer holding fewer heads "
-                 "outside the chosen set than the chosen set takes from it (0: every random set matches it head "
-                 "for head, layer by layer).")
-    return notes
 
 
 def versus_effects(result: dict) -> dict:

@@ -1,4 +1,5 @@
-"""``score_pairs``: load a causal LM, read BLiMP, score every pair, return a versioned result dict.
+"""``score_pairs``: load a causal LM, read a pair set (BLiMP by default), score every pair, return a versioned result
+dict.
 
 >>> from probing.testing import tiny_bert
 >>> score_pairs(tiny_bert(), paradigms=["anaphor_gender_agreement"], limit=1)
@@ -41,17 +42,22 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
                 batch_size: int = 32, bootstrap: int = 1000, seed: int = 0, device: str = "cpu",
                 revision: str | None = None, loaded=None, dtype: str = "float32", device_map: str | None = None,
                 context: str = "bos", shard: tuple[int, int] | None = None, progress: bool = False,
-                pairs_file: str | None = None, phenomena=None) -> dict:
+                pairs_file: str | None = None, phenomena=None, pair_set: str | None = None,
+                minimal_pairs: str | None = None, lexicon=()) -> dict:
     """Score the first ``limit`` pairs of each paradigm after ``context`` (probing.analyses.pairs.scoring.CONTEXTS);
     with ``shard`` (index, count) only the pairs whose place in their paradigm is index modulo count, so that the
     parts of a long run can be scored apart and added up by ``probing merge`` into the whole run's result.
     ``progress`` shows the load and the scoring as every long command does (probing.engine.progress): a bar on a
-    terminal, lines off one (nohup, Slurm, CI). ``pairs_file``: a user's own pair file in BLiMP's format instead of
-    BLiMP (probing.data.minimal_pairs.read_pair_file: unpinned, its own sha256 recorded), ``paradigms`` and
-    ``phenomena`` then choosing among its own."""
+    terminal, lines off one (nohup, Slurm, CI). ``pair_set``: the set by name (probing.data.pair_sets.catalogue:
+    blimp by default, clams-de, rublimp, de_pud:agreement ...), read from ``blimp`` (BLiMP's own folder) or
+    ``minimal_pairs`` (a folder of pair sets), else the environment's or the cache; ``lexicon``: treebanks whose forms
+    pairs made from a treebank may take too. ``pairs_file``: a user's own pair file in BLiMP's format instead
+    (probing.data.minimal_pairs.read_pair_file: unpinned, its own sha256 recorded). ``paradigms`` and ``phenomena``
+    choose among the set's or the file's own."""
     from probing.analyses.pairs.accuracy import accuracies
+    from probing.analyses.pairs.options import chosen_pair_set
     from probing.analyses.pairs.scoring import context_token, pair_log_probs
-    from probing.data.minimal_pairs import check_paradigms, read_pair_file, read_pairs
+    from probing.data.minimal_pairs import read_pair_file
     from probing.engine.progress import progress_bar
     from probing.engine.startup import load_while_validating, model_name
     from probing.model.loading import load_model
@@ -60,15 +66,17 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     from probing.results.schema import SCHEMA_VERSION
 
     started = time.perf_counter()
-    if pairs_file is None:
-        chosen = check_paradigms(paradigms)
+    named = None if pairs_file is not None else chosen_pair_set(pair_set, paradigms, blimp=blimp, lexicon=lexicon)
     if loaded is None:
         check_causal_lm(model, revision)  # a masked LM or a missing folder is refused before anything is read
-    if pairs_file is None:
-        pairs, described = read_pairs(chosen, blimp, limit)  # every file checked before the weights load
+    if named is not None:  # every file checked before the weights load
+        from probing.data.pair_sets.catalogue import Sources
+
+        pairs, described = read_scored_pairs(named, Sources(minimal_pairs, blimp, tuple(lexicon)), paradigms,
+                                             phenomena, limit)
     else:  # the whole file checked before the weights load
         pairs, described = read_pair_file(pairs_file, paradigms, phenomena, limit)
-        chosen = tuple(dict.fromkeys(pair.uid for pair in pairs))
+    chosen = tuple(dict.fromkeys(pair.uid for pair in pairs))
     read = len(pairs)
     if shard is not None:
         pairs = shard_of(pairs, shard)
@@ -91,7 +99,8 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
         "schema_version": SCHEMA_VERSION,
         "analysis": "pairs",
         "tool": tool_block(),
-        "model": model_block(loaded),
+        # the token this run put before every sentence (its context), not the sink token attention passes prepend
+        "model": {**model_block(loaded), "prepended_token": payload["context_token"]},
         "input": {**described, "units_total": read, "units_used": len(pairs), "skipped": {}},
         "config": {"paradigms": list(chosen), "limit": limit, "batch_size": batch_size, "bootstrap": bootstrap,
                    "seed": seed, "context": context,
@@ -101,6 +110,19 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
         "created": now_iso(),
         "pairs": payload,
     }
+
+
+def read_scored_pairs(chosen, sources, paradigms=None, phenomena=None, limit: int | None = None):
+    """The pairs of a pair set and their ``input`` block, refused in one line when it holds none to score (a
+    treebank whose subject arcs gave no pair says what became of them)."""
+    pairs, described = chosen.read(sources, paradigms, phenomena, limit)
+    if not pairs:
+        from probing.data.pair_sets.from_treebank import made_from_line
+
+        made = described.get("made_from")
+        raise ProbingError("has no pair to score" + (f" ({made_from_line(made)})" if made else ""),
+                           source=f"--pair-set {chosen.name}")
+    return pairs, described
 
 
 def shard_of(pairs: list, shard: tuple[int, int]) -> list:
@@ -124,18 +146,12 @@ def shard_of(pairs: list, shard: tuple[int, int]) -> list:
 
 
 def pairs(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: PairsOptions) -> dict:
-    """The minimal-pairs result of ``model`` (a causal LM) on the first ``inputs.limit`` pairs of each paradigm,
-    ``passes.batch_size`` sentences a forward pass, part ``passes.shard``, with ``options``: what ``probing pairs``
-    and ``probing.run("pairs", ...)`` both run."""
-    from probing.data.minimal_pairs import paradigms_of
-
-    chosen_by_phenomenon = options.phenomena and not options.pairs_file
-    if chosen_by_phenomenon:  # choosing by phenomenon reads every paradigm's file: a bad model first
-        check_causal_lm(model.model, model.revision)
-    paradigms = paradigms_of(options.phenomena, options.blimp) if chosen_by_phenomenon else options.paradigms
-    return score_pairs(model.model, paradigms=paradigms, limit=inputs.limit, blimp=options.blimp,
+    """The minimal-pairs result of ``model`` (a causal LM) on the first ``inputs.limit`` pairs of each paradigm of
+    ``options``' pair set (or pair file), ``passes.batch_size`` sentences a forward pass, part ``passes.shard``:
+    what ``probing pairs`` and ``probing.run("pairs", ...)`` both run."""
+    return score_pairs(model.model, paradigms=options.paradigms, limit=inputs.limit, blimp=options.blimp,
                        batch_size=passes.batch_size, bootstrap=options.bootstrap, seed=model.seed,
                        device=model.device, revision=model.revision, dtype=model.dtype,
                        device_map=model.device_map, context=options.context, shard=passes.shard,
-                       progress=passes.progress, pairs_file=options.pairs_file,
-                       phenomena=options.phenomena if options.pairs_file else None)
+                       progress=passes.progress, pairs_file=options.pairs_file, phenomena=options.phenomena,
+                       pair_set=options.pair_set, minimal_pairs=options.minimal_pairs, lexicon=options.lexicon)

@@ -4,7 +4,7 @@
 ...           "fields": {"syntax": {"paradigms": 1, "pairs": 2, "accuracy": 0.5, "interval": None}},
 ...           "paradigms": {"a": {"field": "syntax", "pairs": 2, "accuracy": 0.5, "interval": None}}}
 >>> print(pairs_table(result).splitlines()[-1])
-overall (mean of 1 paradigms)  -                2  50.0 [0.0, 100.0]
+overall (mean of 1 paradigms)  -                          2  50.0 [0.0, 100.0]
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ from tabulate import tabulate
 
 from probing.naming import percent_with_interval
 
-PUBLISHED = {"GPT-2": 0.830, "LSTM": 0.698, "5-gram": 0.612}
+PUBLISHED = {"GPT-2 large": 0.830, "LSTM": 0.698, "5-gram": 0.612}
 """BLiMP's own summary (Warstadt et al. 2020): the mean of the 67 paradigm accuracies of each model, on all
-1,000 pairs of every paradigm."""
+1,000 pairs of every paradigm, as its repository's corrected results give it (raw_results/summary/
+models_summary.jsonl: gpt2 0.830, lstm 0.698, ngram 0.612; its README's errata of 16 August 2021 say the TACL
+version's Tables 3 and 4 misreported some results). The GPT-2 the authors scored is GPT-2 large (774M
+parameters: their jiant script's ``input_module=gpt2-large``)."""
 
 
 def pairs_header(result: dict) -> str:
@@ -28,6 +31,9 @@ def pairs_header(result: dict) -> str:
     ...     "pairs": {"overall": {"paradigms": 2, "pairs": 20, "interval": [0.5, 0.9]}, "context_token": "<|endoftext|>"}}))
     gpt2 (GPT2LMHeadModel, 12x12) on BLiMP: 20 pairs of 2 paradigms (the first 10 of each, --limit 10); \
     each sentence scored after '<|endoftext|>' (--context bos); 95% Wilson intervals
+
+    Pairs made from a treebank get a second line: what became of its subject arcs
+    (probing.data.pair_sets.from_treebank.made_from_line).
     """
     model, config, pairs = result["model"], result["config"], result["pairs"]
     overall = pairs["overall"]
@@ -38,37 +44,58 @@ def pairs_header(result: dict) -> str:
     token = pairs.get("context_token")
     context = f"after {token!r}" if token is not None else "with no token before it (its first token unscored)"
     intervals = "95% Wilson intervals" if overall.get("interval") else "no intervals"
-    return (f"{name} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
-            f"{', random init' if model.get('random_init') else ''}) on {pairs_source(result)}: {overall['pairs']} pairs of "
-            f"{overall['paradigms']} paradigms{which}; each sentence scored {context} (--context "
-            f"{config.get('context', 'bos')}); {intervals}")
+    header = (f"{name} ({model['architecture']}, {model['num_layers']}x{model['num_heads']}"
+              f"{', random init' if model.get('random_init') else ''}) on {pairs_source(result)}: {overall['pairs']} "
+              f"pairs of {overall['paradigms']} paradigms{which}; each sentence scored {context} (--context "
+              f"{config.get('context', 'bos')}); {intervals}")
+    made_from = (result.get("input") or {}).get("made_from")
+    if made_from:
+        from probing.data.pair_sets.from_treebank import made_from_line
+
+        header += "\n" + made_from_line(made_from)
+    return header
 
 
 def pairs_source(result: dict) -> str:
-    """Where a run's pairs came from: BLiMP, or a user's own file, named with its sha256 and said to be unpinned.
+    """Where a run's pairs came from: BLiMP (a result made before pair sets names none), another pair set by its
+    title and name, or a user's own file, named with its sha256 and said to be unpinned.
 
     >>> pairs_source({"input": {"kind": "minimal_pairs", "commit": "3e56b06"}})
     'BLiMP'
+    >>> pairs_source({"input": {"pair_set": "clams-de"}}), pairs_source({"input": {"pair_set": "de_pud:agreement"}})
+    ('CLAMS German (clams-de)', 'de_pud:agreement (subject-verb agreement pairs made from the treebank)')
     >>> pairs_source({"input": {"path": "data/mine.jsonl", "sha256": "0123456789abcdef", "pinned": False}})
     'mine.jsonl (your own pairs, unpinned: sha256 0123456789ab)'
     """
     described = result.get("input") or {}
-    if described.get("pinned", True):
+    if not described.get("pinned", True):
+        name = described["path"].replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{name} (your own pairs, unpinned: sha256 {described['sha256'][:12]})"
+    named = described.get("pair_set", "blimp")
+    if named == "blimp":
         return "BLiMP"
-    name = described["path"].replace("\\", "/").rsplit("/", 1)[-1]
-    return f"{name} (your own pairs, unpinned: sha256 {described['sha256'][:12]})"
+    from probing.data.pair_sets.catalogue import pair_set
+
+    chosen = pair_set(named)
+    return chosen.title if chosen.title.startswith(named) else f"{chosen.title} ({named})"
 
 
 def pairs_table(result: dict) -> str:
-    """One row per paradigm, then per field, then the overall mean of the paradigm accuracies."""
-    rows = [[uid, entry["field"], entry["pairs"], percent_with_interval(entry["accuracy"], entry["interval"])]
+    """One row per paradigm (with its field and phenomenon), then per phenomenon (but one that is a paradigm of its
+    own name), then per field, then the overall mean of the paradigm accuracies."""
+    rows = [[uid, f"{entry['field']}: {entry['phenomenon']}" if entry.get("phenomenon") else entry["field"],
+             entry["pairs"], percent_with_interval(entry["accuracy"], entry["interval"])]
             for uid, entry in result["paradigms"].items()]
+    rows += [[f"phenomenon: {name}", f"{entry['paradigms']} paradigms", entry["pairs"],
+              percent_with_interval(entry["accuracy"], entry["interval"])]
+             for name, entry in result.get("phenomena", {}).items()
+             if not (entry["paradigms"] == 1 and name in result["paradigms"])]  # a CLAMS file: its paradigm's row
     rows += [[f"field: {name}", f"{entry['paradigms']} paradigms", entry["pairs"],
               percent_with_interval(entry["accuracy"], entry["interval"])] for name, entry in result["fields"].items()]
     overall = result["overall"]
     rows.append([f"overall (mean of {overall['paradigms']} paradigms)", "-", overall["pairs"],
                  percent_with_interval(overall["accuracy"], overall["interval"])])
-    return tabulate(rows, headers=["paradigm", "field", "pairs", "acc % [95% CI]"], tablefmt="plain",
+    return tabulate(rows, headers=["paradigm", "field: phenomenon", "pairs", "acc % [95% CI]"], tablefmt="plain",
                     colalign=("left", "left", "right", "right"), disable_numparse=True)
 
 
@@ -119,14 +146,16 @@ def leaderboard_table(results: list[dict]):
         "the paradigm accuracies at the effective number of pairs (all pairs, when every paradigm has as many).",
         "A row scored with a limit (first N pairs of each paradigm) is not the full benchmark: its figures are "
         "estimates of it, with the interval that so few pairs allow.",
-        "[W20] Warstadt et al. 2020, BLiMP (TACL), the repository's summary: the mean of the 67 paradigms over all "
-        "1,000 pairs each. How its scripts began a sentence (a context token or none) may differ from our rule.",
+        "[W20] Warstadt et al. 2020, BLiMP (TACL), the corrected summary in its repository (the published tables "
+        "misreported some results): the mean of the 67 paradigms over all 1,000 pairs each; GPT-2 large has 774M "
+        "parameters. How its scripts began a sentence (a context token or none) may differ from our rule.",
         "Masked LMs have no minimal-pair score and no row here.",
         "after T: the token every sentence was scored after (its BOS by default, EOS without one; \"nothing\": "
         "the first token is not scored). An instruct model's BOS can be a chat-turn marker.",
         *context_notes(results),
     ]
-    return Table(columns, rows, notes, title="BLiMP minimal pairs: intact causal LMs", key="pairs", mean=False,
+    title = "BLiMP minimal pairs" if all(pairs_source(data) == "BLiMP" for data in results) else "Minimal pairs"
+    return Table(columns, rows, notes, title=f"{title}: intact causal LMs", key="pairs", mean=False,
                  marks_best=False)
 
 
@@ -212,40 +241,45 @@ MOVE = "move"
 """The context table's last column: the highest context's accuracy minus the lowest's, with a paired interval."""
 
 
-def paired_move(runs: list[dict], uid: str, level: float = 0.95) -> tuple[float, list[float] | None]:
-    """The move of paradigm ``uid`` across ``runs`` (the same pairs after other contexts): the highest run's
-    accuracy minus the lowest's, and its paired 95% percentile bootstrap interval, each replicate resampling the
-    same pairs in both runs (the first run's seed and draws: probing.analyses.pairs.accuracy.paradigm_draws).
+def paired_move(runs: list[dict], uids: list[str], level: float = 0.95) -> tuple[float, list[float] | None]:
+    """The move of the mean accuracy of paradigms ``uids`` (one paradigm's own; all of them: BLiMP overall) across
+    ``runs`` (the same pairs after other contexts): the highest run's mean minus the lowest's, and its paired 95%
+    percentile bootstrap interval, each replicate resampling each paradigm's pairs, the same in both runs (the
+    first run's seed and draws: probing.analyses.pairs.accuracy.paradigm_draws), and taking the mean over them.
 
     >>> run = lambda right: {"config": {"bootstrap": 200, "seed": 0},
     ...                      "pairs": {"paradigms": {"p": {"accuracy": sum(right) / 4, "right": right}}}}
-    >>> paired_move([run([True, True, True, False]), run([True, True, True, False])], "p")  # paired: no spread
+    >>> paired_move([run([True, True, True, False]), run([True, True, True, False])], ["p"])  # paired: no spread
     (0.0, [0.0, 0.0])
-    >>> move, (low, high) = paired_move([run([True, True, True, False]), run([True, False, False, False])], "p")
+    >>> move, (low, high) = paired_move([run([True, True, True, False]), run([True, False, False, False])], ["p"])
     >>> move, 0.0 <= low <= move <= high <= 1.0
     (0.5, True)
     """
     from probing.analyses.pairs.accuracy import paradigm_draws
     from probing.stats.intervals import interval_pair, percentile_interval
 
-    entries = [run["pairs"]["paradigms"][uid] for run in runs]
-    high = max(range(len(runs)), key=lambda number: entries[number]["accuracy"])
-    low = min(range(len(runs)), key=lambda number: entries[number]["accuracy"])
-    move = entries[high]["accuracy"] - entries[low]["accuracy"]
+    means = [float(np.mean([run["pairs"]["paradigms"][uid]["accuracy"] for uid in uids])) for run in runs]
+    high, low = int(np.argmax(means)), int(np.argmin(means))
+    move = means[high] - means[low]
     bootstrap, seed = runs[0]["config"].get("bootstrap") or 0, runs[0]["config"].get("seed") or 0
-    bits = [entries[number].get("right") for number in (high, low)]
-    if not bootstrap or any(right is None for right in bits):
-        return move, None
-    draws = paradigm_draws(len(bits[0]), bootstrap, seed, list(runs[0]["pairs"]["paradigms"]).index(uid))
-    higher, lower = (np.asarray(right, dtype=np.float64)[draws].mean(axis=1) for right in bits)  # [replicate]
-    return move, interval_pair(percentile_interval(higher - lower, level))
+    order = list(runs[0]["pairs"]["paradigms"])
+    differences = np.zeros(bootstrap)  # [replicate]: the mean over paradigms of higher - lower
+    for uid in uids:
+        bits = [runs[number]["pairs"]["paradigms"][uid].get("right") for number in (high, low)]
+        if not bootstrap or any(right is None for right in bits):
+            return move, None
+        draws = paradigm_draws(len(bits[0]), bootstrap, seed, order.index(uid))
+        higher, lower = (np.asarray(right, dtype=np.float64)[draws].mean(axis=1) for right in bits)
+        differences += (higher - lower) / len(uids)
+    return move, interval_pair(percentile_interval(differences, level))
 
 
 def context_table(results: list[dict]):
-    """The paradigms that move with the context, one row each (largest move first): a column per context the
-    model was scored after, each cell with its own interval, and the move with its paired interval; None when no
-    model was scored after two contexts."""
-    from probing.report.board import Cell, Row, Table, result_label
+    """BLiMP overall and the paradigms that move with the context, one row each (overall first, then the largest
+    move first): a column per context the model was scored after, each cell with its own interval, and the move
+    with its paired interval; None when no model was scored after two contexts. The overall row is left out when
+    the runs did not score the same paradigms (their means would not be of the same pairs)."""
+    from probing.report.board import Table
 
     found = context_moves(results)
     if not found:
@@ -255,16 +289,14 @@ def context_table(results: list[dict]):
     for runs, moves in found:
         named = {f"after {context_label(run)}": run for run in runs}
         columns += [column for column in named if column not in columns]
+        uids = list(runs[0]["pairs"]["paradigms"])
+        if all(set(run["pairs"]["paradigms"]) == set(uids) for run in runs):
+            overall = {column: run["pairs"]["overall"] for column, run in named.items()}
+            rows.append(_context_row(runs, overall, uids, f"overall, the mean of {len(uids)} paradigms"))
         for _, uid in moves:
             entries = {column: run["pairs"]["paradigms"][uid] for column, run in named.items()}
             pairs = next(iter(entries.values())).get("pairs")
-            row = Row(result_label(runs[0]), "model", "all pairs", f"{uid}" + (f", {pairs:,} pairs" if pairs else ""))
-            row.cells = {column: Cell(accuracy=entry["accuracy"], interval=entry.get("interval"),
-                                      pairs=entry.get("pairs")) for column, entry in entries.items()}
-            move, interval = paired_move(runs, uid)
-            row.cells[MOVE] = Cell(accuracy=move, interval=interval, scale="points",
-                                   clearly_better=None if interval is None else interval[0] > 0)
-            rows.append(row)
+            rows.append(_context_row(runs, entries, [uid], f"{uid}" + (f", {pairs:,} pairs" if pairs else "")))
     notes = [
         f"A paradigm is listed when its accuracy moves by {100 * CONTEXT_MOVE:.0f} points or more between the "
         "contexts one model was scored after (the same pairs in each), largest move first; after T: the token "
@@ -273,10 +305,27 @@ def context_table(results: list[dict]):
         "[low, high]: 95% intervals: each context's own, Wilson's, and for the move (the highest context's accuracy "
         "minus the lowest's) a paired percentile bootstrap one, every replicate resampling the same pairs in both; *: "
         "the move's interval reaches 0.",
+        "overall: the mean of the paradigm accuracies (BLiMP's convention); its move's replicates resample every "
+        "paradigm's pairs and take the mean. A context picked as the best of these on these very pairs is a choice "
+        "made on the data it is reported on: its move is a paired difference, with no allowance for the choice.",
     ]
     measures = {**{column: "accuracy" for column in columns}, MOVE: MOVE}
-    return Table([*columns, MOVE], rows, notes, title="BLiMP paradigms that move with the context",
+    return Table([*columns, MOVE], rows, notes, title="BLiMP overall and the paradigms that move with the context",
                  key="pairs-context", mean=False, marks_best=False, measures=measures)
+
+
+def _context_row(runs: list[dict], entries: dict, uids: list[str], what: str):
+    """One row of the context table: ``entries`` (column -> a summary or paradigm entry of each run), each with
+    its interval, and the move of the mean over ``uids`` with its paired interval."""
+    from probing.report.board import Cell, Row, result_label
+
+    row = Row(result_label(runs[0]), "model", "all pairs", what)
+    row.cells = {column: Cell(accuracy=entry["accuracy"], interval=entry.get("interval"), pairs=entry.get("pairs"))
+                 for column, entry in entries.items()}
+    move, interval = paired_move(runs, uids)
+    row.cells[MOVE] = Cell(accuracy=move, interval=interval, scale="points",
+                           clearly_better=None if interval is None else interval[0] > 0)
+    return row
 
 
 class PairsAccumulator:
@@ -323,10 +372,10 @@ class PairsAccumulator:
         pairs, good, bad = [], [], []
         for uid in self.parts[min(self.parts)]:
             entries = [self.parts[index][uid] for index in sorted(self.parts)]
-            field = entries[0]["field"]
+            field, term = entries[0]["field"], entries[0].get("phenomenon", "")
             for place in range(sum(len(entry["log_p_good"]) for entry in entries)):
                 entry = entries[place % self.count]
-                pairs.append(MinimalPair(uid, field, "", ""))
+                pairs.append(MinimalPair(uid, field, "", "", term))
                 good.append(entry["log_p_good"][place // self.count])
                 bad.append(entry["log_p_bad"][place // self.count])
         payload = accuracies(pairs, good, bad, bootstrap=self.bootstrap, seed=self.seed)

@@ -1,9 +1,11 @@
 """A leaderboard as CSV: one row per table row, seven columns per relation (accuracy, interval, head,
 direction, pairs, p), numbers in percent with two decimals (a cell on the nats scale, a loss difference, in
-nats with four); tables separated by an empty row and named in a
-``table`` column when there are several. A cell that would start a spreadsheet formula starts with ``'``.
+nats with four; a coefficient, a rank correlation, as itself with four); tables separated by an empty row and
+named in a ``table`` column when there are several. A cell that would start a spreadsheet formula starts with ``'``.
 A table of effects (chosen against random heads) has six columns per part instead: effect, low, high,
-note, p and p adjusted for the board's many rows (Holm), p-values as plain numbers (never rounded to 0).
+note, p and p adjusted for the board's many rows (Holm), p-values as plain numbers (never rounded to 0); low and
+high are a bootstrap interval's ends in a chosen column, the random draws' 2.5th and 97.5th percentiles in a
+random one.
 
 >>> from probing.report.board import Cell, Leaderboard, Row, Table
 >>> table = Table(["det"], [Row("=cmd()", "model", "held-out", "t", {"det": Cell(0.5, head="+1")}, rank="1")], [])
@@ -41,7 +43,7 @@ def _csv_rows(table: Table, *, with_table_column: bool) -> list[list]:
                 values += ["", "", "", "", "", "" if cell is None else cell.pairs, ""]
                 continue
             low, high = cell.interval or ("", "")
-            number = _nats if cell.scale == "nats" else _pct
+            number = _number(cell.scale)
             values += [number(cell.accuracy), number(low), number(high), cell.head, cell.direction or "", _blank(cell.pairs),
                        _blank(cell.p_not_better)]
         rows.append(values + ([_pct(row.mean)] if table.mean else []))
@@ -59,15 +61,21 @@ def _effect_rows(table: Table, columns: list[str], with_table_column: bool) -> l
                                                                 row.treebank]
         for name in table.relations:
             cell = row.cells.get(name)
-            if cell is None or cell.accuracy is None:
-                values += [""] * 6
+            if cell is None or cell.accuracy is None:  # what a cell without a number says, in its note column
+                values += ["", "", "", "" if cell is None else cell.text, "", ""]
                 continue
             low, high = cell.interval or ("", "")
-            number = _nats if cell.scale == "nats" else _pct
+            number = _number(cell.scale)
             values += [number(cell.accuracy), number(low), number(high), cell.head, _blank(cell.p_not_better),
                        _blank(cell.p_adjusted)]
         rows.append(values)
     return rows
+
+
+def _number(scale: str):
+    """How a cell's numbers are written on its scale: percent with two decimals for a share or a difference of
+    shares (points), the number itself with four for a loss in nats or a coefficient."""
+    return _pct if scale in ("percent", "points") else _nats
 
 
 def _pct(value) -> str:

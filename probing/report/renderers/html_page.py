@@ -17,8 +17,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib.resources import files
 
-from probing.naming import interval_text, scaled
-from probing.report.board import Cell, Leaderboard, Row, Table, board_title, cell_suffix, cell_text, mean_text
+from probing.naming import scaled
+from probing.report.board import (
+    Cell,
+    Leaderboard,
+    Row,
+    Table,
+    board_title,
+    cell_suffix,
+    cell_text,
+    mean_text,
+    range_text,
+)
 from probing.report.escaping import html_text
 
 
@@ -41,7 +51,7 @@ def _html_cell(cell: Cell | None, best: bool) -> str:
         return f'<td data-sort="">{html_text(cell_text(cell))}</td>'
     sub = []
     if cell.interval:
-        sub.append(interval_text(cell.interval, cell.scale))
+        sub.append(html_text(range_text(cell)))
     suffix = cell_suffix(cell)
     if suffix:
         sub.append(f'<span class="head">{html_text(suffix)}</span>')

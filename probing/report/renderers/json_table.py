@@ -36,12 +36,12 @@ def _json_table(table: Table) -> dict:
 
 
 def _cell(cell) -> dict:
-    """A cell's fields; ``scale`` only where it is not the default percent, ``p_adjusted`` and ``exact`` only on a
-    board of effects that has them (the tables before them read the same)."""
+    """A cell's fields; ``scale`` only where it is not the default percent, ``p_adjusted``, ``exact``, ``spread``,
+    ``text`` and ``se`` only on a board of effects that has them (the tables before them read the same)."""
     fields = asdict(cell)
     if fields["scale"] == "percent":
         del fields["scale"]
-    for name, default in (("p_adjusted", None), ("exact", False)):
+    for name, default in (("p_adjusted", None), ("exact", False), ("spread", False), ("text", ""), ("se", None)):
         if fields[name] == default:
             del fields[name]
     return fields

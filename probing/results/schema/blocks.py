@@ -81,6 +81,27 @@ MODEL = Obj(
     }
 )
 
+MADE_FROM = Obj(
+    {
+        "treebank": Field(STR, "the treebank the pairs were made of, as named"),
+        "sha256": Field(STR, "of its file's bytes"),
+        "half": Field(HALF, "the half of a one-split treebank read", required=False),
+        "lexicon": Field(ListOf(Obj({"path": Field(STR, "as named"), "sha256": Field(STR, "of its bytes")})),
+                         "the treebanks whose forms the pairs could take besides the treebank's own (--lexicon)"),
+        "lexicon_words": Field(COUNT, "words of the lexicon's sentences, the treebank's own included"),
+        "arcs": Field(COUNT, "subject arcs (nsubj and its subtypes)"),
+        "arcs_with_pair": Field(COUNT, "subject arcs that gave one pair or more"),
+        "pairs": Field(COUNT, "pairs made (before --paradigms, --phenomena and --limit choose among them)"),
+        "repeated": Field(COUNT, "pairs a second subject of the same verb made again (same id), kept once"),
+        "no_pair": Field(MapOf(COUNT, "reason"), "subject arcs that gave no pair, each once, by the first check that "
+                                                "stopped it: no_finite_agreeing_word, in_multiword_token, "
+                                                "feature_not_shared, no_other_form, syncretism"),
+        "features": Field(MapOf(MapOf(COUNT, "count"), "feature"), "per feature (Number, Person, Gender): the arcs "
+                                                                   "that shared it, the pairs it gave (repeats "
+                                                                   "included), and no_other_form, syncretism"),
+    }
+)
+
 INPUT = Obj(
     {
         "path": Field(STR, "the file read (a named treebank is resolved to its file)"),
@@ -97,6 +118,10 @@ INPUT = Obj(
                       required=False),
         "tokenized_apart_words": Field(COUNT, "words of running text that shared a piece with a neighbour and "
                                               "were tokenized on their own (absent: none)", required=False),
+        "pair_set": Field(STR, "minimal pairs: the pair set read (blimp, clams-de, rublimp, de_pud:agreement ...; "
+                               "absent: BLiMP, or a pair file of one's own)", required=False),
+        "made_from": Field(MADE_FROM, "minimal pairs made from a treebank (TREEBANK:agreement): the files read and "
+                                      "what became of the treebank's subject arcs", required=False),
     }
 )
 
