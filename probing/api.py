@@ -25,10 +25,6 @@ without torch.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import importlib
-import io
 import json
 from pathlib import Path
 
@@ -42,16 +38,9 @@ def score(model: str | None = None, treebank: str | None = None, *, select_on: s
     ``treebank`` (a file, ``NAME:SPLIT``, a bare ``NAME`` with dev and test splits for held-out numbers; None:
     the sample treebank), as ``probing score`` does. ``options`` are the command's, by their field names
     (``relations``, ``limit``, ``bootstrap``, ``seed``, ``batch_size``, ``attention``, ``device``, ...;
-    probing.analyses.probe.config.ScoreConfig lists them all). Returns a
+    ``probing score --help`` lists them all), read as :func:`run` reads them. Returns a
     :class:`~probing.analyses.probe.result.ProbeResult`."""
-    from probing.analyses.probe.config import ScoreConfig
-    from probing.analyses.probe.heldout import score_with_selection
-    from probing.analyses.probe.result import ProbeResult
-
-    if "relations" in options:
-        options["relations"] = tuple(options["relations"])
-    config = ScoreConfig(model=model, treebank=treebank, **options)
-    return ProbeResult(score_with_selection(config, select_on, progress=progress))
+    return run("score", model=model, treebank=treebank, select_on=select_on, progress=progress, **options)
 
 
 def read(path: str | Path) -> Result:
@@ -76,44 +65,73 @@ def coref(model: str | None = None, treebank: str | None = None, **options):
     return run("coref", model=model, treebank=treebank, **options)
 
 
-def run(command: str, *, output: str | Path | None = None, echo: bool = False, **options) -> Result:
-    """Run ``probing COMMAND`` with ``options`` (the command's long options by their field names: ``limit=20``
-    for ``--limit 20``, a list for an option of several values, ``True`` for a flag; None and False leave an
-    option out) and return the object of its result, validated as a file read back would be. The command's own
-    code runs here, in this process, and its result comes back in memory; it is also written to ``output`` (with
-    the figures the command draws beside it) when one is given. ``echo=True`` prints the command's tables and its
-    notes (on stderr) as the terminal does; by default both are kept quiet. Bad options raise
-    :class:`~probing.errors.ProbingError` with the command line's one-line message.
+def run(command: str, *, output: str | Path | None = None, **options) -> Result:
+    """Run the analysis of ``probing COMMAND`` with ``options`` (the command's long options by their field names:
+    ``limit=20`` for ``--limit 20``, a list for an option of several values, ``True`` for a flag; None and False
+    leave an option out) and return the object of its result, validated as a file read back would be. The
+    options are read with the command line's types and checks (a bad one raises
+    :class:`~probing.errors.ProbingError` naming it), made into the same specs, and given to the analysis's
+    library function: no command line, no temporary file. ``output=`` also writes the result file (atomically;
+    its figures are the command's or ``probing plot``'s).
 
     >>> from probing.testing import sample_path, tiny_bert
     >>> surface = run("surface", model=tiny_bert(), treebank=str(sample_path()), limit=10)
     >>> surface.analysis, surface.data["surface"]["num_heads"], surface.held_out
     ('surface', 4, False)
     """
-    from probing.cli import check_path_names, command_parser
-    from probing.commands.common import keeping_results
-    from probing.plugins import commands
+    from probing.engine.arguments import check_path_names, recorded_options, settled
+    from probing.plugins import commands, resolve
 
-    runnable = [name for name, record in commands().items() if record.writes_result]
+    runnable = {name: record for name, record in commands().items() if record.library}
     if command not in runnable:
         raise ProbingError(f"{command!r} writes no result to read back; use one of: {', '.join(runnable)}",
                            source="probing.run")
-    parser = command_parser(command)
-    args = command_namespace(parser, options)
-    args.output, args.progress = (None if output is None else str(output)), False
-    check_path_names(parser, args)
-    module = importlib.import_module(commands()[command].module)
-    with contextlib.ExitStack() as quiet, keeping_results() as kept:
-        if not echo:
-            quiet.enter_context(contextlib.redirect_stdout(io.StringIO()))
-            quiet.enter_context(contextlib.redirect_stderr(io.StringIO()))
-        module.run(args)
-    if kept:
-        return result_object(as_read(kept[-1], source=f"probing.run({command!r})"))
-    if output is not None:  # a plug-in's command that writes its --output itself
-        return read(output)
-    raise ProbingError(f"{command!r} gave its result only to a file; pass output= to read it back",
-                       source="probing.run")
+    record = runnable[command]
+    accepted = record.option_set()
+    for name in COMMAND_LINE_ONLY & set(options):
+        raise ProbingError("belongs to the command line (the API keeps no checkpoint and draws no figure)",
+                           source="--" + name.replace("_", "-"))
+    values = accepted.values(options)
+    check_path_names((entry.name, entry.metavar, values.get(entry.dest)) for entry in accepted.options)
+    if output is not None:  # before any model time, as the command checks its --output
+        from probing.atomic import check_output_path, result_of
+
+        output = check_output_path(output, option="output", replaces=result_of(_analysis_of(command)))
+    specs = library_specs(accepted, values)
+    result = resolve(record.library)(*specs)
+    result["config"]["options"] = recorded_options(settled(values, specs[-1]))  # what the command's result records
+    result = as_read(result, source=f"probing.run({command!r})")
+    if output is not None:
+        from probing.results.io import write_result
+
+        write_result(result, output)
+    return result_object(result)
+
+
+def _analysis_of(command: str) -> str:
+    """The analysis whose record brings ``command`` (``ablate``: ablation)."""
+    from probing.plugins import analyses
+
+    return next(name for name in analyses().names() if any(entry.name == command
+                                                            for entry in analyses()[name].commands))
+
+
+COMMAND_LINE_ONLY = frozenset({"checkpoint", "checkpoint_every", "resume", "figure", "figure_format",
+                               "follow_symlinks"})
+"""Options of a command that only its command line has: checkpoints of a long run, figures beside --output."""
+
+
+def library_specs(accepted, values: dict) -> tuple:
+    """The specs a library function takes, from a reading of its command's options by the one translation
+    (probing.engine.arguments.spec_from): the model, the input, the pass (progress only when asked for), and
+    the analysis's options dataclass."""
+    from probing.engine.arguments import spec_from
+    from probing.engine.options import PassOptions
+    from probing.engine.specs import InputSpec, ModelSpec
+
+    return (spec_from(ModelSpec, values), spec_from(InputSpec, values),
+            spec_from(PassOptions, values, progress=values.get("progress") is True),
+            spec_from(accepted.spec, values))
 
 
 def as_read(result: dict, *, source: str) -> dict:
@@ -122,91 +140,3 @@ def as_read(result: dict, *, source: str) -> dict:
     from probing.results.schema.validation import validate
 
     return validate(parse_json(json.dumps(result), source=source), source=source)
-
-
-def command_namespace(parser: argparse.ArgumentParser, options: dict) -> argparse.Namespace:
-    """The options of ``parser``'s command as parsing a command line gives them, from keyword ``options``
-    (long options by their field names; None and False leave one out), with argparse's own checks and
-    messages: each value's type and choices, one value or several, required options, options that exclude
-    each other, and an unknown name.
-
-    >>> from probing.cli import CommandParser
-    >>> parser = CommandParser(prog="probing x")
-    >>> _ = parser.add_argument("--limit", type=int)
-    >>> _ = parser.add_argument("--relations", nargs="+", default=["det"])
-    >>> _ = parser.add_argument("--no-probes", action="store_true")
-    >>> vars(command_namespace(parser, {"limit": 20, "relations": ("det", "amod"), "no_probes": True}))
-    {'limit': 20, 'relations': ['det', 'amod'], 'no_probes': True}
-    >>> command_namespace(parser, {"limt": 3})
-    Traceback (most recent call last):
-    probing.cli.UsageError: unrecognized arguments: --limt (see probing x --help)
-    """
-    by_name = {}
-    for action in parser._actions:
-        names = action.option_strings or [action.dest]
-        by_name.update({name.lstrip("-").replace("-", "_"): action for name in names})
-    args = argparse.Namespace(**parser._defaults)
-    for action in parser._actions:
-        if action.dest is not argparse.SUPPRESS and action.default is not argparse.SUPPRESS:
-            default = action.default
-            setattr(args, action.dest, _value(parser, action, default) if isinstance(default, str) else default)
-    unknown = [name for name in options if name not in by_name]
-    if unknown:
-        parser.error("unrecognized arguments: " + " ".join("--" + name.replace("_", "-") for name in unknown))
-    given = []
-    for name, value in options.items():
-        action = by_name[name]
-        if value is None or value is False:
-            continue
-        given.append(action)
-        try:
-            setattr(args, action.dest, _option_value(parser, action, value, getattr(args, action.dest)))
-        except argparse.ArgumentError as error:
-            parser.error(str(error))
-    _check_required(parser, given)
-    return args
-
-
-def _option_value(parser, action: argparse.Action, value, current):
-    """What parsing ``value`` given to ``action`` stores (``current``: what an appending option held)."""
-    flag = "/".join(action.option_strings) or action.dest
-    if action.nargs == 0:  # a flag: True gives it
-        if value is not True:
-            raise argparse.ArgumentError(action, f"is a flag: give True, got {value!r}")
-        return action.const
-    several = isinstance(value, (list, tuple))
-    if isinstance(action, argparse._AppendAction):
-        return [*(current or []), *(_value(parser, action, item) for item in (value if several else [value]))]
-    if action.nargs in ("+", "*") or isinstance(action.nargs, int):
-        values = [_value(parser, action, item) for item in (value if several else [value])]
-        if action.nargs == "+" and not values:
-            raise argparse.ArgumentError(action, "expected at least one argument")
-        return values
-    if several:
-        raise argparse.ArgumentError(action, f"expected one argument ({flag}), got {len(value)}")
-    return _value(parser, action, value)
-
-
-def _value(parser, action: argparse.Action, value):
-    """One value converted by the option's type and checked against its choices, from its text, as argparse does."""
-    converted = parser._get_value(action, str(value))
-    parser._check_value(action, converted)
-    return converted
-
-
-def _check_required(parser: argparse.ArgumentParser, given: list) -> None:
-    """argparse's refusals of missing required options and of options that exclude each other."""
-
-    def flag(action) -> str:
-        return "/".join(action.option_strings) or action.dest
-
-    missing = [flag(action) for action in parser._actions if action.required and action not in given]
-    if missing:
-        parser.error(f"the following arguments are required: {', '.join(missing)}")
-    for group in parser._mutually_exclusive_groups:
-        chosen = [action for action in group._group_actions if action in given]
-        if len(chosen) > 1:
-            parser.error(f"argument {flag(chosen[1])}: not allowed with argument {flag(chosen[0])}")
-        if group.required and not chosen:
-            names = " ".join(flag(action) for action in group._group_actions if action.help is not argparse.SUPPRESS)
-            parser.error(f"one of the arguments {names} is required")

@@ -89,14 +89,9 @@ def command_parser(name: str) -> argparse.ArgumentParser:
     return parser
 
 
-PATH_METAVARS = frozenset({"FILE", "FILE_OR_NAME", "FOLDER", "ID_OR_FOLDER", "CSV", "DEV", "RESULT", "PART", "MORE",
-                           "REFERENCE", "SURFACE"})
-"""The metavars of options and positionals that name a file or folder."""
-
-
 def check_path_names(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse a path with a component longer than the system allows (ENAMETOOLONG), naming the option, before
-    any command looks at it: ``Path.exists()`` raises on such a name instead of answering False.
+    """Refuse a path with a component longer than the system allows, naming the option, before any command looks
+    at it (probing.engine.arguments.check_path_names, which the Python API calls on its keywords too).
 
     >>> parser = CommandParser(prog="probing x")
     >>> _ = parser.add_argument("--output", metavar="FILE")
@@ -104,22 +99,10 @@ def check_path_names(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     Traceback (most recent call last):
     probing.errors.ProbingError: --output: a name in the path is 300 bytes long; file names can be at most 255
     """
-    try:
-        longest = os.pathconf("/", "PC_NAME_MAX")
-    except (OSError, ValueError, AttributeError):
-        longest = 255
-    for action in parser._actions:
-        if action.metavar not in PATH_METAVARS:
-            continue
-        values = getattr(args, action.dest, None)
-        for value in values if isinstance(values, list) else [values]:
-            if not isinstance(value, str):
-                continue
-            size = max(len(part.encode("utf-8", "surrogateescape")) for part in value.split(os.sep))
-            if size > longest:
-                option = action.option_strings[0] if action.option_strings else action.metavar
-                raise ProbingError(f"a name in the path is {size} bytes long; file names can be at most {longest}",
-                                 source=option)
+    from probing.engine.arguments import check_path_names as check
+
+    check((action.option_strings[0] if action.option_strings else action.metavar, action.metavar,
+           getattr(args, action.dest, None)) for action in parser._actions)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,8 +41,13 @@ class Command:
     """One ``probing NAME`` command an analysis brings.
 
     ``module`` defines ``add_arguments(parser)`` and ``run(args) -> int``; ``order`` places it in
-    ``probing --help`` (lower first); ``writes_result`` says that it writes one result JSON to ``--output``
-    (what ``probing.run`` reads back).
+    ``probing --help`` (lower first); ``writes_result`` says that it writes one result JSON to ``--output``.
+    A command that runs one analysis names, as a ``"module:attribute"`` reference, its ``library`` function,
+    which takes the specs its options make (model, input, pass options, the analysis's options dataclass) and
+    returns the result: what ``probing.run(name, ...)`` calls, with no command line on the way. Its options (the
+    :class:`probing.engine.arguments.OptionSet` the command's parser is made from too) are the ``OPTIONS`` of the
+    ``options`` module beside the library function (``probing.analyses.trees.options:OPTIONS`` for
+    ``probing.analyses.trees.run:trees``) unless ``options`` names others.
     """
 
     name: str
@@ -50,6 +55,14 @@ class Command:
     module: str
     order: int = 100
     writes_result: bool = True
+    options: str | None = None
+    library: str | None = None
+
+    def option_set(self):
+        """The command's :class:`probing.engine.arguments.OptionSet` (None: it has no library function)."""
+        if self.library is None:
+            return None
+        return resolve(self.options or self.library.partition(":")[0].rpartition(".")[0] + ".options:OPTIONS")
 
 
 @dataclass(frozen=True)

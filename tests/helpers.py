@@ -314,7 +314,9 @@ def tiny_model(family: str, num_layers: int = 2, num_heads: int = 4, seed: int =
     config = spec.config(tokenizer, num_layers, num_heads)
     torch.manual_seed(seed)
     model = getattr(transformers, spec.model_class)(config)
-    folder = scratch_folder() / f"{family}-{num_layers}x{num_heads}-seed{seed}"
+    # a folder of its own: probing.testing.tiny_bert saves another model as bert-2x4-seed0 in the scratch folder,
+    # and a run that chose on one of them must not find the other's bytes there later in the same process
+    folder = scratch_folder() / "families" / f"{family}-{num_layers}x{num_heads}-seed{seed}"
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)

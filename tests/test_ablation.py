@@ -309,3 +309,19 @@ def test_a_probe_ablation_keeps_conditions_relative_to_the_intact_model_and_merg
         np.testing.assert_array_equal(read, expected)  # (NaN where a relation has no pair, in both)
     for read, expected in zip(result_scores(whole), condition_scores("probe", state, len(whole["conditions"]))):
         np.testing.assert_array_equal(read, expected)
+
+
+def test_the_accumulator_asks_its_metric_and_never_which_metric_it_is():
+    """Each metric carries its own state, sums and details (probing.analyses.ablation.metrics): the accumulator
+    holds no switch on a metric's type, so a new metric is one class."""
+    import ast
+    import inspect
+
+    from probing.analyses.ablation import accumulator, metrics
+
+    kinds = {name for name, value in vars(metrics).items() if inspect.isclass(value) and issubclass(value, metrics.Metric)}
+    tree = ast.parse(inspect.getsource(accumulator))
+    switches = [node.lineno for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance"
+                and any(name.id in kinds for name in ast.walk(node.args[1]) if isinstance(name, ast.Name))]
+    assert len(kinds) >= 6 and switches == []

@@ -127,43 +127,69 @@ def test_coref_runs_as_the_command_does_and_gives_its_object(tmp_path, capsys):
     assert result.chosen().name == by_cli.chosen().name
 
 
-def test_run_reads_options_as_the_command_line_does_and_refuses_what_writes_no_result():
-    from probing.cli import command_parser
+READINGS = {
+    "trees": ({"relations": ("det",), "drop_probe_weights": True, "limit": "3", "no_progress": True},
+              ["--relations", "det", "--drop-probe-weights", "--limit", "3", "--no-progress"]),
+    "ablate": ({"metric": "probe", "heads": ["1-1", "2-3"], "batch_size": 8, "mask_rate": 0.3},
+               ["--metric", "probe", "--heads", "1-1", "--heads", "2-3", "--batch-size", "8", "--mask-rate", "0.3"]),
+    "pairs": ({"model": "m", "phenomena": "island_effects", "shard": "1/4", "context": "eos"},
+              ["--model", "m", "--phenomena", "island_effects", "--shard", "1/4", "--context", "eos"]),
+    "score": ({"relations": ["det", "amod"], "select_on": "dev.conllu", "quiet": True},
+              ["--relations", "det", "amod", "--select-on", "dev.conllu", "--quiet"]),
+    "coref": ({"window": 64, "bootstrap": 0}, ["--window", "64", "--bootstrap", "0"]),
+    "surface": ({}, []),
+}
 
-    args = probing.api.command_namespace(command_parser("trees"), {"relations": ("det",), "drop_probe_weights": True,
-                                                                   "limit": "3", "no_progress": True})
-    assert (args.relations, args.drop_probe_weights, args.limit, args.progress) == (["det"], True, 3, False)
-    assert args.bootstrap == 1000 and args.seed == 0  # the command's defaults
-    with pytest.raises(ProbingError, match="required: --metric"):
+
+@pytest.mark.parametrize("command", sorted(READINGS))
+def test_keywords_read_as_the_command_line_parses_the_same_options(command):
+    from probing.cli import command_parser
+    from probing.plugins import commands
+
+    keywords, argv = READINGS[command]
+    assert commands()[command].option_set().values(keywords) == vars(command_parser(command).parse_args(argv))
+
+
+def test_run_refuses_bad_options_by_name_and_what_writes_no_result():
+    with pytest.raises(ProbingError, match="--metric: required"):
         probing.run("ablate", model=tiny_bert(), each_head=True)
     with pytest.raises(ProbingError, match="--each-layer: not allowed with argument --each-head"):
         probing.run("ablate", model=tiny_bert(), metric="mlm", each_head=True, each_layer=True)
+    with pytest.raises(ProbingError, match="one of the arguments --heads --each-head --each-layer --chosen"):
+        probing.run("ablate", model=tiny_bert(), metric="mlm")
     with pytest.raises(ProbingError, match="--dtype: invalid choice"):
         probing.run("surface", model=tiny_bert(), dtype="float8")
     with pytest.raises(ProbingError, match="writes no result"):
         probing.run("leaderboard")
     with pytest.raises(ProbingError, match="--limit"):
         probing.run("surface", model=tiny_bert(), limit=-1)
-    with pytest.raises(ProbingError, match="unrecognized arguments: --no-such-option"):
+    with pytest.raises(ProbingError, match="--no-such-option: probing surface has no such option"):
         probing.run("surface", model=tiny_bert(), no_such_option=3)
+    with pytest.raises(ProbingError, match="--drop-probe-weights: with --no-probes"):
+        probing.trees(tiny_bert(), no_probes=True, drop_probe_weights=True)
+    with pytest.raises(ProbingError, match="--checkpoint: belongs to the command line"):
+        probing.run("surface", model=tiny_bert(), checkpoint="run.checkpoint")
 
 
-def test_run_gives_the_result_in_memory_without_a_temporary_file_and_writes_output_when_given(tmp_path, monkeypatch):
+def test_run_gives_the_result_in_memory_without_a_temporary_file_or_argparse_and_writes_output_when_given(
+        tmp_path, monkeypatch):
+    import argparse
     import tempfile
 
     from probing.testing import sample_path
 
-    def no_temporary_file(*args, **kwargs):
-        raise AssertionError("probing.run made a temporary file")
+    def refused(*args, **kwargs):
+        raise AssertionError("probing.run made a temporary file or a parser")
 
     options = dict(model=tiny_bert(), treebank=str(sample_path()), limit=5)
     with monkeypatch.context() as patched:
         for name in ("TemporaryDirectory", "NamedTemporaryFile", "mkdtemp", "mkstemp"):
-            patched.setattr(tempfile, name, no_temporary_file)
+            patched.setattr(tempfile, name, refused)
+        patched.setattr(argparse.ArgumentParser, "__init__", refused)
         in_memory = probing.run("surface", **options)
     assert in_memory.analysis == "surface" and not list(tmp_path.iterdir())
     written = probing.run("surface", output=tmp_path / "surface.json", **options)
-    assert (tmp_path / "surface.json").exists() and (tmp_path / "surface-surface.png").exists()
+    assert [path.name for path in tmp_path.iterdir()] == ["surface.json"]  # figures are the command's
     assert written.data["surface"] == in_memory.data["surface"] == probing.read(tmp_path / "surface.json").data["surface"]
 
 
@@ -192,3 +218,21 @@ def test_every_analysis_result_has_per_head_arrays_a_frame_and_no_selection_wher
     assert (chosen["value"], chosen["change"], chosen["low"]) == (entry["value"], entry["change"], entry["interval"][0])
     assert ablation.selection == "held-out" and len(ablation.tables()) == 1
     assert type(probing.read(ablation.write(tmp_path / "ablation.json"))).__name__ == "AblationResult"
+
+
+@pytest.mark.parametrize("call, option", [
+    (lambda: probing.run("surface", model=tiny_bert(), limit="abc"), "--limit"),
+    (lambda: probing.run("surface", model=tiny_bert(), help=True), "help"),
+    (lambda: probing.score(tiny_bert(), limit="abc"), "--limit"),
+    (lambda: probing.trees(tiny_bert(), ensemble_size=0), "--ensemble-size"),
+], ids=["run-limit", "run-help", "score-limit", "trees-ensemble-size"])
+def test_a_bad_option_is_one_error_naming_it_with_nothing_chained(call, option):
+    with pytest.raises(ProbingError) as raised:
+        call()
+    assert option in str(raised.value) and "\n" not in str(raised.value)
+    assert raised.value.__cause__ is None and raised.value.__context__ is None
+
+
+def test_a_single_name_where_several_are_taken_is_one_value():
+    result = probing.score(tiny_bert(), relations="det", limit=5, bootstrap=0)
+    assert result.relations == ["det"]

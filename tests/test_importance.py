@@ -146,3 +146,16 @@ def test_no_output_replaces_what_the_user_had(runs, tmp_path, capsys):
     earlier.write_bytes(runs["importance"].read_bytes())
     assert main(["importance", ablation, "--select-on", dev, "--permutations", "20", "--output", str(earlier)]) == 0
     assert _read(earlier)["permutations"]["count"] == 20
+
+
+def test_the_api_gives_the_commands_result(runs):
+    """``probing.run("importance", ...)`` is the command's library function: the same result, the same record of
+    its options (when and how fast aside)."""
+    import probing
+
+    varying = ("timing", "created", "environment")
+    by_api = probing.run("importance", ablation=str(runs["ablation"]), select_on=str(runs["dev"]),
+                         permutations=500).data
+    by_command = _read(runs["importance"])
+    assert {key: value for key, value in by_api.items() if key not in varying} == \
+        {key: value for key, value in by_command.items() if key not in varying}

@@ -19,7 +19,7 @@ import pytest
 from coref_data import coref_treebank_path
 
 from probing.cli import command_parser, commands, main
-from probing.commands.common import NO_NUMBER_OPTIONS, RECORDED_ELSEWHERE, recorded_options
+from probing.engine.arguments import NO_NUMBER_OPTIONS, RECORDED_ELSEWHERE, recorded_options
 from probing.engine.checkpointing import Checkpointer
 from probing.testing import sample_split, tiny_bert
 
@@ -135,7 +135,7 @@ def _without_chosen(argv: list[str]) -> list[str]:
 
 
 def _parsed(argv: list[str]):
-    return command_parser(argv[0]).parse_args(argv[1:])
+    return vars(command_parser(argv[0]).parse_args(argv[1:]))
 
 
 def test_every_option_of_every_checkpointed_command_is_classified_and_changed_here(splits):

@@ -14,59 +14,25 @@ from __future__ import annotations
 
 import argparse
 
-from probing.commands.common import add_bootstrap_options, add_engine_options, positive_int
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from probing.analyses.coref.options import OPTIONS
+
     parser.epilog = (
         "A mention is scored when an earlier mention of its entity lies in its window; a head is right when the "
         "word its attention picks (dep_to_head: the word the mention's head word attends to most; head_to_dep: the "
         "word attending most to it) is the head word of such an antecedent. Layers and heads count from 1 in "
         "tables, from 0 in the JSON."
     )
-    add_engine_options(parser, text=False, pairs=False, figures=False)
-    group = parser.add_argument_group("coreference")
-    group.add_argument("--window", type=positive_int, metavar="N",
-                       help="window length in tokens, special tokens included: consecutive sentences of a document "
-                            "are added while they fit (default: --max-length, else the model's limit; Clark et al. "
-                            "used 128)")
-    group.add_argument("--select-on", metavar="DEV",
-                       help="choose the head on this treebank (or finished coref result JSON) and report it on "
-                            "--treebank with intervals (default with --treebank NAME: NAME:dev, reported on NAME:test)")
-    add_bootstrap_options(parser)
+    add_options(parser, OPTIONS)
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.coref.accumulator import CorefAccumulator
-    from probing.analyses.coref.heldout_run import (
-        WindowPasses,
-        add_heldout,
-        coref_inputs,
-        require_mentions,
-        window_length,
-    )
+    from probing.analyses.coref.options import CorefOptions
     from probing.analyses.coref.report import coref_table
-    from probing.commands.common import EngineCommand
-    from probing.engine.readings import READINGS
+    from probing.analyses.coref.run import coref
 
-    inputs = coref_inputs(args.treebank, args.select_on, limit=args.limit)
-    with EngineCommand(args, analysis="coref", source=inputs.source, inputs=(inputs.dev_path,)) as command:
-        loaded = command.loaded
-        window = window_length(args.window, args.max_length, loaded)
-        passes = WindowPasses(command.engine_run, window, "--window" if args.window is not None else None)
-        heads = READINGS[args.attention].heads(loaded.num_heads)
-        config = {"window": window, "bootstrap": args.bootstrap}
-        dev_result = inputs.chosen_on(lambda dev_source: passes.dev_result(dev_source, heads=heads, config=config))
-        test = CorefAccumulator(loaded.num_layers, heads, window=window, bootstrap=args.bootstrap, seed=args.seed)
-        stats = passes.run(inputs.source, test, "coreference")
-        if args.shard is None:
-            require_mentions(test, inputs.source)
-        if not command.is_main:
-            return 0
-        result = command.result("coref", stats, test, config)
-        if dev_result is not None:
-            add_heldout(result, dev_result, inputs)
-        print(coref_table(result))
-        command.write(result)
-        command.hint()
-    return 0
+    return run_analysis(args, coref, CorefOptions, analysis="coref", show=lambda result: print(coref_table(result)))
+

@@ -33,17 +33,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_pairs_arguments(parser: argparse.ArgumentParser) -> None:
-    from probing.commands.common import positive_int
-    from probing.commands.pair_options import PAIR_SET_HELP, add_pair_set_options
+    from probing.analyses.pairs.options import PAIR_SET_HELP, PairsOptions
+    from probing.commands.common import add_options
+    from probing.engine.arguments import options_of
+    from probing.engine.specs import InputSpec
 
     parser.add_argument("names", nargs="+", metavar="NAME", help=PAIR_SET_HELP.replace("the pair set to score: ", "")
                         .replace(" (the default)", ""))
-    add_pair_set_options(parser, named=False)
+    add_options(parser, options_of(PairsOptions, only=("minimal_pairs", "lexicon")))  # the names are the pair sets
     parser.add_argument("--blimp", metavar="DIR", help="a folder of BLiMP's UID.jsonl files (default: $PROBING_BLIMP)")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--paradigms", nargs="+", metavar="UID", help="only these paradigms of the set")
     which.add_argument("--phenomena", nargs="+", metavar="TERM", help="only the paradigms of these phenomena")
-    parser.add_argument("--limit", type=positive_int, metavar="N", help="only the first N pairs of each paradigm")
+    add_options(parser, options_of(InputSpec, only=("limit",)).changed("limit", group=None,
+                                                                         help="only the first N pairs of each paradigm"))
     parser.add_argument("--output", metavar="FILE.JSONL", help="write the pairs of the one set named here, atomically")
     parser.add_argument("--follow-symlinks", action="store_true",
                         help="when --output is a symbolic link, replace the file it points to (the link is kept)")
@@ -73,9 +76,8 @@ def _pairs(args: argparse.Namespace) -> int:
 
     from tabulate import tabulate
 
-    from probing.analyses.pairs.api import chosen_pair_set
+    from probing.analyses.pairs.options import chosen_pair_set, sources_of
     from probing.atomic import check_output_path
-    from probing.commands.pair_options import sources_of
     from probing.data.pair_sets.from_treebank import NO_PAIR_WORDS
     from probing.data.pair_sets.written import WRITTEN, write_pairs
     from probing.errors import ProbingError

@@ -14,7 +14,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, positive_at_most
+from probing.commands.common import EngineCommand, add_bootstrap_options, add_engine_options, argparse_type
+from probing.engine.arguments import positive_at_most
 
 DEFAULT_SENTENCES = 8
 MAX_SENTENCES = 1000
@@ -28,7 +29,7 @@ TEXT_HELP = ("a UTF-8 text file, one sentence per line, instead of a treebank: i
 TEXT_RELATIONS = ("all",)
 """The maps of a page made from --text: one relation's (blank, since unparsed text has no pair of any), to click."""
 
-sentence_count = positive_at_most(MAX_SENTENCES, "sentences")
+sentence_count = argparse_type(positive_at_most(MAX_SENTENCES, "sentences"))
 """``--sentences``: a positive number of sentence views, at most :data:`MAX_SENTENCES`."""
 
 
@@ -77,23 +78,9 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.noop.report import CHOSEN_HEADERS, chosen_table_rows
     from probing.atomic import check_output_path, result_of, write_text_atomic
     from probing.data.inputs import open_input
-    from probing.data.relations import check_relation_names
-    from probing.errors import ProbingError
-    from probing.report.board import read_json
-    from probing.results.io import model_block, read_result, write_result
+    from probing.results.io import model_block, write_result
 
-    if args.text and args.result:
-        raise ProbingError("is a probe result of a treebank; a page of --text has no parse to show it beside",
-                           source="--result")
-    given = read_result(args.result, analysis="probe") if args.result else None
-    relations = (list(TEXT_RELATIONS) if args.text else list(given["relations"]) if given
-                 else list(check_relation_names(args.relations)))
-    surface = read_result(args.surface, analysis="surface") if args.surface else None
-    others = [read_json(path) for path in args.also]
-    saved = {name: str(Path(args.save_results) / name) for name in ("noop.json", *(() if given else ("probe.json",)))
-             } if args.save_results else {}
-    if args.views and Path(args.views).exists() and not Path(args.views).is_dir():
-        raise ProbingError("is a file; the views go into a folder", source=f"--views {args.views}")
+    given, relations, surface, others, saved = _read(args)
     inputs = tuple(path for path in [args.result, args.surface, *args.also] if path)
     outputs = tuple((path, "--save-results", result_of(Path(path).stem)) for path in saved.values())
     source = open_input(args.treebank, args.text, limit=args.limit, words=True)
@@ -128,6 +115,29 @@ def run(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _read(args: argparse.Namespace) -> tuple:
+    """What the page reads besides the model, checked before any model time: (the --result given, the relations
+    shown, the --surface result, the --also files, where --save-results puts each result)."""
+    from probing.data.relations import check_relation_names
+    from probing.errors import ProbingError
+    from probing.report.board import read_json
+    from probing.results.io import read_result
+
+    if args.text and args.result:
+        raise ProbingError("is a probe result of a treebank; a page of --text has no parse to show it beside",
+                           source="--result")
+    given = read_result(args.result, analysis="probe") if args.result else None
+    relations = (list(TEXT_RELATIONS) if args.text else list(given["relations"]) if given
+                 else list(check_relation_names(args.relations)))
+    surface = read_result(args.surface, analysis="surface") if args.surface else None
+    others = [read_json(path) for path in args.also]
+    saved = {name: str(Path(args.save_results) / name) for name in ("noop.json", *(() if given else ("probe.json",)))
+             } if args.save_results else {}
+    if args.views and Path(args.views).exists() and not Path(args.views).is_dir():
+        raise ProbingError("is a file; the views go into a folder", source=f"--views {args.views}")
+    return given, relations, surface, others, saved
 
 
 def _command_line() -> str:

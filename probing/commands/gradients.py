@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from probing.commands.common import (
-    EngineCommand,
-    add_batch_options,
-    add_input_options,
-    add_model_options,
-    add_output_options,
-    add_run_options,
-    share,
-)
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from probing.analyses.gradients.options import OPTIONS
+
     parser.epilog = (
         "Needs a checkpoint with a trained LM head: a masked LM (a seeded 15% of each unit's non-special tokens "
         "masked) or a causal LM (every next token). Sentence-embedding checkpoints such as all-MiniLM-L6-v2 have "
@@ -24,38 +17,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "G.json, G-gradients.png shows mean |dL/dA| per layer for attention to the first special token, "
         "separators, . and , and other tokens, beside the attention itself."
     )
-    add_model_options(parser, random_init=False)
-    add_input_options(parser)
-    parser.add_argument("--mask-rate", type=share, default=0.15, metavar="SHARE",
-                        help="share of each unit's tokens masked for a masked LM (default: 0.15)")
-    add_batch_options(parser)
-    add_run_options(parser)
-    add_output_options(parser)
-    parser.set_defaults(attention="weights")
+    add_options(parser, OPTIONS)
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.gradients.accumulator import GradientAccumulator
+    from probing.analyses.gradients.options import GradientsOptions
     from probing.analyses.gradients.report import gradient_table
-    from probing.engine.token_roles import token_names
+    from probing.analyses.gradients.run import gradients
     from probing.report.figures import gradient_figure
 
-    args.random_init = False
-    with EngineCommand(args, analysis="gradients", head="lm", figures=("gradients",)) as command:
-        loaded = command.loaded
-        if loaded.head == "masked_lm" and loaded.tokenizer.mask_token_id is None:
-            from probing.errors import ProbingError
+    def draw(result: dict, figure_path) -> list:
+        return [gradient_figure(result, figure_path("gradients"))]
 
-            raise ProbingError(f"the tokenizer of {loaded.name} has no mask token", source="--model")
-        accumulator = GradientAccumulator(loaded.num_layers, loaded.num_heads, loss=loaded.head, seed=args.seed,
-                                          mask_rate=args.mask_rate, token_names=token_names(loaded))
-        stats = command.run([accumulator], "gradients")
-        if not command.is_main:
-            return 0
-        result = command.result("gradients", stats, accumulator,
-                                {"loss": loaded.head, "mask_rate": args.mask_rate})
-        print(gradient_table(result))
-        if command.write(result):
-            print(f"wrote {gradient_figure(result, command.figure_path('gradients'))}", file=sys.stderr)
-        command.hint()
-    return 0
+    return run_analysis(args, gradients, GradientsOptions, analysis="gradients",
+                        show=lambda result: print(gradient_table(result)), figures=("gradients",), draw=draw)
+

@@ -9,9 +9,12 @@ import sys
 
 
 def dpi(text: str) -> int:
-    from probing.commands.common import _int
+    from probing.engine.arguments import BadValue, whole_number
 
-    value = _int(text)
+    try:
+        value = whole_number(text)
+    except BadValue as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     if not 20 <= value <= 1200:
         raise argparse.ArgumentTypeError(f"must be 20 to 1200 dots per inch, got {value}")
     return value

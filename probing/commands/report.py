@@ -39,9 +39,10 @@ def run(args: argparse.Namespace) -> int:
         raise ProbingError("is a file; the report is a folder", source=f"--output {folder}")
     report_args = argparse.Namespace(**{**vars(args), "output": None})
     outputs = tuple((str(folder / name), "--output", earlier_file(name)) for name in FILES)
-    with EngineCommand(report_args, head="lm", outputs=outputs) as command:
+    # the LM head is optional: a checkpoint without one gets a report without gradients
+    with EngineCommand(report_args, head="lm", head_optional=True, outputs=outputs) as command:
         target = dict(zip(FILES, command.outputs))  # checked paths (a followed symbolic link gives its target)
-        loaded = command.engine_run.loaded = _load(args)
+        loaded = command.loaded
         overview = OverviewRun.create(loaded, command.source, attention=args.attention, bootstrap=args.bootstrap,
                                       seed=args.seed)
         stats = command.run(overview.accumulators(), "report")
@@ -57,14 +58,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path}", file=sys.stderr)
     print(f"summary: {folder / 'README.md'}")
     return 0
-
-
-def _load(args):
-    from probing.model.loading import load_model
-
-    return load_model(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
-                      random_init=args.random_init, seed=args.seed, trust_remote_code=args.trust_remote_code,
-                      stack=args.stack, head="lm", head_optional=True, device_map=args.device_map)
 
 
 def _command_line() -> str:

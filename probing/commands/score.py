@@ -5,19 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from probing.commands.common import (
-    add_batch_options,
-    add_bootstrap_options,
-    add_input_options,
-    add_model_options,
-    add_output_options,
-    add_reading_options,
-    add_run_options,
-)
+from probing.commands.common import add_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from probing.data.relations import DEFAULT_RELATIONS
+    from probing.analyses.probe.options import OPTIONS
 
     parser.epilog = (
         "Without options it scores the packaged all-MiniLM-L6-v2 on the project's sample treebank, offline. "
@@ -30,53 +22,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--random-init then adds the untrained control as step 0. Layers and heads in tables count from 1; the "
         "JSON counts from 0."
     )
-    add_model_options(parser)
-    add_input_options(parser, text=False, pairs=False)
-    parser.add_argument("--relations", nargs="+", default=list(DEFAULT_RELATIONS), metavar="REL",
-                        help="dobj, det, pobj, poss, all, or any UD label (nsubj matches nsubj and nsubj:pass; "
-                             f"nsubj:pass only itself); default: {' '.join(DEFAULT_RELATIONS)}")
-    parser.add_argument("--select-on", metavar="DEV",
-                        help="choose each relation's head and offset on DEV (a treebank, or a DEV result JSON) and "
-                             "report them on --treebank with 95%% bootstrap intervals")
-    add_bootstrap_options(parser)
-    add_batch_options(parser)
-    add_reading_options(parser, pooling=True)
-    add_run_options(parser)
-    add_output_options(parser, figures=False)
+    add_options(parser, OPTIONS)
 
 
-def config_from_args(args: argparse.Namespace):
-    from probing.analyses.probe.config import ScoreConfig
+def specs(args: argparse.Namespace) -> tuple:
+    """The specs of the command's options (ModelSpec, InputSpec, PassOptions, ProbeOptions), by the translation
+    the Python API uses too."""
+    from probing.analyses.probe.options import ProbeOptions
+    from probing.commands.common import model_spec, pass_options
+    from probing.engine.arguments import spec_from
+    from probing.engine.specs import InputSpec
 
-    return ScoreConfig(
-        model=args.model, treebank=args.treebank, relations=tuple(args.relations), pool_from=args.pool_from,
-        max_length=args.max_length, batch_size=args.batch_size, workers=args.workers, device=args.device,
-        device_map=args.device_map,
-        dtype=args.dtype,
-        revision=args.revision, limit=args.limit, bootstrap=args.bootstrap, seed=args.seed,
-        random_init=args.random_init, trust_remote_code=args.trust_remote_code, stack=args.stack,
-        attention=args.attention, shard=args.shard,
-    )
+    values = vars(args)
+    return model_spec(args), spec_from(InputSpec, values), pass_options(args), spec_from(ProbeOptions, values)
 
 
 def run(args: argparse.Namespace) -> int:
-    from probing.analyses.probe.curves import find_checkpoints
-    from probing.analyses.probe.heldout import score_with_selection
-    from probing.atomic import check_output_path, result_of
-    from probing.commands.common import device_map_of, progress_wanted, recorded_options
-    from probing.engine import checkpointing
-    from probing.engine.distributed import from_environment
-    from probing.engine.passes import using_hooks
+    import dataclasses
 
-    config = config_from_args(args).validated()
+    from probing.analyses.probe.config import ScoreConfig
+    from probing.analyses.probe.curves import find_checkpoints
+    from probing.analyses.probe.heldout import probe
+    from probing.atomic import check_output_path, result_of
+    from probing.commands.common import device_map_of
+    from probing.engine import checkpointing
+    from probing.engine.arguments import recorded_options
+    from probing.engine.distributed import from_environment
+
+    model, inputs, passes, options = specs(args)
+    config = ScoreConfig.of(model, inputs, passes, options).validated()
     checkpoints = find_checkpoints(args.model)
     if checkpoints is not None:
         return run_training_folder(args, config, checkpoints)
-    inputs = _input_paths(args, config)
+    paths = _input_paths(args, config)
     if args.output:  # a result replaces only an earlier probe result, never a treebank (data/sample.conllu)
-        check_output_path(args.output, inputs=inputs, follow_symlinks=args.follow_symlinks, replaces=result_of("probe"))
+        check_output_path(args.output, inputs=paths, follow_symlinks=args.follow_symlinks, replaces=result_of("probe"))
     if args.checkpoint:
-        check_output_path(args.checkpoint, option="--checkpoint", inputs=inputs)
+        check_output_path(args.checkpoint, option="--checkpoint", inputs=paths)
     # Under torchrun every process scores its share of the batches; rank 0 reports (docs/scaling.md).
     ranks = from_environment(args.device)
     try:
@@ -84,12 +66,12 @@ def run(args: argparse.Namespace) -> int:
         checkpointer = checkpointing.from_options(
             ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
         )
-        recorded = recorded_options(args)  # in the result's config and in every pass's checkpoint identity
+        recorded = recorded_options(vars(args))  # in the result's config and in every pass's checkpoint identity
         if checkpointer:
             checkpointer.command = recorded
-        with using_hooks(checkpointer or ranks):
-            config = config.replace(device=ranks.device)
-            result = score_with_selection(config, args.select_on, progress=progress_wanted(args) and ranks.is_main)
+        result = probe(dataclasses.replace(model, device=ranks.device), inputs,
+                       dataclasses.replace(passes, progress=passes.progress and ranks.is_main), options,
+                       hooks=checkpointer or ranks)
         if ranks.is_main:
             result["config"]["options"] = recorded
             _report(result, args, checkpointer)

@@ -31,7 +31,6 @@ length), every input form, every attention reading, ``--shard I/N``,
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import copy
 import os
 import time
@@ -119,24 +118,6 @@ class PassHooks:
         return "nothing of the run was saved (a checkpoint needs --output or --checkpoint): run it again"
 
 
-_HOOKS: contextvars.ContextVar[PassHooks | None] = contextvars.ContextVar("probing_pass_hooks", default=None)
-
-
-def current_hooks() -> PassHooks:
-    """The hooks of the enclosing :func:`using_hooks` block, else the single-process default."""
-    return _HOOKS.get() or PassHooks()
-
-
-@contextlib.contextmanager
-def using_hooks(hooks: PassHooks) -> Iterator[PassHooks]:
-    """Every pass inside the block uses ``hooks`` (a command may make several passes)."""
-    token = _HOOKS.set(hooks)
-    try:
-        yield hooks
-    finally:
-        _HOOKS.reset(token)
-
-
 def require_units(stats, source, options: PassOptions, length_option: str | None = None) -> None:
     """A pass that scored nothing is an error, not an empty result. ``length_option``: the option that set the
     pass's longest unit when another than ``--max-length`` did (coref's ``--window``), which the error names."""
@@ -177,7 +158,7 @@ def run_pass(
 
     started = time.perf_counter()
     options = options or PassOptions()
-    hooks = hooks or current_hooks()
+    hooks = hooks or PassHooks()
     reading = READINGS[options.attention]
     run = Pass(loaded, source, accumulators, options)
     run.stats.max_length = loaded.max_length(options.max_length)

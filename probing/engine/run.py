@@ -1,9 +1,9 @@
 """One run of an analysis: a model loaded for a spec, passes over opened units, the result's common blocks.
 
-Every way of running an analysis goes through :class:`EngineRun`: the commands (probing.commands.common builds one
-from the parsed options), the Python API (probing.analyses.probe.api), the held-out passes of trees, coref and the
-ablation's DEV, and ``probing.run``. It is built from plain values, so an analysis handed one never sees the
-command line: :class:`ModelSpec` (which model and how to load it), the opened
+Every way of running an analysis goes through :class:`EngineRun`: an analysis's library function starts one with
+:func:`start_run` (``probing.run``) or with its command's ``EngineCommand.start`` (which checks the outputs
+first), and the held-out passes of trees, coref and the ablation's DEV run on it. It is built from plain values,
+so an analysis handed one never sees the command line: :class:`ModelSpec` (which model and how to load it), the opened
 :class:`~probing.data.inputs.InputSource`, the pass's :class:`~probing.engine.options.PassOptions`, and the
 processes of a torchrun (:class:`~probing.engine.distributed.Ranks`) with the checkpoint hooks.
 
@@ -18,45 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from probing.data.inputs import InputSource
 from probing.engine.distributed import Ranks
 from probing.engine.options import PassOptions
 from probing.engine.passes import PassHooks
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """Which model a run reads and how it is loaded (probing.model.loading.load_model's options).
-
-    ``model`` None is the packaged all-MiniLM-L6-v2; ``head`` a head the analysis needs (``"lm"``, ...);
-    ``stack`` the self-attention of an encoder-decoder model (None: its encoder).
-    """
-
-    model: str | None = None
-    revision: str | None = None
-    device: str = "cpu"
-    device_map: str | None = None
-    dtype: str = "float32"
-    random_init: bool = False
-    seed: int = 0
-    trust_remote_code: bool = False
-    stack: str | None = None
-    head: str | None = None
-
-    def load(self, validate: Sequence[InputSource] = (), *, announce: bool = False):
-        """The model, loaded while the ``validate`` inputs are read through (probing.engine.startup), so that a
-        bad input line costs no model time; ``announce`` shows the loading line."""
-        from probing.engine.startup import load_while_validating, model_name
-        from probing.model.loading import load_model
-
-        return load_while_validating(
-            lambda: load_model(self.model, revision=self.revision, device=self.device, dtype=self.dtype,
-                               random_init=self.random_init, seed=self.seed, trust_remote_code=self.trust_remote_code,
-                               stack=self.stack, head=self.head, device_map=self.device_map),
-            validate, name=model_name(self.model), announce=announce,
-        )
+from probing.engine.specs import ModelSpec
 
 
 class EngineRun:
@@ -82,11 +49,6 @@ class EngineRun:
         if self._loaded is None:
             self._loaded = self.model.load([self.source], announce=self.pass_options.progress and self.is_main)
         return self._loaded
-
-    @loaded.setter
-    def loaded(self, model) -> None:
-        """A model the caller loaded itself (``probing report`` loads one whose LM head is optional)."""
-        self._loaded = model
 
     @property
     def is_main(self) -> bool:
@@ -128,3 +90,10 @@ class EngineRun:
         result["config"].update({"limit": source.limit, "seed": self.model.seed})
         result.update(accumulator.result())
         return result
+
+
+def start_run(model: ModelSpec, source: InputSource, passes: PassOptions, *, reads: Sequence[str | None] = ()) -> EngineRun:
+    """How an analysis's library function starts its run unless told otherwise (the Python API): in this process,
+    without checkpoints. ``reads`` names the other files the run reads (a DEV result, word vectors), which matter
+    to a caller that writes outputs (probing.commands.common.EngineCommand.start refuses an output among them)."""
+    return EngineRun(model, source, passes)

@@ -11,11 +11,14 @@ validated and on a leaderboard, without editing any file of the package. docs/ar
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 import torch
 
-from probing.commands.common import EngineCommand, add_engine_options
+from probing.commands.common import add_options, run_analysis
 from probing.engine.accumulator import Accumulator, BatchView
+from probing.engine.run import start_run
+from probing.engine.specs import engine_options
 from probing.plugins import Analysis, Command, register
 from probing.report.board import Cell, Row, Table
 from probing.results.schema.blocks import STATE
@@ -28,7 +31,7 @@ register(Analysis(
     checks=("toy_analysis:shares_are_means",),
     tables="toy_analysis:leaderboard_tables",
     commands=(Command("toy", "how much attention each head pays a word from itself (a plug-in example)",
-                      "toy_analysis", order=200),),
+                      "toy_analysis", order=200, options="toy_analysis:OPTIONS", library="toy_analysis:toy"),),
 ))
 
 PAYLOAD = {
@@ -105,20 +108,32 @@ def leaderboard_tables(results: list[dict]) -> list[Table]:
                   marks_best=False)]
 
 
+@dataclass(frozen=True)
+class ToyOptions:
+    """The toy's own options: none beyond the model, input and pass (a field declared with
+    probing.engine.arguments.option would be one, on the command line and in probing.run alike)."""
+
+
+OPTIONS = engine_options().named("probing toy", spec=ToyOptions)
+
+
+def toy(model, inputs, passes, options: ToyOptions, *, start=start_run) -> dict | None:
+    """The library function: the toy result of ``model`` over ``inputs`` (what ``probing toy`` and
+    ``probing.run("toy", ...)`` both run); None in a torchrun process other than rank 0."""
+    run = start(model, inputs.open(), passes)
+    loaded = run.loaded
+    accumulator = SelfAttentionAccumulator(loaded.num_layers, loaded.num_heads)
+    stats = run.run([accumulator], "toy: self-attention")
+    return run.result("toy", stats, accumulator, {}) if run.is_main else None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_engine_options(parser)
+    add_options(parser, OPTIONS)
 
 
 def run(args: argparse.Namespace) -> int:
-    with EngineCommand(args) as command:
-        loaded = command.loaded
-        toy = SelfAttentionAccumulator(loaded.num_layers, loaded.num_heads)
-        stats = command.run([toy], "toy: self-attention")
-        if not command.is_main:
-            return 0
-        result = command.result("toy", stats, toy, {})
+    def show(result: dict) -> None:
         print(f"{result['toy']['words']} words; most self-attending head of layer 1: "
               f"{max(result['toy']['self_share'][0]):.3f}")
-        command.write(result)
-        command.hint()
-    return 0
+
+    return run_analysis(args, toy, ToyOptions, analysis="toy", show=show)

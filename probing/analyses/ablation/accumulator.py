@@ -32,22 +32,16 @@ from probing.analyses.ablation.conditions import INTACT, Condition
 from probing.analyses.ablation.metrics import (
     LOGIT_CELLS,
     METRICS,
-    MaskedLMLoss,
     Metric,
-    MinimalPairAccuracy,
-    ProbeAccuracy,
     stacked_inputs,
 )
-from probing.analyses.probe.counts import OFFSETS, ProbeCounts
+from probing.analyses.probe.counts import OFFSETS
 from probing.analyses.probe.pairs import collect_pairs
 from probing.engine.accumulator import Accumulator, BatchView
 from probing.engine.batching import Batch
 from probing.errors import ProbingError
 from probing.model.interventions import uniform_heads
-from probing.naming import DIRECTIONS, head_name
-from probing.stats.bootstrap import BootstrapSpec, poisson_weights
 from probing.stats.intervals import finite_interval
-from probing.stats.selection import best_cell
 
 CONDITION_CELLS = 1 << 19
 """Budget of (copies x batch x tokens^2) attention cells per forward pass of stacked conditions."""
@@ -91,22 +85,8 @@ class AblationAccumulator(Accumulator):
             for layer, head in condition.heads:
                 masks[index, layer, head] = True
         self.masks = masks  # [condition, layer, head]
-        if isinstance(metric, ProbeAccuracy):
-            self.counts = [ProbeCounts(metric.relations, num_layers, num_heads, offsets=self.offsets,
-                                       bootstrap=BootstrapSpec(bootstrap, seed), causal=causal) for _ in conditions]
-            self.state_tensors = {f"c{i}.{name}": getattr(counts, name)
-                                  for i, counts in enumerate(self.counts) for name in counts.tensor_names()}
-        elif isinstance(metric, MinimalPairAccuracy):  # one bit per (condition, pair): right or not
-            pairs = sum(entry["pairs"] for entry in metric.layout)
-            self.state_tensors = {"right": torch.zeros(len(conditions), pairs, dtype=torch.int64)}
-        else:
-            parts = len(metric.parts())
-            zeros = lambda *shape: torch.zeros(shape, dtype=torch.float64)  # noqa: E731
-            self.state_tensors = {
-                "numerator": zeros(len(conditions), parts), "denominator": zeros(len(conditions), parts),
-                "boot_numerator": zeros(bootstrap, len(conditions), parts),
-                "boot_denominator": zeros(bootstrap, len(conditions), parts),
-            }
+        self.state_tensors, self.counts = metric.state(len(conditions), num_layers, num_heads, bootstrap=bootstrap,
+                                                       seed=seed, causal=causal, offsets=self.offsets)
 
     def identity(self) -> dict:
         # the heads too: a --chosen run's labels (det@4:chosen) name sets whose heads come from --select-on
@@ -134,7 +114,7 @@ class AblationAccumulator(Accumulator):
         cells = len(batch) * batch.input_ids.shape[1] ** 2
         budget = min(CONDITION_CELLS, CPU_CONDITION_CELLS) if str(device).startswith("cpu") else CONDITION_CELLS
         copies = max(1, budget // max(cells, 1))
-        if isinstance(self.metric, MaskedLMLoss):
+        if self.metric.reads_logits:
             vocabulary = self._vocabulary
             copies = min(copies, max(1, LOGIT_CELLS // max(1, len(batch) * batch.input_ids.shape[1] * vocabulary)))
         return copies
@@ -143,7 +123,7 @@ class AblationAccumulator(Accumulator):
         loaded, batch = view.loaded, view.batch
         self._vocabulary = getattr(loaded.model.config, "vocab_size", 1) or 1
         copies = self.group_size(batch, loaded.device)
-        probe = isinstance(self.metric, ProbeAccuracy)
+        probe = self.metric.reads_predictions
         prefix = self._shared_prefix(loaded)
         if probe and loaded.attention_tap is None:  # the model's own attention tuple: every layer is computed
             prefix = None
@@ -188,21 +168,8 @@ class AblationAccumulator(Accumulator):
         return self._prefix
 
     def _measure(self, loaded, batch: Batch, group: list[int]) -> None:
-        if isinstance(self.metric, MinimalPairAccuracy):
-            right = self.metric.measure(loaded, batch, len(group), self._mask(group, batch))  # [copy, pair]
-            self.state_tensors["right"][torch.tensor(group)[:, None], torch.tensor(batch.rows)] = right.long()
-            return
-        numerator, denominator = self.metric.measure(loaded, batch, len(group), self._mask(group, batch))
-        self._add(batch, group, numerator, denominator)
-
-    def _add(self, batch: Batch, group: list[int], numerator: torch.Tensor, denominator: torch.Tensor) -> None:
-        """numerator, denominator: [copy, unit, part], the copies in the order of ``group`` (condition indices)."""
-        weights = poisson_weights(batch.indices, replicates=self.bootstrap, seed=self.seed)  # [replicate, unit]
-        state, rows = self.state_tensors, torch.tensor(group)
-        state["numerator"][rows] += numerator.sum(dim=1)
-        state["denominator"][rows] += denominator.sum(dim=1)
-        state["boot_numerator"][:, rows] += torch.einsum("ru,cup->rcp", weights, numerator)
-        state["boot_denominator"][:, rows] += torch.einsum("ru,cup->rcp", weights, denominator)
+        measured = self.metric.measure(loaded, batch, len(group), self._mask(group, batch))
+        self.metric.add(self.state_tensors, batch, group, measured, bootstrap=self.bootstrap, seed=self.seed)
 
     def _probe(self, view: BatchView, group: list[int], first_layer: int = 0,
                below: torch.Tensor | None = None) -> torch.Tensor:
@@ -260,9 +227,8 @@ class AblationAccumulator(Accumulator):
             raise ProbingError("keeps each condition's scores only (ablate --scores-only), not the sums they come "
                                "from: it cannot be merged or resumed", source="the ablation result")
         super().load_state(state)
-        if isinstance(self.metric, ProbeAccuracy):
-            for counts in self.counts:  # the counters are sums of the total tensors' pairs
-                counts.sentences = counts.words = 0
+        for counts in self.counts or ():  # the probe's counters are sums of the total tensors' pairs
+            counts.sentences = counts.words = 0
         return self
 
     # -- results -------------------------------------------------------------------------
@@ -271,19 +237,11 @@ class AblationAccumulator(Accumulator):
         """value [condition, part], replicates [replicate, condition, part], detail [condition][part]."""
         from probing.analyses.ablation.scores import condition_scores
 
-        metric = next(name for name in METRICS.names() if isinstance(self.metric, METRICS[name]))
         state = {name: tensor.numpy() for name, tensor in self.state_tensors.items()}
-        values, replicates = condition_scores(metric, state, len(self.conditions), layout=getattr(self.metric, "layout", None),
-                                              bootstrap=self.bootstrap, seed=self.seed)
-        if isinstance(self.metric, ProbeAccuracy):  # the best head of each relation (the one tie rule), by name
-            details = []
-            for counts in self.counts:
-                total = counts.total.numpy()
-                best = [best_cell(counts.heads[r].numpy()) for r in range(len(total))]
-                details.append([head_name(layer, head, DIRECTIONS[direction]) if total[r] else None
-                                for r, (direction, layer, head) in enumerate(best)])
-            return values, replicates, details
-        return values, replicates, [[None] * values.shape[1] for _ in self.conditions]
+        values, replicates = condition_scores(self.metric.key, state, len(self.conditions),
+                                              layout=getattr(self.metric, "layout", None), bootstrap=self.bootstrap,
+                                              seed=self.seed)
+        return values, replicates, self.metric.details(self.counts, len(self.conditions))
 
     def result(self) -> dict:
         values, replicates, details = self.scores()

@@ -23,13 +23,21 @@ LOGIT_CELLS = 1 << 26
 
 
 class Metric:
-    """What is measured under each condition. ``head``: the task head the model is loaded with."""
+    """What is measured under each condition, and how its sums are kept: the ablation's accumulator asks the metric
+    (:meth:`state`, :meth:`add`, :meth:`details`) and never which metric it is. ``head``: the task head the model
+    is loaded with; ``key``: its name on the command line (``--metric``)."""
 
     name = ""
+    key = ""
     head: str | None = None
     higher_is_better = True
     description = ""
     needs_trees = False
+    reads_predictions = False
+    """Whether it counts the heads' own predictions under each condition (the probe) rather than a model output."""
+    reads_logits = False
+    """Whether each forward pass holds the whole vocabulary's logits, so that :data:`LOGIT_CELLS` caps the copies a
+    pass stacks (a masked LM's)."""
 
     def parts(self) -> list[str]:
         return [self.name]
@@ -37,16 +45,64 @@ class Metric:
     def setup(self, loaded) -> None:
         """Checks of the loaded model, once, before the pass."""
 
+    def state(self, conditions: int, num_layers: int, num_heads: int, *, bootstrap: int, seed: int, causal: bool,
+              offsets) -> tuple[dict, list | None]:
+        """The accumulator's state tensors for ``conditions`` conditions, and the counts behind them where the
+        metric keeps counts of its own (the probe's per condition), else None."""
+        raise NotImplementedError
+
+    def add(self, state: dict, batch, group: list[int], measured, *, bootstrap: int, seed: int) -> None:
+        """Add what :meth:`measure` gave for the conditions ``group`` (copies of ``batch``, in that order) to
+        ``state``."""
+        raise NotImplementedError
+
+    def details(self, counts: list | None, conditions: int) -> list[list[str | None]]:
+        """Each condition's detail of each part (the probe: its best head), None where a metric has none."""
+        return [[None] * len(self.parts()) for _ in range(conditions)]
+
 
 METRICS: Registry[type[Metric]] = Registry("metric", option="--metric")
 
 
+def registered(key: str):
+    """Register a metric class under ``key`` (``--metric KEY``), which it then knows as its ``key``."""
+
+    def register(cls: type[Metric]) -> type[Metric]:
+        cls.key = key
+        return METRICS.register(key)(cls)
+
+    return register
+
+
 class RatioMetric(Metric):
-    """A metric that is sum(numerator) / sum(denominator) over units (a loss per token, an accuracy)."""
+    """A metric that is sum(numerator) / sum(denominator) over units (a loss per token, an accuracy), with the
+    bootstrap's replicate sums of both."""
 
     def measure(self, loaded, batch: Batch, copies: int, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """numerator and denominator float64 [copy, unit, part] for ``copies`` stacked copies of ``batch``."""
         raise NotImplementedError
+
+    def state(self, conditions, num_layers, num_heads, *, bootstrap, seed, causal, offsets):
+        parts = len(self.parts())
+
+        def zeros(*shape):
+            return torch.zeros(shape, dtype=torch.float64)
+
+        return {"numerator": zeros(conditions, parts), "denominator": zeros(conditions, parts),
+                "boot_numerator": zeros(bootstrap, conditions, parts),
+                "boot_denominator": zeros(bootstrap, conditions, parts)}, None
+
+    def add(self, state, batch, group, measured, *, bootstrap, seed):
+        """``measured``: numerator, denominator [copy, unit, part], the copies in the order of ``group``."""
+        from probing.stats.bootstrap import poisson_weights
+
+        numerator, denominator = measured
+        weights = poisson_weights(batch.indices, replicates=bootstrap, seed=seed)  # [replicate, unit]
+        rows = torch.tensor(group)
+        state["numerator"][rows] += numerator.sum(dim=1)
+        state["denominator"][rows] += denominator.sum(dim=1)
+        state["boot_numerator"][:, rows] += torch.einsum("ru,cup->rcp", weights, numerator)
+        state["boot_denominator"][:, rows] += torch.einsum("ru,cup->rcp", weights, denominator)
 
 
 def stacked_inputs(batch: Batch, copies: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -54,9 +110,11 @@ def stacked_inputs(batch: Batch, copies: int) -> tuple[torch.Tensor, torch.Tenso
     return batch.input_ids.repeat(copies, 1), batch.attention_mask.repeat(copies, 1)
 
 
-@METRICS.register("mlm")
+@registered("mlm")
 class MaskedLMLoss(RatioMetric):
     """Masked-LM loss per masked token (lower is better) on seeded masks of each unit's tokens."""
+
+    reads_logits = True
 
     name, head, higher_is_better = "loss", "masked_lm", False
     description = "masked-LM loss per masked token"
@@ -103,7 +161,7 @@ def check_causal_lm_head(loaded, option: str, otherwise: str) -> None:
                            f"which {option} does not reproduce", source=option)
 
 
-@METRICS.register("lm")
+@registered("lm")
 class NextTokenLoss(RatioMetric):
     """A causal LM's negative log-likelihood per predicted token (lower is better).
 
@@ -152,7 +210,7 @@ class NextTokenLoss(RatioMetric):
         return numerator, denominator
 
 
-@METRICS.register("classification")
+@registered("classification")
 class ClassificationAccuracy(RatioMetric):
     """Accuracy of a sequence-classification checkpoint on a labelled CSV (``--labels``)."""
 
@@ -187,7 +245,7 @@ class ClassificationAccuracy(RatioMetric):
         return correct, torch.ones_like(correct)
 
 
-@METRICS.register("minimal-pairs")
+@registered("minimal-pairs")
 class MinimalPairAccuracy(Metric):
     """BLiMP accuracy (probing.analyses.ablation.minimal_pairs): overall, per field and per phenomenon.
 
@@ -222,6 +280,14 @@ class MinimalPairAccuracy(Metric):
         # once per model, before the pass: its tiny forward passes are no condition's
         self.share_prefix = prefix_sharing_agrees(loaded.model, True, loaded.device)
 
+    def state(self, conditions, num_layers, num_heads, *, bootstrap, seed, causal, offsets):
+        """One bit per (condition, pair): right or not (resampled within paradigms when scored)."""
+        pairs = sum(entry["pairs"] for entry in self.layout)
+        return {"right": torch.zeros(conditions, pairs, dtype=torch.int64)}, None
+
+    def add(self, state, batch, group, measured, *, bootstrap, seed):
+        state["right"][torch.tensor(group)[:, None], torch.tensor(batch.rows)] = measured.long()
+
     def measure(self, loaded, batch, copies, mask) -> torch.Tensor:
         """right or not, bool [copy, pair], for ``copies`` stacked copies of a PairBatch."""
         from probing.analyses.ablation.minimal_pairs import sentence_scores
@@ -231,15 +297,39 @@ class MinimalPairAccuracy(Metric):
         return scores[:, 0::2] > scores[:, 1::2]  # good before bad; a tie is wrong
 
 
-@METRICS.register("probe")
+@registered("probe")
 class ProbeAccuracy(Metric):
     """The best head's accuracy per relation on a treebank (the probe, under each condition)."""
 
     name, head, higher_is_better, needs_trees = "probe", None, True, True
     description = "best head's accuracy per relation"
+    reads_predictions = True
 
     def __init__(self, relations=("dobj", "det", "pobj", "poss", "all"), **_):
         self.relations = tuple(relations)
 
     def parts(self) -> list[str]:
         return list(self.relations)
+
+    def state(self, conditions, num_layers, num_heads, *, bootstrap, seed, causal, offsets):
+        """The probe's counts of every condition (``c{i}.NAME``), each a ProbeCounts of its own."""
+        from probing.analyses.probe.counts import ProbeCounts
+        from probing.stats.bootstrap import BootstrapSpec
+
+        counts = [ProbeCounts(self.relations, num_layers, num_heads, offsets=offsets,
+                              bootstrap=BootstrapSpec(bootstrap, seed), causal=causal) for _ in range(conditions)]
+        return {f"c{i}.{name}": getattr(each, name) for i, each in enumerate(counts)
+                for name in each.tensor_names()}, counts
+
+    def details(self, counts, conditions):
+        """The best head of each relation under each condition (the one tie rule), by name."""
+        from probing.naming import DIRECTIONS, head_name
+        from probing.stats.selection import best_cell
+
+        details = []
+        for each in counts:
+            total = each.total.numpy()
+            best = [best_cell(each.heads[r].numpy()) for r in range(len(total))]
+            details.append([head_name(layer, head, DIRECTIONS[direction]) if total[r] else None
+                            for r, (direction, layer, head) in enumerate(best)])
+        return details

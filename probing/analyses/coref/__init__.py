@@ -21,6 +21,6 @@ register(Analysis(
     extra={"result": "probing.analyses.coref.result:CorefResult"},  # what probing.read() gives for its files
     commands=(
         Command("coref", "heads that find a mention's antecedent, by mention type, against three baselines (Clark et al. sec. 4.3)",
-                "probing.commands.coref", order=110),
+                "probing.commands.coref", order=110, library="probing.analyses.coref.run:coref"),
     ),
 ))

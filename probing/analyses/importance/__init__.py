@@ -24,6 +24,6 @@ register(Analysis(
     commands=(
         Command("importance", "every head disabled alone (ablate --each-head) set against its DEV accuracy: the map, "
                 "rho with a within-layer permutation p, the chosen head's rank", "probing.commands.importance",
-                order=132),
+                order=132, library="probing.analyses.importance.run:importance"),
     ),
 ))

@@ -11,6 +11,6 @@ register(Analysis(
     commands=(
         Command("pairs", "a causal LM on minimal pairs (BLiMP, CLAMS, RuBLiMP, agreement pairs made from a treebank, "
                 "or your own): accuracy per paradigm, phenomenon, field and overall, with intervals",
-                "probing.commands.pairs", order=135),
+                "probing.commands.pairs", order=135, library="probing.analyses.pairs.api:pairs"),
     ),
 ))

@@ -11,8 +11,14 @@ probing.errors.ProbingError: --model: is a masked LM, which has no minimal-pair 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from probing.errors import ProbingError
+
+if TYPE_CHECKING:  # the specs pairs' library function takes
+    from probing.analyses.pairs.options import PairsOptions
+    from probing.engine.options import PassOptions
+    from probing.engine.specs import InputSpec, ModelSpec
 
 
 def check_causal_lm(name_or_path: str, revision: str | None = None) -> None:
@@ -49,6 +55,7 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     (probing.data.minimal_pairs.read_pair_file: unpinned, its own sha256 recorded). ``paradigms`` and ``phenomena``
     choose among the set's or the file's own."""
     from probing.analyses.pairs.accuracy import accuracies
+    from probing.analyses.pairs.options import chosen_pair_set
     from probing.analyses.pairs.scoring import context_token, pair_log_probs
     from probing.data.minimal_pairs import read_pair_file
     from probing.engine.progress import progress_bar
@@ -105,30 +112,6 @@ def score_pairs(model: str, *, paradigms=None, limit: int | None = None, blimp: 
     }
 
 
-def chosen_pair_set(name: str | None, paradigms=None, *, blimp: str | None = None, lexicon=(), option: str = "--pair-set"):
-    """The pair set ``name`` names (BLiMP when None), its options checked before any file is read: a BLiMP paradigm
-    name (``--paradigms``), ``--blimp`` for BLiMP only, ``--lexicon`` for pairs made from a treebank only.
-
-    >>> chosen_pair_set("clams-de", blimp="folder")
-    Traceback (most recent call last):
-    probing.errors.ProbingError: --blimp: is BLiMP's folder; the pair set clams-de is read from --minimal-pairs DIR \
-(a folder holding blimp/, clams/ and rublimp/) or $PROBING_MINIMAL_PAIRS
-    """
-    from probing.data.minimal_pairs import check_paradigms
-    from probing.data.pair_sets.catalogue import pair_set
-
-    chosen = pair_set(name or "blimp", option)
-    if chosen.name == "blimp":
-        check_paradigms(paradigms)
-    elif blimp:
-        raise ProbingError(f"is BLiMP's folder; the pair set {chosen.name} is read from --minimal-pairs DIR (a folder "
-                           "holding blimp/, clams/ and rublimp/) or $PROBING_MINIMAL_PAIRS", source="--blimp")
-    if lexicon and not hasattr(chosen, "treebank"):
-        raise ProbingError(f"adds forms to pairs made from a treebank (TREEBANK:agreement); the pair set {chosen.name} "
-                           "is read as published", source="--lexicon")
-    return chosen
-
-
 def read_scored_pairs(chosen, sources, paradigms=None, phenomena=None, limit: int | None = None):
     """The pairs of a pair set and their ``input`` block, refused in one line when it holds none to score (a
     treebank whose subject arcs gave no pair says what became of them)."""
@@ -160,3 +143,15 @@ def shard_of(pairs: list, shard: tuple[int, int]) -> list:
         if position % count == index:
             kept.append(pair)
     return kept
+
+
+def pairs(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: PairsOptions) -> dict:
+    """The minimal-pairs result of ``model`` (a causal LM) on the first ``inputs.limit`` pairs of each paradigm of
+    ``options``' pair set (or pair file), ``passes.batch_size`` sentences a forward pass, part ``passes.shard``:
+    what ``probing pairs`` and ``probing.run("pairs", ...)`` both run."""
+    return score_pairs(model.model, paradigms=options.paradigms, limit=inputs.limit, blimp=options.blimp,
+                       batch_size=passes.batch_size, bootstrap=options.bootstrap, seed=model.seed,
+                       device=model.device, revision=model.revision, dtype=model.dtype,
+                       device_map=model.device_map, context=options.context, shard=passes.shard,
+                       progress=passes.progress, pairs_file=options.pairs_file, phenomena=options.phenomena,
+                       pair_set=options.pair_set, minimal_pairs=options.minimal_pairs, lexicon=options.lexicon)

@@ -10,6 +10,6 @@ register(Analysis(
     checks=("probing.analyses.patterns.payload:types_fit_the_model",),
     commands=(
         Command("patterns", "attention pattern type of every head: vertical, diagonal, block, ... (Kovaleva et al. 2019)",
-                "probing.commands.patterns", order=100),
+                "probing.commands.patterns", order=100, library="probing.analyses.patterns.run:patterns"),
     ),
 ))

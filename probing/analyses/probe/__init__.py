@@ -13,7 +13,7 @@ register(Analysis(
     extra={"result": "probing.analyses.probe.result:ProbeResult"},  # what probing.read() gives for its files
     commands=(
         Command("score", "score every attention head on a dependency treebank (Clark et al. 2019, sec. 4)",
-                "probing.commands.score", order=10),
+                "probing.commands.score", order=10, library="probing.analyses.probe.heldout:probe"),
         Command("transfer", "one model's heads across languages: transfer matrices per relation and the atlas figure",
                 "probing.commands.transfer", order=40, writes_result=False),
         Command("plot", "layer x head heatmaps of a result's accuracy per relation and direction (png, svg, pdf)",

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from probing.analyses.probe.config import ScoreConfig
 from probing.data.inputs import InputSource, open_input
+from probing.engine.arguments import spec_from
 from probing.engine.options import PassOptions
 from probing.engine.passes import PassHooks
 from probing.engine.readings import READINGS
@@ -24,17 +25,13 @@ from probing.results.io import provenance
 
 
 def model_spec(config: ScoreConfig) -> ModelSpec:
-    """The model a probe config names, and how to load it."""
-    return ModelSpec(model=config.model, revision=config.revision, device=config.device, device_map=config.device_map,
-                     dtype=config.dtype, random_init=config.random_init, seed=config.seed,
-                     trust_remote_code=config.trust_remote_code, stack=config.stack)
+    """The model a probe config names, and how to load it (by the one translation, from its fields)."""
+    return spec_from(ModelSpec, vars(config))
 
 
 def pass_options(config: ScoreConfig, *, progress: bool = False) -> PassOptions:
     """The pass options of a probe config (``progress``: whether the pass shows it)."""
-    return PassOptions(batch_size=config.batch_size, max_length=config.max_length, shard=config.shard,
-                       attention=config.attention, pool_from=config.pool_from, progress=progress,
-                       workers=config.workers)
+    return spec_from(PassOptions, vars(config), progress=progress)
 
 
 def load_for(config: ScoreConfig, *, validate: Sequence[InputSource] = (), progress: bool = False) -> LoadedModel:
@@ -78,11 +75,8 @@ def probe_result(run: EngineRun, stats, accumulator, config: ScoreConfig) -> dic
 def pass_config(engine_run: EngineRun, *, relations, random_init: bool, bootstrap: int, seed: int) -> ScoreConfig:
     """The probe config of a probe that shares another command's pass (``probing report``, ``probing explore``):
     ``relations`` and the pass's options, as ``probing score`` would be given them, for :func:`probe_result`."""
-    options = engine_run.options()
-    return ScoreConfig(relations=tuple(relations), pool_from=options.pool_from, max_length=options.max_length,
-                       batch_size=options.batch_size, workers=options.workers, limit=engine_run.source.limit,
-                       bootstrap=bootstrap, seed=seed, random_init=random_init, shard=options.shard,
-                       attention=options.attention)
+    return spec_from(ScoreConfig, vars(engine_run.options()), relations=tuple(relations),
+                     limit=engine_run.source.limit, bootstrap=bootstrap, seed=seed, random_init=random_init)
 
 
 def probe_config(config: ScoreConfig, options: PassOptions, loaded: LoadedModel) -> dict:

@@ -70,6 +70,15 @@ class ScoreConfig:
         check_shard(self.shard)
         return self
 
+    @classmethod
+    def of(cls, model, inputs, passes, options) -> "ScoreConfig":
+        """The config of the specs of a run: a ModelSpec, an InputSpec, PassOptions and ProbeOptions
+        (probing.analyses.probe.options), by the one translation from their fields."""
+        from probing.engine.arguments import spec_from
+
+        fields = {**vars(model), **vars(inputs), **vars(passes), **vars(options)}
+        return spec_from(cls, fields, relations=tuple(options.relations))
+
     def replace(self, **changes) -> "ScoreConfig":
         return dataclasses.replace(self, **changes)
 

@@ -8,10 +8,13 @@ and ``probing.score`` do with ``--select-on`` or a bare treebank name.
 from __future__ import annotations
 
 from probing.analyses.probe.api import load_for, run_probe
+from probing.analyses.probe.options import ProbeOptions
+from probing.engine.options import PassOptions
+from probing.engine.specs import InputSpec, ModelSpec
 from probing.stats.heldout import HeldOut, attach_heldout, check_dev_model, check_dev_test, plan
 
 
-def score_heldout(config, select_on: str, *, progress: bool = False) -> dict:
+def score_heldout(config, select_on: str, *, progress: bool = False, hooks=None) -> dict:
     """Score DEV (or read its result) and TEST with one loaded model; return TEST + ``heldout``.
 
     ``config`` is the TEST run's ScoreConfig; DEV is scored with the same
@@ -31,8 +34,9 @@ def score_heldout(config, select_on: str, *, progress: bool = False) -> dict:
         check_dev_model(inputs.dev_result, loaded, source=inputs.where)
     dev = inputs.chosen_on(lambda dev_source: run_probe(
         config.replace(treebank=select_on, bootstrap=0, shard=None), progress=progress, loaded=loaded,
-        description="selecting on DEV", source=dev_source))
-    test = run_probe(config, progress=progress, loaded=loaded, source=inputs.source, description="reporting on TEST")
+        description="selecting on DEV", source=dev_source, hooks=hooks))
+    test = run_probe(config, progress=progress, loaded=loaded, source=inputs.source, description="reporting on TEST",
+                     hooks=hooks)
     dev_path = inputs.dev_path if inputs.dev_result is not None else None
     if dev_path is None:  # DEV was scored here: its pass is part of this run's time
         test["timing"] = both_passes_timing(dev["timing"], test["timing"])
@@ -67,11 +71,22 @@ def _planned(config, test_source) -> dict:
                        "attention": config.attention, "pooling": {"to": "sum", "from": config.pool_from}}}
 
 
-def score_with_selection(config, select_on: str | None, *, progress: bool = False) -> dict:
+def score_with_selection(config, select_on: str | None, *, progress: bool = False, hooks=None) -> dict:
     """What ``probing score`` runs: held-out when ``select_on`` is given or the treebank is a
-    bare name with dev and test splits (select on dev, report on test), else in-sample."""
+    bare name with dev and test splits (select on dev, report on test), else in-sample. ``hooks``: the passes'
+    (the command's checkpoints and the processes of a torchrun; None: this process alone)."""
     treebank, select_on = plan(config.treebank, select_on)
     config = config.replace(treebank=treebank)
     if not select_on:
-        return run_probe(config, progress=progress)
-    return score_heldout(config, select_on, progress=progress)
+        return run_probe(config, progress=progress, hooks=hooks)
+    return score_heldout(config, select_on, progress=progress, hooks=hooks)
+
+
+def probe(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: ProbeOptions, *, hooks=None) -> dict:
+    """The probe result of ``model`` on the treebank of ``inputs``, with ``passes`` and ``options``: held out when ``options.select_on``
+    or a bare treebank name says so, else in-sample; ``hooks`` the passes' (a command's checkpoints). What
+    ``probing score`` and ``probing.score`` both run."""
+    from probing.analyses.probe.config import ScoreConfig
+
+    return score_with_selection(ScoreConfig.of(model, inputs, passes, options).validated(), options.select_on,
+                                progress=passes.progress, hooks=hooks)

@@ -12,10 +12,14 @@ import time
 from dataclasses import dataclass
 
 from probing.analyses.trees.accumulator import TreesAccumulator
+from probing.analyses.trees.options import TreesOptions
 from probing.analyses.trees.selection import TreeOptions, check_selection, probe_modules
 from probing.data.inputs import InputSource
+from probing.engine.options import PassOptions
 from probing.engine.progress import timing
 from probing.engine.readings import READINGS
+from probing.engine.run import start_run
+from probing.engine.specs import InputSpec, ModelSpec
 from probing.stats.bootstrap import BootstrapSpec
 from probing.stats.heldout import HeldOut
 
@@ -141,3 +145,29 @@ def _pass(engine_run, source, accumulators, shard, description: str, log):
     stats = engine_run.run(accumulators, description, source=source, shard=shard)
     log(f"{description} on {source.path.name} ({stats.units_used} sentences): {time.perf_counter() - started:.1f} s")
     return stats
+
+
+def trees(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: TreesOptions, *,
+          start=start_run) -> dict | None:
+    """The trees result of ``model`` on the treebank of ``inputs``, with ``passes`` and ``options``: held
+    out when ``options.select_on`` or a bare treebank name says so, else in-sample. ``start`` starts the run
+    (probing.engine.run.start_run unless a command checks its outputs first); None in a torchrun process other
+    than rank 0. What ``probing trees`` and ``probing.trees`` both run."""
+    from probing.analyses.trees.probes import PROBES
+    from probing.analyses.trees.selection import vector_source, without_probe_weights
+    from probing.data.relations import check_relation_names
+
+    vectors = vector_source(options.word_vectors)
+    described = {key: value for key, value in vectors.describe().items() if key != "file"}
+    tree_options = TreeOptions(relations=check_relation_names(options.relations), ensemble_size=options.ensemble_size,
+                               candidates=options.candidates, probes=() if options.no_probes else PROBES,
+                               probe_epochs=options.probe_epochs, seed=model.seed,
+                               word_vectors=described if not options.no_probes else {"source": "input_embeddings"})
+    plan = TreesRun.plan(inputs.treebank, options.select_on, limit=inputs.limit, options=tree_options,
+                         reading={"attention": passes.attention, "pool_from": passes.pool_from}, vectors=vectors,
+                         bootstrap=options.bootstrap, seed=model.seed, shard=passes.shard)
+    engine_run = start(model, plan.source, passes, reads=(options.word_vectors, plan.dev_path))
+    result = run_trees(engine_run, plan)
+    if result is not None and options.drop_probe_weights and result.get("selection"):
+        result["selection"] = without_probe_weights(result["selection"])
+    return result

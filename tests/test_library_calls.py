@@ -1,0 +1,149 @@
+"""One library call per analysis (docs/architecture.md): the command line and the Python API run the same function.
+
+Each analysis's command names, in its registry record, the options its parser is made from and a library function
+that takes the specs those options make; ``probing.run`` reads keywords into the same specs and calls the same
+function. These tests hold that promise: a result made through the API equals the command's, every command that
+writes a result has such a function, no library module reaches back into the command line, and every command's
+``run()`` stays thin.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+from helpers import tiny_model
+
+import probing
+from probing.cli import main
+from probing.plugins import analyses, resolve
+from probing.testing import sample_split, tiny_bert
+
+PACKAGE = Path(__file__).resolve().parents[1] / "probing"
+MOST_LINES = 45
+"""The longest a command's ``run()`` may be: it parses, builds its specs, calls its analysis and writes."""
+
+VARYING = ("timing", "created", "environment", "seconds")
+"""Blocks of a result, at any depth, that say when and how fast it was made, not what it found."""
+
+
+def _numbers(result):
+    """``result`` without its :data:`VARYING` blocks."""
+    if isinstance(result, dict):
+        return {name: _numbers(value) for name, value in result.items() if name not in VARYING}
+    if isinstance(result, list):
+        return [_numbers(value) for value in result]
+    return result
+
+
+def _by_command(command: str, argv: list[str], tmp_path: Path) -> dict:
+    output = tmp_path / f"{command}.json"
+    assert main([command, "--quiet", *argv, "--output", str(output)]) == 0
+    return json.loads(output.read_text(encoding="utf-8"))
+
+
+def _pair_file(folder: Path) -> str:
+    from helpers import HAND_PAIRS
+
+    path = folder / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"sentence_good": good, "sentence_bad": bad, "UID": "hand", "pairID": str(i)})
+                            + "\n" for i, (good, bad) in enumerate(HAND_PAIRS["good_bad"])), encoding="utf-8")
+    return str(path)
+
+
+def _cases(tmp_path: Path) -> dict:
+    model, (dev, test) = tiny_bert(), sample_split()
+    common = {"model": model, "treebank": test, "limit": 12, "bootstrap": 20}
+    return {
+        "surface": {"model": model, "treebank": test, "limit": 12},
+        "trees": {**common, "select_on": dev, "relations": ["det"], "no_probes": True},
+        "ablate": {**common, "metric": "probe", "each_layer": True},
+        "pairs": {"model": tiny_model("llama"), "pairs_file": _pair_file(tmp_path), "bootstrap": 20},
+    }
+
+
+def _argv(options: dict) -> list[str]:
+    argv = []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        argv += [flag] if value is True else [flag, *map(str, value)] if isinstance(value, list) else [flag, str(value)]
+    return argv
+
+
+@pytest.mark.parametrize("command", ["surface", "trees", "ablate", "pairs"])
+def test_the_api_gives_the_commands_result(command, tmp_path):
+    options = _cases(tmp_path)[command]
+    by_api = probing.run(command, **options).data
+    by_command = _by_command(command, _argv(options), tmp_path)
+    assert _numbers(by_api) == _numbers(by_command)
+
+
+def test_coref_through_the_api_is_the_commands(tmp_path):
+    from coref_data import coref_treebank_path
+
+    treebank = str(coref_treebank_path())
+    by_api = probing.coref(tiny_bert(), treebank, bootstrap=10).data
+    by_command = _by_command("coref", ["--model", tiny_bert(), "--treebank", treebank, "--bootstrap", "10"], tmp_path)
+    assert _numbers(by_api) == _numbers(by_command)
+
+
+def _writing_commands():
+    return [(name, command) for name in analyses().names() for command in analyses()[name].commands
+            if command.writes_result]
+
+
+@pytest.mark.parametrize("analysis, command", _writing_commands(), ids=lambda value: getattr(value, "name", value))
+def test_every_command_that_writes_a_result_has_a_library_function_reachable_from_probing_run(analysis, command):
+    assert command.library, f"probing {command.name} names no library function"
+    accepted, library = command.option_set(), resolve(command.library)
+    assert accepted.command == f"probing {command.name}" and dataclasses.is_dataclass(accepted.spec)
+    assert list(inspect.signature(library).parameters)[:4] == ["model", "inputs", "passes", "options"]
+    if library.__module__.startswith("probing."):  # a built-in analysis keeps its function in its own folder
+        folder = analyses()[analysis].payload.split(":")[0].rsplit(".", 1)[0]  # every analysis has one; importance
+        # has no accumulator (it reads two results, no model)
+        assert library.__module__.startswith(folder + "."), (library.__module__, folder)
+    fields = {field.name for field in dataclasses.fields(accepted.spec)}
+    assert fields <= {entry.dest for entry in accepted.options}, "an option of the analysis is not on its parser"
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append(node.module)
+    return found
+
+
+LIBRARY = [PACKAGE / "api.py", *sorted((PACKAGE / "analyses").rglob("*.py"))]
+
+
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda path: str(path.relative_to(PACKAGE)))
+def test_the_library_imports_no_command(path):
+    reached = [name for name in _imports(path) if name.startswith(("probing.commands", "probing.cli"))]
+    assert not reached, f"{path.relative_to(PACKAGE)} imports the command line: {reached}"
+
+
+def test_no_context_variable_carries_a_result_or_a_hook():
+    holders = [str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+               if "ContextVar" in path.read_text(encoding="utf-8")]
+    assert holders == []
+
+
+COMMANDS = sorted((PACKAGE / "commands").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda path: path.stem)
+def test_every_commands_run_stays_thin(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    runs = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "run"]
+    for run in runs:
+        lines = run.end_lineno - run.lineno + 1
+        assert lines <= MOST_LINES, f"probing/commands/{path.name}: run() is {lines} lines (at most {MOST_LINES})"
+    assert runs or path.stem in ("__init__", "common")
