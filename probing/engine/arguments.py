@@ -185,7 +185,7 @@ class Option:
         """How errors call it: its first flag."""
         return self.flags[0]
 
-    def convert(self, value) -> Any:
+    def convert(self, value, *, check_choices: bool = True) -> Any:
         """One value as parsing its text gives it (the type, then the choices); a refusal names the option."""
         converted, refused = value, None
         if self.type is not None:
@@ -199,16 +199,17 @@ class Option:
             converted = os.fspath(value)
         elif self.type is None and not isinstance(value, str):
             raise ProbingError(f"takes text, got {value!r}", source=self.name)
-        if self.choices is not None and converted not in self.choices:
+        if check_choices and self.choices is not None and converted not in self.choices:
             listed = ", ".join(str(choice) for choice in self.choices)
             raise ProbingError(f"invalid choice {converted!r} (choose from {listed})", source=self.name)
         return converted
 
     def initial(self) -> Any:
         """What a reading holds when the option is not given (a text default goes through the type, as argparse
-        does; several values are a list)."""
+        does, but not its choices: a registry's choices are read lazily, and reading them for a default would import
+        torch before a bad option could be refused; several values are a list)."""
         if isinstance(self.default, str) and not self.flag:
-            return self.convert(self.default)
+            return self.convert(self.default, check_choices=False)
         if isinstance(self.default, tuple) and (self.several or self.append):
             return list(self.default)
         return self.default
