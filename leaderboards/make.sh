@@ -425,7 +425,7 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted agreement; then
     mkdir -p "$agreement/results"
     for row in "${agreement_grid[@]}"; do
       IFS== read -r language dev_treebank sets <<< "$row"
-      available "${dev_treebank%%:*}" || continue
+      available "$dev_treebank" || continue   # with its split or half: en_ewt alone names no split
       dev="$agreement/results/$agreement_model-$language-dev.json"
       piece "$dev" --resumable score --model ".cache/models/$agreement_model" --treebank "$dev_treebank" \
         --relations nsubj all --bootstrap 0 --seed 0 --quiet

@@ -242,12 +242,22 @@ def _gpt2_config(tokenizer, layers: int, heads: int):
     )
 
 
+def _grouped_kv_heads(heads: int) -> int:
+    """The most key-value heads, at most half the query heads, that divide them (grouped-query attention needs a
+    divisor: 9 query heads get 3, as SmolLM2-135M has; 4 get 2; 1 gets 1).
+
+    >>> [_grouped_kv_heads(h) for h in (1, 4, 9, 12)]
+    [1, 2, 3, 6]
+    """
+    return next(d for d in range(max(heads // 2, 1), 0, -1) if heads % d == 0)
+
+
 def _llama_config(tokenizer, layers: int, heads: int):
     from transformers import LlamaConfig
 
     return LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=16 * heads, num_hidden_layers=layers, num_attention_heads=heads,
-        num_key_value_heads=max(heads // 2, 1), intermediate_size=32 * heads, max_position_embeddings=128,
+        num_key_value_heads=_grouped_kv_heads(heads), intermediate_size=32 * heads, max_position_embeddings=128,
         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
     )
 

@@ -348,7 +348,9 @@ def test_the_time_the_model_waits_for_its_input_is_counted(prefetch):
     assert 0.15 <= stats.seconds_waiting_for_input <= stats.seconds_total
     quick = run_pass(loaded, InputSource.treebank(str(sample_path()), limit=24), [_SlowInput(0.0)],
                      PassOptions(batch_size=8, prefetch=prefetch))
-    assert quick.seconds_waiting_for_input < 0.15
+    # Relative, not absolute: on a loaded machine both sides wait longer, but the slow side still waits its
+    # 3 x 50 ms more (half of it is the margin left for noise).
+    assert quick.seconds_waiting_for_input < stats.seconds_waiting_for_input - 0.075
 
 
 def test_a_killed_worker_is_named_from_torchs_error_when_its_exit_status_is_not_there_yet(monkeypatch):
