@@ -142,6 +142,29 @@ def test_the_paradigms_that_move_get_a_table_with_a_paired_interval_for_the_move
     assert mean["move"].interval == pytest.approx([bound / 2 for bound in move.interval])
 
 
+def test_one_model_on_two_pair_sets_is_no_context_comparison():
+    """CLAMS German and CLAMS French share their paradigms' names but not their pairs (nor their counts): runs of
+    one model on both, after the same token, are two pair sets side by side, not a move with the context (which
+    compared them pair by pair and indexed past the shorter one)."""
+    from probing.analyses.pairs.accuracy import accuracies
+    from probing.analyses.pairs.report import context_moves, leaderboard_tables
+    from probing.data.minimal_pairs import MinimalPair
+
+    def run(sha256, right, total):
+        pairs = [MinimalPair("simple_agrmt", "morphology", "", "")] * total
+        good = [1.0] * right + [-1.0] * (total - right)
+        block = {**accuracies(pairs, good, [0.0] * total, bootstrap=50, seed=0), "context_token": "<bos>"}
+        return {"analysis": "pairs", "model": {"name": "m", "name_or_path": "m", "architecture": "x",
+                                               "fingerprint": "f"}, "input": {"sha256": sha256},
+                "config": {"limit": None, "context": "bos", "bootstrap": 50, "seed": 0}, "pairs": block}
+
+    german, french = run("de", 30, 30), run("fr", 5, 20)
+    assert context_moves([german, french]) == []
+    assert len(leaderboard_tables([german, french])) == 1  # the accuracies; no table of moves
+    again = run("de", 10, 30)  # the same pairs read again (another context): that is a comparison
+    assert [uid for _, moves in context_moves([german, again]) for _, uid in moves] == ["simple_agrmt"]
+
+
 def test_a_context_named_as_a_token_of_the_vocabulary(tiny):
     """--context TOKEN: any one token, named as the tokenizer writes it, scores exactly as the context that gives
     the same token (here the EOS, by name); a name that is not one token is refused naming --context."""

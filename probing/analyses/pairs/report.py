@@ -197,7 +197,10 @@ def context_moves(results: list[dict]) -> list[tuple[list[dict], list[tuple[floa
     """
     by_model: dict[tuple, list[dict]] = {}
     for data in results:
-        key = (data["model"].get("fingerprint"), data["config"].get("limit"))
+        # The same model on the same pairs (the pair file's sha256, its limit): runs of one model on other pair
+        # sets (CLAMS German beside CLAMS French, whose paradigms share names) are no context comparison.
+        pairs_read = (data.get("input") or {}).get("sha256")
+        key = (data["model"].get("fingerprint"), pairs_read, data["config"].get("limit"))
         by_model.setdefault(key, []).append(data)
     found = []
     for runs in by_model.values():
