@@ -175,7 +175,8 @@ def test_the_command_writes_tables_numbers_and_figure_and_refuses_in_one_line(de
                            ([paths[0]], "two maps or more"),
                            ([*paths, "--select-on", paths[0]], "--select-on"),
                            ([*paths, "--output", str(tmp_path / "x.txt")], "--output"),
-                           ([*paths, "--output", paths[0]], paths[0])):
+                           ([*paths, "--output", paths[0]], paths[0]),
+                           (["m" * 300 + ".json", paths[0]], "--across: a name in the path is 305 bytes long")):
         before = sorted(tmp_path.iterdir())
         assert main(["importance", "--across", *argv]) == 2
         captured = capsys.readouterr()
