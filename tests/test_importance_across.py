@@ -137,9 +137,11 @@ def test_maps_that_cannot_be_compared_are_refused(devs):
     gemma = planted_map(devs["gemma"], "clams-fr", _harms((18, 4), 0))
     with pytest.raises(ProbingError, match="^b.json: is not a map of a.json's model"):
         across([("a.json", minilm), ("b.json", gemma)])
-    with pytest.raises(ProbingError, match="head shape differs: 18 against 6"):   # one fingerprint, other heads
+    with pytest.raises(ProbingError, match="head shape differs: 18 x 4 against 6 x 12"):   # one fingerprint, other heads
         across([("a.json", {**minilm, "model": {**minilm["model"], "fingerprint": gemma["model"]["fingerprint"]}}),
                 ("b.json", gemma)])
+    with pytest.raises(ProbingError, match="its weights differ"):   # one shape, other weights
+        across([("a.json", minilm), ("b.json", {**minilm, "model": {**minilm["model"], "fingerprint": "sha256:0"}})])
     with pytest.raises(ProbingError, match="^b.json: measures clams-de, as a.json does"):
         across([("a.json", minilm), ("b.json", minilm)])
     with pytest.raises(ProbingError, match="^--part: .*no part 'loss'|^a.json: has no part 'loss'"):

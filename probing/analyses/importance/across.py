@@ -21,7 +21,7 @@ metric needs whatever the language.
 >>> harm = np.array([[[0.3, 0.1], [0.0, 0.2]], [[0.2, 0.1], [0.0, 0.3]]])   # two maps, 2 layers x 2 heads
 >>> most_harmful(harm[0], 1), most_harmful(harm[1], 2)
 ([(0, 0)], [(1, 1), (0, 0)])
->>> round(rho_matrix(harm.reshape(2, -1))[0, 1], 3)
+>>> round(float(rho_matrix(harm.reshape(2, -1))[0, 1]), 3)
 0.8
 """
 
@@ -110,6 +110,23 @@ def most_harmful(harm, k: int) -> list[tuple[int, int]]:
     return [tuple(int(x) for x in np.unravel_index(index, harm.shape)) for index in chosen]
 
 
+def model_difference(model: dict, other: dict) -> str | None:
+    """Why two maps' ``model`` blocks are not one model's heads, in words (the head shape first: it says most);
+    None when they are.
+
+    >>> model_difference({"num_layers": 18, "num_heads": 4}, {"num_layers": 6, "num_heads": 12})
+    'head shape differs: 18 x 4 against 6 x 12'
+    """
+    shape, expected = ((block["num_layers"], block["num_heads"]) for block in (model, other))
+    if shape != expected:
+        return f"head shape differs: {shape[0]} x {shape[1]} against {expected[0]} x {expected[1]}"
+    if model.get("fingerprint") != other.get("fingerprint"):
+        return "its weights differ: another fingerprint"
+    if model.get("random_init") != other.get("random_init"):
+        return "one is the random init"
+    return None
+
+
 def check_maps(named: list[tuple[str, dict]], part: str | None) -> str:
     """Refuse, in one line naming the file, maps that cannot be compared: fewer than two, another model or head
     shape, another metric, the same units twice, or no harm on the part. Returns the part compared."""
@@ -118,11 +135,10 @@ def check_maps(named: list[tuple[str, dict]], part: str | None) -> str:
                            source="--across")
     first_path, first = named[0]
     for path, result in named[1:]:
-        for key in MODEL_KEYS:
-            if result["model"].get(key) != first["model"].get(key):
-                shape = "head shape" if key in ("num_layers", "num_heads") else key
-                raise ProbingError(f"is not a map of {first_path}'s model ({shape} differs: {result['model'].get(key)} "
-                                   f"against {first['model'].get(key)}); compare one model's heads", source=path)
+        differs = model_difference(result["model"], first["model"])
+        if differs:
+            raise ProbingError(f"is not a map of {first_path}'s model ({differs}); compare one model's heads",
+                               source=path)
         if result["config"]["metric"] != first["config"]["metric"]:
             raise ProbingError(f"measures {result['config']['metric']}, {first_path} {first['config']['metric']}: "
                                "compare maps of one metric", source=path)
