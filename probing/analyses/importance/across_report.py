@@ -14,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from probing.analyses.probe.atlas import table_row
-from probing.report.escaping import markdown_text
+from probing.report.escaping import markdown_row, markdown_text
 
 MARKDOWN_START = "Harm across pair sets"
 """The line after a page's title, by which an earlier page is known (probing.atomic.text_matching)."""
@@ -52,21 +51,21 @@ def across_markdown(compared: dict, title: str | None = None) -> str:
              f"{MARKDOWN_START}: Spearman's rho between every two maps' per-head harm on {compared['part']}, over all "
              f"{compared['heads']} heads; p from {compared['permutations']['count']:,} permutations of the harms "
              "within each layer (one-sided: the same heads matter in both), Holm-adjusted over every pair.", "",
-             table_row(["set (language)", *labels]), "|---" * (len(labels) + 1) + "|"]
+             markdown_row(["set (language)", *labels]), "|---" * (len(labels) + 1) + "|"]
     for label, row_name in zip(labels, named):
-        lines.append(table_row([row_name, *(cell_text(compared["matrix"][label][other]) for other in labels)]))
+        lines.append(markdown_row([row_name, *(cell_text(compared["matrix"][label][other]) for other in labels)]))
     means = compared["mean_rho"]
-    lines += ["", table_row(["mean rho", "pairs of maps", "rho"]), "|---|---|---|"]
+    lines += ["", markdown_row(["mean rho", "pairs of maps", "rho"]), "|---|---|---|"]
     for key, pairs, words in (("across_languages", "pairs_across", "two languages"),
                               ("within_language", "pairs_within", "one language (two sets of it)")):
         value = means[key]
-        lines.append(table_row([words, means[pairs], "none" if value is None else scaled(value, "coefficient")]))
+        lines.append(markdown_row([words, means[pairs], "none" if value is None else scaled(value, "coefficient")]))
     shared = [row for row in compared["shared"] if len(row["sets"]) > 1]
     chance = compared["most_harmful"] / compared["heads"]
     lines += ["", f"## Heads among the {compared['most_harmful']} most harmful of more than one set", ""]
     if shared:
-        lines += [table_row(["head", "sets", "languages", "which"]), "|---|---|---|---|"]
-        lines += [table_row([head_name(row["layer"], row["head"]), f"{len(row['sets'])} of {len(labels)}",
+        lines += [markdown_row(["head", "sets", "languages", "which"]), "|---|---|---|---|"]
+        lines += [markdown_row([head_name(row["layer"], row["head"]), f"{len(row['sets'])} of {len(labels)}",
                              f"{len(row['languages'])}: {', '.join(row['languages'])}", ", ".join(row["sets"])])
                   for row in shared]
     else:
