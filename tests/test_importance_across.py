@@ -119,6 +119,18 @@ def test_the_heads_most_harmful_in_several_sets_are_counted(devs):
     assert [(entry["layer"], entry["head"]) for entry in found["top"]["clams-ru"]] == [(2, 3), (7, 0)]
 
 
+def test_a_map_whose_harms_are_all_equal_has_no_rho_and_tests_nothing(devs):
+    dev = devs["minilm"]
+    maps = [("a.json", planted_map(dev, "clams-de", _harms((6, 12), 1))),
+            ("b.json", planted_map(dev, "clams-fr", np.zeros((6, 12)))),
+            ("c.json", planted_map(dev, "clams-ru", _harms((6, 12), 2)))]
+    found = across(maps, permutations=99)
+    flat = found["matrix"]["clams-de"]["clams-fr"]
+    assert flat == {"rho": None, "p_value": None, "p_adjusted": None} and found["top"]["clams-fr"] == []
+    tested = found["matrix"]["clams-de"]["clams-ru"]
+    assert tested["p_adjusted"] == pytest.approx(tested["p_value"])  # Holm's m counts the one pair with a p
+
+
 def test_most_harmful_takes_ties_at_the_last_place_and_no_harmless_head():
     assert most_harmful(np.array([[0.3, 0.2], [0.2, 0.0]]), 2) == [(0, 0), (0, 1), (1, 0)]
     assert most_harmful(np.array([[0.0, -0.1], [0.0, 0.0]]), 2) == []
