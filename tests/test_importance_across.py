@@ -198,3 +198,8 @@ def test_the_command_writes_tables_numbers_and_figure_and_refuses_in_one_line(de
             captured.err
         assert sorted(tmp_path.iterdir()) == before
     assert main(["importance", paths[0]]) == 2 and "--select-on" in capsys.readouterr().err
+    assert main(["importance", paths[0], "--select-on", paths[1], "--most-harmful", "3"]) == 2
+    assert "--most-harmful: is an option of --across only" in capsys.readouterr().err
+    assert main(["importance", "--across", *paths, "--most-harmful", "1", "--permutations", "9",
+                 "--output", str(numbers)]) == 0
+    assert json.loads(numbers.read_text(encoding="utf-8"))["most_harmful"] == 1

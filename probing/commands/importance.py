@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     across = parser.add_argument_group("across pair sets (--across)")
     across.add_argument("--part", metavar="PART", help="the metric part whose harms are compared (default: the "
                                                        "metric's own: BLiMP overall, a loss)")
-    across.add_argument("--most-harmful", type=argparse_type(positive_int), default=DEFAULT_MOST_HARMFUL, metavar="K",
+    across.add_argument("--most-harmful", type=argparse_type(positive_int), metavar="K",
                         help=f"count each map's K most harmful heads across maps (default: {DEFAULT_MOST_HARMFUL})")
     across.add_argument("--title", metavar="TEXT", help="title of the tables and figure (default: the model, metric "
                                                         "and part)")
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.across:
         return run_across(args)
-    for name, flag in (("part", "--part"), ("title", "--title")):
+    for name, flag in (("part", "--part"), ("most_harmful", "--most-harmful"), ("title", "--title")):
         if getattr(args, name) is not None:
             raise ProbingError("is an option of --across only", source=flag)
     if not args.select_on:
@@ -108,7 +108,7 @@ def earlier_comparison(output: str):
 
 def run_across(args: argparse.Namespace) -> int:
     """``--across MAP MAP ...``: the maps compared, the tables on standard output or --output, the figure."""
-    from probing.analyses.importance.across import across
+    from probing.analyses.importance.across import DEFAULT_MOST_HARMFUL, across
     from probing.analyses.importance.across_report import across_figure, across_markdown
     from probing.atomic import check_output_path, figure_format, figure_of, write_json_atomic, write_text_atomic
     from probing.errors import ProbingError
@@ -129,7 +129,8 @@ def run_across(args: argparse.Namespace) -> int:
     if args.figure:
         figure_format(args.figure, option="--figure")
     named = [(path, read_result(path, analysis="importance")) for path in args.across]
-    compared = across(named, part=args.part, most=args.most_harmful, permutations=args.permutations, seed=args.seed)
+    most = DEFAULT_MOST_HARMFUL if args.most_harmful is None else args.most_harmful
+    compared = across(named, part=args.part, most=most, permutations=args.permutations, seed=args.seed)
     page = across_markdown(compared, args.title)
     if args.output and args.output.lower().endswith(".json"):
         print(f"wrote {write_json_atomic(compared, args.output, follow_symlinks=args.follow_symlinks, replaces=earlier)}",
