@@ -8,6 +8,8 @@
 #                                             # blimp, versus, importance, agreement
 #   VERSUS_SIZED=1 ONLY=versus bash leaderboards/make.sh  # the causal board's rows with the draws its family needs
 #                                             # (only: those alone, as leaderboards/gpu.sh runs them)
+#   AGREEMENT_CAUSAL=only ONLY=agreement bash leaderboards/make.sh  # agreement's disabled heads alone (gpu.sh's);
+#                                             # AGREEMENT_LANGUAGES=de picks rows of its grid
 #   MODELS=all-MiniLM-L6-v2 INITS=pretrained TREEBANKS=en_ewt ONLY=trees bash leaderboards/make.sh  # a subset
 #   PLAN=1 bash leaderboards/make.sh          # run nothing: list the pieces of the grid that are done and those left
 #   FORCE=1 bash leaderboards/make.sh         # run every piece again, even those already made by the same command
@@ -48,10 +50,17 @@ made_by() {  # made_by OUTPUT ARGS...: true when OUTPUT is there, as these ARGS 
   [ -z "${FORCE:-}" ] && [ -f "$output" ] &&
     grep -qxF "$output	$(sha256sum < "$output" | cut -d' ' -f1)	$*" "$manifest"
 }
-piece() {  # piece OUTPUT [--resumable] ARGS...: run `probing ARGS --output OUTPUT` unless it is done (see above)
+piece() {  # piece OUTPUT [--resumable] [--any-device] ARGS...: run `probing ARGS --output OUTPUT` unless it is done
+  # (see above). --any-device: the device is not part of the piece's command, so a piece made on a GPU is done for a
+  # CPU grid and the other way round (the agreement family's causal pieces, which gpu.sh runs: the device moves
+  # floats at near-ties only, and piece-times.tsv still says what made each piece)
   local output="$1"; shift
-  local resumable=""; if [ "$1" = --resumable ]; then resumable=1; shift; fi
-  [ -n "$device" ] && set -- "$@" --device "$device"
+  local resumable="" any_device=""
+  while [[ "$1" == --resumable || "$1" == --any-device ]]; do
+    [ "$1" = --resumable ] && resumable=1; [ "$1" = --any-device ] && any_device=1; shift
+  done
+  local on=(); [ -n "$device" ] && on=(--device "$device")
+  [ -z "$any_device" ] && set -- "$@" "${on[@]}" && on=()
   if made_by "$output" "$@"; then pieces_done=$((pieces_done + 1)); return 0; fi
   local checkpoint="$grid_state/${output//\//__}.checkpoint"
   if [ -n "${PLAN:-}" ]; then  # a piece cut short says how far its checkpoint got
@@ -66,9 +75,9 @@ print(progress(sys.argv[1]))" "$checkpoint" 2> /dev/null)" && saved=" (resumes f
     mkdir -p "$grid_state"
     extra=(--checkpoint "$checkpoint"); [ -f "$checkpoint" ] && extra+=(--resume)
   fi
-  echo "$* -> $output" >&2
+  echo "$* ${on[*]} -> $output" >&2
   local started=$SECONDS
-  probing "$@" "${extra[@]}" --output "$output" > /dev/null
+  probing "$@" "${on[@]}" "${extra[@]}" --output "$output" > /dev/null
   record_piece "$output" "$@"
   record_time "$output" $((SECONDS - started))
   echo "  done in $((SECONDS - started)) s" >&2
@@ -417,7 +426,9 @@ agreement_grid=(${AGREEMENT_GRID:-de=de_pud:even=clams-de,de_pud:odd:agreement f
 agreement_limit="${AGREEMENT_LIMIT-100}"   # pairs per paradigm of a curated set (CLAMS: 7 paradigms, RuBLiMP: 19)
 agreement_k=(${AGREEMENT_K:-1 4})
 agreement_random="${AGREEMENT_RANDOM:-100}"
-agreement_causal="${AGREEMENT_CAUSAL-1}"  # empty: the intact accuracies alone (minutes), not the disabled heads (hours)
+agreement_causal="${AGREEMENT_CAUSAL-1}"  # empty: the intact accuracies alone (minutes), not the disabled heads (hours);
+# only: the disabled heads alone, on DEV results already made (leaderboards/gpu.sh runs them so on a GPU)
+agreement_languages=" ${AGREEMENT_LANGUAGES:-} "  # LANGUAGE ...: those rows of the grid only (empty: every row)
 agreement=leaderboards/agreement
 if [ -z "${SKIP_SCORING:-}" ] && wanted agreement; then
   if [ -n "${PROBING_MODELS:-}" ] && [ -f "$PROBING_MODELS/$agreement_model/config.json" ]; then
@@ -425,23 +436,30 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted agreement; then
     mkdir -p "$agreement/results"
     for row in "${agreement_grid[@]}"; do
       IFS== read -r language dev_treebank sets <<< "$row"
-      available "$dev_treebank" || continue   # with its split or half: en_ewt alone names no split
+      [ "$agreement_languages" = "  " ] || [[ "$agreement_languages" == *" $language "* ]] || continue
       dev="$agreement/results/$agreement_model-$language-dev.json"
-      piece "$dev" --resumable score --model ".cache/models/$agreement_model" --treebank "$dev_treebank" \
-        --relations nsubj all --bootstrap 0 --seed 0 --quiet
+      if [ "$agreement_causal" = only ]; then  # the causal pieces choose on the DEV result a CPU grid made
+        [ -f "$dev" ] || { echo "$language: no $dev yet: its causal pieces left out" >&2; continue; }
+      else
+        available "$dev_treebank" || continue   # with its split or half: en_ewt alone names no split
+        piece "$dev" --resumable score --model ".cache/models/$agreement_model" --treebank "$dev_treebank" \
+          --relations nsubj all --bootstrap 0 --seed 0 --quiet
+      fi
       IFS=, read -r -a pair_sets <<< "$sets"
       for set in "${pair_sets[@]}"; do
         stem="$agreement_model-${set//:/-}"
         units=(--pair-set "$set"); [[ "$set" == *:agreement ]] || units+=(${agreement_limit:+--limit "$agreement_limit"})
-        piece "$agreement/results/$stem.json" pairs --model ".cache/models/$agreement_model" "${units[@]}" --seed 0 --quiet
+        [ "$agreement_causal" = only ] ||
+          piece "$agreement/results/$stem.json" pairs --model ".cache/models/$agreement_model" "${units[@]}" --seed 0 --quiet
         [ -n "$agreement_causal" ] || continue
         for k in "${agreement_k[@]}"; do
-          piece "$agreement/results/$stem-nsubj-k$k.json" --resumable ablate --model ".cache/models/$agreement_model" \
-            --metric minimal-pairs "${units[@]}" --chosen nsubj --k "$k" --random "$agreement_random" \
-            --select-on "$dev" --bootstrap 1000 --seed 0 --quiet
+          piece "$agreement/results/$stem-nsubj-k$k.json" --resumable --any-device ablate \
+            --model ".cache/models/$agreement_model" --metric minimal-pairs "${units[@]}" --chosen nsubj --k "$k" \
+            --random "$agreement_random" --select-on "$dev" --bootstrap 1000 --seed 0 --quiet
         done
-        piece "$agreement/results/$stem-each-head.json" --resumable ablate --model ".cache/models/$agreement_model" \
-          --metric minimal-pairs "${units[@]}" --each-head --scores-only --bootstrap 1000 --seed 0 --quiet
+        piece "$agreement/results/$stem-each-head.json" --resumable --any-device ablate \
+          --model ".cache/models/$agreement_model" --metric minimal-pairs "${units[@]}" --each-head --scores-only \
+          --bootstrap 1000 --seed 0 --quiet
       done
     done
   else
@@ -606,6 +624,13 @@ agreement_board() {  # agreement_board NAME RESULT...: agreement/NAME.{md,csv,js
 agreement_board agreement "${agreement_intact[@]}"
 agreement_board versus "${agreement_versus[@]}"
 agreement_board importance "${agreement_maps[@]}"
+# Across languages: are the heads that matter for agreement the same heads in every language? Every two maps' per-head
+# harm on BLiMP overall (the sets' mean accuracy) set side by side (probing importance --across: rho, p within
+# layers, Holm over the pairs, the heads most harmful in several sets), once two or more maps are made.
+if [ "${#agreement_maps[@]}" -ge 2 ]; then
+  probing importance --across "${agreement_maps[@]}" --output "$agreement/across.md" --figure "$agreement/plots/across.png"
+  probing importance --across "${agreement_maps[@]}" --output "$agreement/across.json"
+fi
 # BLiMP's board: the intact decoders beside BLiMP's published figures (not a leaderboard.* file: the probe's
 # reference rows, which every leaderboard.* carries, have no place on it).
 shopt -s nullglob; blimp_results=(leaderboards/blimp/results/*.json); shopt -u nullglob

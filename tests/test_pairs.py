@@ -239,6 +239,24 @@ def test_the_blimp_board_quotes_the_published_figures_and_no_masked_lm():
     assert table.rows[0].cells["overall"].accuracy == 0.5 and "first 2 pairs" in table.rows[0].treebank
 
 
+def test_a_board_without_blimp_rows_carries_no_blimp_reference_note():
+    """The [W20] note explains the published BLiMP rows: a CLAMS-only board has neither; a board with a BLiMP row has
+    both (the note once)."""
+    from probing.analyses.pairs.report import W20_NOTE, leaderboard_table
+
+    block = accuracies([MinimalPair("a", "morphology", "", "")] * 2, [-1.0, -3.0], [-2.0, -2.0], bootstrap=0)
+
+    def result(pair_set: str) -> dict:
+        return {"analysis": "pairs", "model": {"name": "m", "name_or_path": "m", "architecture": "x"},
+                "config": {"limit": 2}, "input": {"pair_set": pair_set}, "pairs": block}
+
+    clams = leaderboard_table([result("clams-de")])
+    assert not any("[W20]" in note for note in clams.notes)
+    assert [row.kind for row in clams.rows] == ["model"]
+    mixed = leaderboard_table([result("clams-de"), result("blimp")])
+    assert mixed.notes.count(W20_NOTE) == 1 and sum(row.kind == "reference" for row in mixed.rows) == 3
+
+
 def test_the_committed_blimp_board_comes_out_byte_for_byte():
     from probing.report.board import leaderboard_from_files
     from probing.report.renderers import render

@@ -411,7 +411,7 @@ def recorded_options(values: Mapping) -> dict:
     return recorded
 
 
-PATH_METAVARS = frozenset({"FILE", "FILE_OR_NAME", "FOLDER", "ID_OR_FOLDER", "CSV", "DEV", "RESULT", "PART", "MORE",
+PATH_METAVARS = frozenset({"FILE", "FILE_OR_NAME", "FOLDER", "ID_OR_FOLDER", "CSV", "DEV", "RESULT", "PART", "MORE", "MAP",
                            "REFERENCE", "SURFACE"})
 """The metavars of options and positionals that name a file or folder."""
 

@@ -101,6 +101,16 @@ def markdown_cell(text) -> str:
     return markdown_text(text).replace("|", "\\|")
 
 
+def markdown_row(cells) -> str:
+    """One line of a Markdown table, every cell through :func:`markdown_cell` (a name read from a result may hold
+    ``|``, line breaks or markup).
+
+    >>> markdown_row(["x|<b>", "**1.0**"])
+    '| x\\\\|&lt;b> | **1.0** |'
+    """
+    return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
+
+
 MARKDOWN_TABLES = ("github", "pipe")
 """The formats of ``tabulate`` that write a Markdown table (its ``html`` format escapes its cells itself)."""
 

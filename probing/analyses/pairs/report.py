@@ -22,6 +22,12 @@ version's Tables 3 and 4 misreported some results). The GPT-2 the authors scored
 parameters: their jiant script's ``input_module=gpt2-large``)."""
 
 
+W20_NOTE = ("[W20] Warstadt et al. 2020, BLiMP (TACL), the corrected summary in its repository (the published tables "
+            "misreported some results): the mean of the 67 paradigms over all 1,000 pairs each; GPT-2 large has 774M "
+            "parameters. How its scripts began a sentence (a context token or none) may differ from our rule.")
+"""The note on the :data:`PUBLISHED` rows, on a board that shows them (one with a BLiMP row) and no other."""
+
+
 def pairs_header(result: dict) -> str:
     """The line above a run's table: the model, the pairs (how many paradigms, ``--limit``, a shard), the token
     every sentence was scored after, and the intervals.
@@ -146,9 +152,7 @@ def leaderboard_table(results: list[dict]):
         "the paradigm accuracies at the effective number of pairs (all pairs, when every paradigm has as many).",
         "A row scored with a limit (first N pairs of each paradigm) is not the full benchmark: its figures are "
         "estimates of it, with the interval that so few pairs allow.",
-        "[W20] Warstadt et al. 2020, BLiMP (TACL), the corrected summary in its repository (the published tables "
-        "misreported some results): the mean of the 67 paradigms over all 1,000 pairs each; GPT-2 large has 774M "
-        "parameters. How its scripts began a sentence (a context token or none) may differ from our rule.",
+        *([W20_NOTE] if blimp else []),  # the note explains rows that only a board with BLiMP carries
         "Masked LMs have no minimal-pair score and no row here.",
         "after T: the token every sentence was scored after (its BOS by default, EOS without one; \"nothing\": "
         "the first token is not scored). An instruct model's BOS can be a chat-turn marker.",

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 
 from probing.naming import head_name, offset_name, percent_with_interval
-from probing.report.escaping import markdown_cell, markdown_text
+from probing.report.escaping import markdown_row, markdown_text
 
 ARROWS = {"dep_to_head": "", "head_to_dep": " h>d"}
 
@@ -46,14 +46,9 @@ def offset_text(offset: dict | None, *, interval: bool = False) -> str:
     return f"{percent(offset, interval=interval)} ({offset_name(offset['offset'])})"
 
 
-def table_row(cells) -> str:
-    """One line of a Markdown table, every cell through :func:`probing.report.escaping.markdown_cell`: the
-    language names come from the results' treebank paths and may hold ``|``, line breaks or markup.
-
-    >>> table_row(["x|<b>", "**1.0**"])
-    '| x\\\\|&lt;b> | **1.0** |'
-    """
-    return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
+table_row = markdown_row
+"""One line of a Markdown table (probing.report.escaping.markdown_row): the language names come from the results'
+treebank paths and may hold ``|``, line breaks or markup."""
 
 
 def matrix_markdown(atlas: dict, relation: str) -> str:
