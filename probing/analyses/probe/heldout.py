@@ -8,10 +8,11 @@ and ``probing.score`` do with ``--select-on`` or a bare treebank name.
 from __future__ import annotations
 
 from probing.analyses.probe.api import load_for, run_probe
+from probing.analyses.probe.heldout_block import attach_heldout
 from probing.analyses.probe.options import ProbeOptions
 from probing.engine.options import PassOptions
 from probing.engine.specs import InputSpec, ModelSpec
-from probing.stats.heldout import HeldOut, attach_heldout, check_dev_model, check_dev_test, plan
+from probing.stats.heldout import HeldOut, check_dev_model, check_dev_test, plan
 
 
 def score_heldout(config, select_on: str, *, progress: bool = False, hooks=None) -> dict:
