@@ -1,24 +1,15 @@
-"""Held-out numbers: choose each relation's head and offset on DEV, report them on TEST.
+"""Held out once: choose on DEV, report on TEST, the same sequence for every analysis that chooses.
 
-``probing score --select-on DEV --treebank TEST`` scores DEV (no bootstrap
-needed: only its counts decide), then TEST with its bootstrap, and writes one
-result: the TEST result exactly as docs/results.md describes it (its
-``relations`` block is in-sample on TEST, as in the paper), plus a ``heldout``
-object. Per relation, ``heldout`` holds the DEV choice, its TEST accuracy with
-a 95% bootstrap interval, the chosen offset's likewise, their paired
-difference with its interval and ``p_not_better``, and the in-sample numbers
-(chosen and reported on TEST) under ``in_sample`` for comparison. Layers and
-heads count from 0 in the JSON, as everywhere in result files.
+``probing score --select-on DEV --treebank TEST`` (and ``trees``, ``coref``, ``ablate --chosen``) chooses on DEV
+and reports on TEST. The sequence is :class:`HeldOut`'s alone: which DEV and TEST (:func:`plan`: a bare name with
+two splits is held out on them), DEV refused when it shares TEST's sentences (:func:`check_disjoint`) or, as a
+result file, was made with other options or another model, all before the model loads; then the model loaded
+once, the choice made on DEV (or read from DEV's result file), and the report on TEST. An analysis hands it a
+:class:`Choosing`: what it chooses on DEV and what it reports on TEST, nothing of the sequence.
 
-``DEV`` is a treebank (``en_ewt:dev``, a path) or a finished DEV result JSON,
-so that shards of TEST need not score DEV again. ``--treebank en_ewt`` alone
-(a known treebank with dev and test splits) means: select on ``en_ewt:dev``,
-report on ``en_ewt:test``.
-
-Nothing here runs a model or imports torch. The probe's ``heldout`` block (its
-choices per relation, reported on TEST, recomputed after TEST shards are
-merged) is :mod:`probing.analyses.probe.heldout_block`; the probe's run of
-both treebanks is :mod:`probing.analyses.probe.heldout`.
+``DEV`` is a treebank (``en_ewt:dev``, a path) or a finished DEV result JSON, so that shards of TEST need not
+choose again. Nothing here runs a model or imports torch, and nothing here knows an analysis: the probe's
+``heldout`` block is :mod:`probing.analyses.probe.heldout_block`.
 
 >>> default_splits("en_ewt"), default_splits("en_ewt:test"), default_splits("en_pud")
 (('en_ewt:dev', 'en_ewt:test'), None, ('en_pud:even', 'en_pud:odd'))
@@ -86,13 +77,65 @@ def is_result_file(select_on: str) -> bool:
     return select_on.lower().endswith(".json")
 
 
+class Choosing:
+    """What an analysis that chooses on DEV hands to :class:`HeldOut`: its choice on DEV (:meth:`choose`) and its
+    report on TEST (:meth:`report`); the rest has defaults that an analysis overrides where it differs. The
+    sequence is HeldOut's (:meth:`HeldOut.run`): DEV read and checked, the model loaded once, the choice, the
+    report, then :meth:`attach` when held out. ``loaded`` is what ``load`` gave :meth:`HeldOut.run` (the model,
+    loaded once); ``held`` the HeldOut that runs the sequence.
+
+    >>> class Longest(Choosing):
+    ...     def choose(self, held, loaded):
+    ...         return max(held.dev_source, key=len)
+    ...     def report(self, chosen, held, loaded):
+    ...         return {"chosen": chosen, "on": held.source}
+    >>> HeldOut(["a", "bb"], "dev", dev_source=["ccc", "d"]).run(Longest(), load=lambda: None)
+    {'chosen': 'ccc', 'on': ['a', 'bb']}
+    """
+
+    analysis = "probe"
+    """The analysis whose result file a DEV given as JSON must be (:meth:`read_dev`)."""
+
+    def read_dev(self, path: str):
+        """DEV's result file as the analysis reads it (default: a result of :attr:`analysis`)."""
+        return read_dev_result(path, analysis=self.analysis)
+
+    def dev_sentences(self, dev) -> dict:
+        """The block of DEV's result naming the treebank it was made of, read again to compare sentences."""
+        return dev["input"]
+
+    def check_dev(self, dev, held: "HeldOut") -> None:
+        """Refuse DEV's result file when it was made with options other than this run's, before the model loads."""
+
+    def check_model(self, loaded, held: "HeldOut") -> None:
+        """Refuse what the model just loaded cannot run, before any pass: a DEV result file of other weights."""
+
+    def choose(self, held: "HeldOut", loaded):
+        """The choice on DEV's units, ``held.dev_source`` (no bootstrap, never sharded: every part of a sharded TEST
+        chooses alike)."""
+        raise NotImplementedError
+
+    def chosen_in(self, held: "HeldOut"):
+        """The choice DEV's result file holds, ``held.dev_result`` (default: the file as read)."""
+        return held.dev_result
+
+    def report(self, chosen, held: "HeldOut", loaded):
+        """The result on ``held.source`` with ``chosen`` (None: in-sample, chosen on those units themselves); None in
+        a torchrun process other than rank 0."""
+        raise NotImplementedError
+
+    def attach(self, result: dict, chosen, held: "HeldOut") -> dict:
+        """The result with its held-out block, from ``chosen`` (default: as reported)."""
+        return result
+
+
 @dataclass(frozen=True)
 class HeldOut:
-    """The one held-out flow of every analysis that chooses on DEV and reports on TEST (probe, coref, trees,
-    ablation): what the user gave read by :func:`plan`, TEST opened, DEV opened (a treebank) or read (a result
-    file), and DEV refused when it shares sentences with those reported on, compared by their words
-    (:func:`check_disjoint`), all before the model loads; then :meth:`chosen_on` gives DEV's result, the file's
-    or DEV's units scored by the analysis, which the analysis reports on TEST with its own rules.
+    """The one held-out sequence of every analysis that chooses on DEV and reports on TEST (probe, coref, trees,
+    ablation): :meth:`plan` reads what the user gave (:func:`plan`), opens TEST and DEV (a treebank, or a result
+    file read and checked by the analysis's :class:`Choosing`) and refuses a DEV that shares sentences with those
+    reported on (:func:`check_disjoint`), all before the model loads; :meth:`run` then loads the model once,
+    chooses on DEV and reports on TEST.
 
     ``source`` is TEST (or the in-sample units; None: units that are no treebank's, BLiMP's pairs);
     ``select_on`` DEV as given (None: in-sample); ``dev_source`` DEV's units, or ``dev_result`` DEV's file as
@@ -114,34 +157,37 @@ class HeldOut:
 
     @classmethod
     def plan(cls, treebank: str | None, select_on: str | None, *, limit: int | None, units=None,
-             **dev) -> "HeldOut":
+             analysis: Choosing | None = None) -> "HeldOut":
         """``--treebank`` and ``--select-on`` as :func:`plan` reads them (a bare name: its two splits or halves),
         TEST opened by ``units(spec, limit=..., option=...)`` (default: a treebank; the project's sample treebank
-        when none is named), then DEV by :meth:`open_dev` (``dev``: how its file is read)."""
+        when none is named), then DEV by :meth:`open_dev`."""
         from probing.data.inputs import InputSource, sample_treebank_path
 
         units = units or InputSource.treebank
         treebank, select_on = plan(treebank, select_on)
         source = units(treebank or str(sample_treebank_path()), limit=limit, option="--treebank")
-        return cls.open_dev(source, select_on, limit=limit, units=units, **dev)
+        return cls.open_dev(source, select_on, limit=limit, units=units, analysis=analysis)
 
     @classmethod
-    def open_dev(cls, source, select_on: str | None, *, limit: int | None, units=None, read_dev=None,
-                 sentences_of=None) -> "HeldOut":
+    def open_dev(cls, source, select_on: str | None, *, limit: int | None, units=None,
+                 analysis: Choosing | None = None) -> "HeldOut":
         """DEV of ``select_on`` beside ``source``, checked to hold none of its sentences (:func:`check_disjoint`): a
-        result file read by ``read_dev(path)`` (default: a probe result, :func:`read_dev_result`), whose sentences
-        ``sentences_of(read)`` describes (default: its ``input`` block: the treebank it was made of, read again);
-        else a treebank opened by ``units``."""
+        result file read by ``analysis`` (default: a probe result), whose sentences its
+        :meth:`Choosing.dev_sentences` names and whose options its :meth:`Choosing.check_dev` checks; else a
+        treebank opened by ``units``."""
         from probing.data.inputs import InputSource
 
         if not select_on:
             return cls(source)
+        analysis = analysis or Choosing()
         where = f"--select-on {select_on}"
         if is_result_file(select_on):
-            dev_result = (read_dev or read_dev_result)(select_on)
+            dev_result = analysis.read_dev(select_on)
             if source is not None:
-                check_disjoint((sentences_of or _input_of)(dev_result), source, source=where)
-            return cls(source, select_on, dev_result=dev_result)
+                check_disjoint(analysis.dev_sentences(dev_result), source, source=where)
+            held = cls(source, select_on, dev_result=dev_result)
+            analysis.check_dev(dev_result, held)
+            return held
         dev_source = (units or InputSource.treebank)(select_on, limit=limit, option="--select-on")
         if source is not None:
             check_disjoint(dev_source, source, source=where)
@@ -159,16 +205,35 @@ class HeldOut:
             return self.select_on
         return str(self.dev_source.path) if self.dev_source is not None else None
 
-    def chosen_on(self, score):
-        """DEV's result: the file's as read, else ``score(dev_source)``, DEV's units scored by the analysis (no
-        bootstrap, never sharded: every part of a sharded TEST must choose alike); None in-sample."""
-        if self.dev_result is not None or self.dev_source is None:
-            return self.dev_result
-        return score(self.dev_source)
+    @property
+    def result_path(self) -> str | None:
+        """DEV's result file when DEV was given as one (its choice read, not made), else None."""
+        return self.select_on if self.dev_result is not None else None
 
+    @property
+    def read(self) -> list:
+        """The units this run reads, DEV's then those reported on (what a model loading reads through)."""
+        return [source for source in (self.dev_source, self.source) if source is not None]
 
-def _input_of(result: dict) -> dict:
-    return result["input"]
+    def run(self, analysis: Choosing, load):
+        """The sequence once planned: ``load()`` the model once (every pass of DEV and TEST shares it), refuse
+        what it cannot run (:meth:`Choosing.check_model`), choose on DEV (:meth:`chosen_on`), report on TEST
+        (:meth:`Choosing.report`) and, held out, attach the held-out block (:meth:`Choosing.attach`)."""
+        loaded = load()
+        analysis.check_model(loaded, self)
+        chosen = self.chosen_on(analysis, loaded)
+        result = analysis.report(chosen, self, loaded)
+        if result is None or chosen is None:
+            return result
+        return analysis.attach(result, chosen, self)
+
+    def chosen_on(self, analysis: Choosing, loaded):
+        """The analysis's choice: the one DEV's result file holds, else made on DEV's units; None in-sample."""
+        if self.dev_result is not None:
+            return analysis.chosen_in(self)
+        if self.dev_source is None:
+            return None
+        return analysis.choose(self, loaded)
 
 
 IN_SAMPLE_SELECTION = ("holds the very sentences this run reports on (choosing and measuring on the same sentences "
@@ -381,7 +446,7 @@ def check_pairs_held_out(dev: HeldOut, pairs, *, source: str = "--select-on") ->
     Traceback (most recent call last):
     probing.errors.ProbingError: --select-on: holds the sentences that 1 of the 1 pairs scored were made from ...
     """
-    units = dev.dev_source if dev.dev_result is None else _reopened(_input_of(dev.dev_result), source)
+    units = dev.dev_source if dev.dev_result is None else _reopened(dev.dev_result["input"], source)
     if units is None or not pairs:
         return
     texts = set()
