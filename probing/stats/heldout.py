@@ -93,12 +93,12 @@ class Choosing:
     {'chosen': 'ccc', 'on': ['a', 'bb']}
     """
 
-    analysis = "probe"
+    dev_analysis = "probe"
     """The analysis whose result file a DEV given as JSON must be (:meth:`read_dev`)."""
 
     def read_dev(self, path: str):
-        """DEV's result file as the analysis reads it (default: a result of :attr:`analysis`)."""
-        return read_dev_result(path, analysis=self.analysis)
+        """DEV's result file as the analysis reads it (default: a result of :attr:`dev_analysis`)."""
+        return read_dev_result(path, analysis=self.dev_analysis)
 
     def dev_sentences(self, dev) -> dict:
         """The block of DEV's result naming the treebank it was made of, read again to compare sentences."""

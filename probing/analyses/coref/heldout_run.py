@@ -80,7 +80,7 @@ class CorefChoosing(Choosing):
     counts by type with that head's held-out block. ``options`` are a CorefOptions, ``passes`` the PassOptions,
     ``engine_run`` the run whose model both passes share (None while only DEV's file is read)."""
 
-    analysis = "coref"
+    dev_analysis = "coref"
     options: object
     passes: object
     seed: int
