@@ -7,8 +7,8 @@ import pytest
 
 from probing.analyses.probe.accumulator import counts_from_result
 from probing.analyses.probe.api import score
+from probing.analyses.probe.heldout_block import in_sample_reports
 from probing.stats.bootstrap import poisson_weights
-from probing.stats.heldout import in_sample_reports
 from probing.stats.intervals import (
     accuracy_interval,
     bootstrap_arrays,

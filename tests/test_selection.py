@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from probing.analyses.probe.accumulator import best_baseline, best_head
+from probing.analyses.probe.heldout_block import attach_heldout
 from probing.cli import main
 from probing.errors import ProbingError
-from probing.stats.heldout import attach_heldout, default_splits
+from probing.stats.heldout import default_splits
 from probing.stats.selection import DIRECTIONS, choose, select_head, select_offset
 from probing.testing import tiny_bert
 
@@ -185,7 +186,7 @@ def test_heldout_shards_merge_into_the_whole_heldout_run(runs, split_sample, cap
 
 
 def test_shards_chosen_on_different_dev_data_do_not_merge(runs):
-    from probing.stats.heldout import reattach_heldout
+    from probing.analyses.probe.heldout_block import reattach_heldout
 
     other = json.loads(json.dumps(runs["heldout"]))
     other["heldout"]["select_on"]["treebank"]["sha256"] = "0" * 64

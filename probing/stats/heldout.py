@@ -1,24 +1,15 @@
-"""Held-out numbers: choose each relation's head and offset on DEV, report them on TEST.
+"""Held out once: choose on DEV, report on TEST, the same sequence for every analysis that chooses.
 
-``probing score --select-on DEV --treebank TEST`` scores DEV (no bootstrap
-needed: only its counts decide), then TEST with its bootstrap, and writes one
-result: the TEST result exactly as docs/results.md describes it (its
-``relations`` block is in-sample on TEST, as in the paper), plus a ``heldout``
-object. Per relation, ``heldout`` holds the DEV choice, its TEST accuracy with
-a 95% bootstrap interval, the chosen offset's likewise, their paired
-difference with its interval and ``p_not_better``, and the in-sample numbers
-(chosen and reported on TEST) under ``in_sample`` for comparison. Layers and
-heads count from 0 in the JSON, as everywhere in result files.
+``probing score --select-on DEV --treebank TEST`` (and ``trees``, ``coref``, ``ablate --chosen``) chooses on DEV
+and reports on TEST. The sequence is :class:`HeldOut`'s alone: which DEV and TEST (:func:`plan`: a bare name with
+two splits is held out on them), DEV refused when it shares TEST's sentences (:func:`check_disjoint`) or, as a
+result file, was made with other options or another model, all before the model loads; then the model loaded
+once, the choice made on DEV (or read from DEV's result file), and the report on TEST. An analysis hands it a
+:class:`Choosing`: what it chooses on DEV and what it reports on TEST, nothing of the sequence.
 
-``DEV`` is a treebank (``en_ewt:dev``, a path) or a finished DEV result JSON,
-so that shards of TEST need not score DEV again. ``--treebank en_ewt`` alone
-(a known treebank with dev and test splits) means: select on ``en_ewt:dev``,
-report on ``en_ewt:test``.
-
-Nothing here runs a model or imports torch: :func:`attach_heldout` works on
-result dicts alone, and :func:`reattach_heldout` recomputes the held-out
-numbers after TEST shards are merged (``probing merge``). The probe's run of
-both treebanks is :mod:`probing.analyses.probe.heldout`.
+``DEV`` is a treebank (``en_ewt:dev``, a path) or a finished DEV result JSON, so that shards of TEST need not
+choose again. Nothing here runs a model or imports torch, and nothing here knows an analysis: the probe's
+``heldout`` block is :mod:`probing.analyses.probe.heldout_block`.
 
 >>> default_splits("en_ewt"), default_splits("en_ewt:test"), default_splits("en_pud")
 (('en_ewt:dev', 'en_ewt:test'), None, ('en_pud:even', 'en_pud:odd'))
@@ -30,20 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from probing.errors import ProbingError
-from probing.stats.intervals import LEVEL, accuracy_interval, bootstrap_arrays, head_vs_baseline, interval_pair
-from probing.stats.selection import HeadChoice, OffsetChoice, choose
-
-METHOD = (
-    "layer, head and direction (ties: lower layer, lower head, dep_to_head first) and offset "
-    "(ties: the offset listed first) chosen on the select_on treebank; accuracy reported on this "
-    "result's treebank; intervals: percentile bootstrap over sentences (Poisson weights seeded by "
-    "sentence index); layers and heads from 0"
-)
-
-IN_SAMPLE = (
-    "in_sample: head, direction and offset chosen and reported on this result's treebank, as in the paper; "
-    "optimistic, and its interval ignores that the head was chosen on the same sentences"
-)
 
 
 def default_splits(spec: str | None) -> tuple[str, str] | None:
@@ -100,13 +77,65 @@ def is_result_file(select_on: str) -> bool:
     return select_on.lower().endswith(".json")
 
 
+class Choosing:
+    """What an analysis that chooses on DEV hands to :class:`HeldOut`: its choice on DEV (:meth:`choose`) and its
+    report on TEST (:meth:`report`); the rest has defaults that an analysis overrides where it differs. The
+    sequence is HeldOut's (:meth:`HeldOut.run`): DEV read and checked, the model loaded once, the choice, the
+    report, then :meth:`attach` when held out. ``loaded`` is what ``load`` gave :meth:`HeldOut.run` (the model,
+    loaded once); ``held`` the HeldOut that runs the sequence.
+
+    >>> class Longest(Choosing):
+    ...     def choose(self, held, loaded):
+    ...         return max(held.dev_source, key=len)
+    ...     def report(self, chosen, held, loaded):
+    ...         return {"chosen": chosen, "on": held.source}
+    >>> HeldOut(["a", "bb"], "dev", dev_source=["ccc", "d"]).run(Longest(), load=lambda: None)
+    {'chosen': 'ccc', 'on': ['a', 'bb']}
+    """
+
+    dev_analysis = "probe"
+    """The analysis whose result file a DEV given as JSON must be (:meth:`read_dev`)."""
+
+    def read_dev(self, path: str):
+        """DEV's result file as the analysis reads it (default: a result of :attr:`dev_analysis`)."""
+        return read_dev_result(path, analysis=self.dev_analysis)
+
+    def dev_sentences(self, dev) -> dict:
+        """The block of DEV's result naming the treebank it was made of, read again to compare sentences."""
+        return dev["input"]
+
+    def check_dev(self, dev, held: "HeldOut") -> None:
+        """Refuse DEV's result file when it was made with options other than this run's, before the model loads."""
+
+    def check_model(self, loaded, held: "HeldOut") -> None:
+        """Refuse what the model just loaded cannot run, before any pass: a DEV result file of other weights."""
+
+    def choose(self, held: "HeldOut", loaded):
+        """The choice on DEV's units, ``held.dev_source`` (no bootstrap, never sharded: every part of a sharded TEST
+        chooses alike)."""
+        raise NotImplementedError
+
+    def chosen_in(self, held: "HeldOut"):
+        """The choice DEV's result file holds, ``held.dev_result`` (default: the file as read)."""
+        return held.dev_result
+
+    def report(self, chosen, held: "HeldOut", loaded):
+        """The result on ``held.source`` with ``chosen`` (None: in-sample, chosen on those units themselves); None in
+        a torchrun process other than rank 0."""
+        raise NotImplementedError
+
+    def attach(self, result: dict, chosen, held: "HeldOut") -> dict:
+        """The result with its held-out block, from ``chosen`` (default: as reported)."""
+        return result
+
+
 @dataclass(frozen=True)
 class HeldOut:
-    """The one held-out flow of every analysis that chooses on DEV and reports on TEST (probe, coref, trees,
-    ablation): what the user gave read by :func:`plan`, TEST opened, DEV opened (a treebank) or read (a result
-    file), and DEV refused when it shares sentences with those reported on, compared by their words
-    (:func:`check_disjoint`), all before the model loads; then :meth:`chosen_on` gives DEV's result, the file's
-    or DEV's units scored by the analysis, which the analysis reports on TEST with its own rules.
+    """The one held-out sequence of every analysis that chooses on DEV and reports on TEST (probe, coref, trees,
+    ablation): :meth:`plan` reads what the user gave (:func:`plan`), opens TEST and DEV (a treebank, or a result
+    file read and checked by the analysis's :class:`Choosing`) and refuses a DEV that shares sentences with those
+    reported on (:func:`check_disjoint`), all before the model loads; :meth:`run` then loads the model once,
+    chooses on DEV and reports on TEST.
 
     ``source`` is TEST (or the in-sample units; None: units that are no treebank's, BLiMP's pairs);
     ``select_on`` DEV as given (None: in-sample); ``dev_source`` DEV's units, or ``dev_result`` DEV's file as
@@ -128,34 +157,37 @@ class HeldOut:
 
     @classmethod
     def plan(cls, treebank: str | None, select_on: str | None, *, limit: int | None, units=None,
-             **dev) -> "HeldOut":
+             analysis: Choosing | None = None) -> "HeldOut":
         """``--treebank`` and ``--select-on`` as :func:`plan` reads them (a bare name: its two splits or halves),
         TEST opened by ``units(spec, limit=..., option=...)`` (default: a treebank; the project's sample treebank
-        when none is named), then DEV by :meth:`open_dev` (``dev``: how its file is read)."""
+        when none is named), then DEV by :meth:`open_dev`."""
         from probing.data.inputs import InputSource, sample_treebank_path
 
         units = units or InputSource.treebank
         treebank, select_on = plan(treebank, select_on)
         source = units(treebank or str(sample_treebank_path()), limit=limit, option="--treebank")
-        return cls.open_dev(source, select_on, limit=limit, units=units, **dev)
+        return cls.open_dev(source, select_on, limit=limit, units=units, analysis=analysis)
 
     @classmethod
-    def open_dev(cls, source, select_on: str | None, *, limit: int | None, units=None, read_dev=None,
-                 sentences_of=None) -> "HeldOut":
+    def open_dev(cls, source, select_on: str | None, *, limit: int | None, units=None,
+                 analysis: Choosing | None = None) -> "HeldOut":
         """DEV of ``select_on`` beside ``source``, checked to hold none of its sentences (:func:`check_disjoint`): a
-        result file read by ``read_dev(path)`` (default: a probe result, :func:`read_dev_result`), whose sentences
-        ``sentences_of(read)`` describes (default: its ``input`` block: the treebank it was made of, read again);
-        else a treebank opened by ``units``."""
+        result file read by ``analysis`` (default: a probe result), whose sentences its
+        :meth:`Choosing.dev_sentences` names and whose options its :meth:`Choosing.check_dev` checks; else a
+        treebank opened by ``units``."""
         from probing.data.inputs import InputSource
 
         if not select_on:
             return cls(source)
+        analysis = analysis or Choosing()
         where = f"--select-on {select_on}"
         if is_result_file(select_on):
-            dev_result = (read_dev or read_dev_result)(select_on)
+            dev_result = analysis.read_dev(select_on)
             if source is not None:
-                check_disjoint((sentences_of or _input_of)(dev_result), source, source=where)
-            return cls(source, select_on, dev_result=dev_result)
+                check_disjoint(analysis.dev_sentences(dev_result), source, source=where)
+            held = cls(source, select_on, dev_result=dev_result)
+            analysis.check_dev(dev_result, held)
+            return held
         dev_source = (units or InputSource.treebank)(select_on, limit=limit, option="--select-on")
         if source is not None:
             check_disjoint(dev_source, source, source=where)
@@ -173,216 +205,35 @@ class HeldOut:
             return self.select_on
         return str(self.dev_source.path) if self.dev_source is not None else None
 
-    def chosen_on(self, score):
-        """DEV's result: the file's as read, else ``score(dev_source)``, DEV's units scored by the analysis (no
-        bootstrap, never sharded: every part of a sharded TEST must choose alike); None in-sample."""
-        if self.dev_result is not None or self.dev_source is None:
-            return self.dev_result
-        return score(self.dev_source)
+    @property
+    def result_path(self) -> str | None:
+        """DEV's result file when DEV was given as one (its choice read, not made), else None."""
+        return self.select_on if self.dev_result is not None else None
 
+    @property
+    def read(self) -> list:
+        """The units this run reads, DEV's then those reported on (what a model loading reads through)."""
+        return [source for source in (self.dev_source, self.source) if source is not None]
 
-def _input_of(result: dict) -> dict:
-    return result["input"]
+    def run(self, analysis: Choosing, load):
+        """The sequence once planned: ``load()`` the model once (every pass of DEV and TEST shares it), refuse
+        what it cannot run (:meth:`Choosing.check_model`), choose on DEV (:meth:`chosen_on`), report on TEST
+        (:meth:`Choosing.report`) and, held out, attach the held-out block (:meth:`Choosing.attach`)."""
+        loaded = load()
+        analysis.check_model(loaded, self)
+        chosen = self.chosen_on(analysis, loaded)
+        result = analysis.report(chosen, self, loaded)
+        if result is None or chosen is None:
+            return result
+        return analysis.attach(result, chosen, self)
 
-
-def attach_heldout(test: dict, dev: dict, *, dev_result_path: str | None = None, level: float = LEVEL) -> dict:
-    """A copy of the TEST result with a ``heldout`` object built from the DEV result."""
-    check_compatible(dev, test, source=f"--select-on {dev_result_path}" if dev_result_path else "--select-on")
-    return {**test, "heldout": heldout_block(dev, test, dev_result_path=dev_result_path, level=level)}
-
-
-def heldout_block(dev: dict, test: dict, *, dev_result_path: str | None = None, level: float = LEVEL) -> dict:
-    """The ``heldout`` object: DEV provenance and, per relation, DEV choice -> TEST numbers."""
-    offsets = test["config"]["offsets"]
-    choices, causal_choices = {}, {}
-    for name in test["relations"]:
-        entry = dev["relations"][name]
-        head, offset = choose(entry, offsets)
-        choices[name] = _dev_summary(entry["total"], head, offset)
-        if "causal" in entry and "causal" in test["relations"][name]:
-            causal_choices[name] = causal_choice(entry)
-    select_on = {
-        "result": dev_result_path,
-        "treebank": dev["treebank"],
-        "model": {key: dev["model"].get(key) for key in ("name_or_path", "fingerprint", "random_init")},
-        "created": dev.get("created"),
-    }
-    return _block(test, select_on, choices, level, causal_choices)
-
-
-def causal_choice(entry: dict) -> dict | None:
-    """A decoder's head chosen in the causal direction from one relation entry: the most correct pairs,
-    ties to the lower layer, then the lower head (the rule of every choice); None without pairs.
-
-    >>> causal_choice({"total": 4, "causal": {"heads": [[1, 3], [3, 0]]}})
-    {'layer': 0, 'head': 1, 'direction': 'causal', 'accuracy': 0.75, 'ties': 2}
-    """
-    import numpy as np
-
-    from probing.stats.selection import best_cell
-
-    total, heads = entry["total"], np.asarray(entry["causal"]["heads"])
-    if total == 0:
-        return None
-    _, layer, head = best_cell(heads[None])
-    best = int(heads[layer, head])
-    return {"layer": layer, "head": head, "direction": "causal", "accuracy": best / total,
-            "ties": int(np.sum(heads == best))}
-
-
-def _causal_report(entry: dict, relation: int, choice: dict | None, arrays, level: float) -> dict | None:
-    """The accuracy on ``entry`` (TEST) of a head chosen in the causal direction, with its interval."""
-    total = entry["total"]
-    if choice is None or total == 0:
-        return None
-    layer, head = choice["layer"], choice["head"]
-    interval = None
-    if arrays is not None and "boot_causal" in arrays:
-        interval = accuracy_interval(arrays["boot_causal"][:, relation, layer, head], arrays["boot_total"][:, relation],
-                                     level)
-    return {"layer": layer, "head": head, "direction": "causal", "accuracy": entry["causal"]["heads"][layer][head] / total,
-            "interval": interval_pair(interval)}
-
-
-def reattach_heldout(merged: dict, parts: list[dict]) -> dict:
-    """The merged result of TEST shards scored with ``--select-on``, with held-out numbers
-    recomputed from the merged counts and the DEV choice that every part recorded.
-
-    Parts without ``heldout`` leave ``merged`` as it is; parts that chose on
-    different DEV data (or chose differently) cannot be merged into one report.
-    """
-    blocks = [part.get("heldout") for part in parts]
-    if all(block is None for block in blocks):
-        return merged
-    first = blocks[0]
-    for block in blocks:
-        if block is None or _choice_key(block) != _choice_key(first):
-            raise ProbingError("parts were not all selected on the same DEV with the same choices (--select-on)")
-    choices = {name: entry["dev"] for name, entry in first["relations"].items()}
-    causal_choices = {name: entry["causal"]["dev"] for name, entry in first["relations"].items() if "causal" in entry}
-    return {**merged, "heldout": _block(merged, first["select_on"], choices, first["level"], causal_choices)}
-
-
-def _choice_key(block: dict):
-    return block["select_on"]["treebank"]["sha256"], {
-        name: (entry["dev"], (entry.get("causal") or {}).get("dev")) for name, entry in block["relations"].items()}
-
-
-def _block(test: dict, select_on: dict, choices: dict[str, dict], level: float,
-           causal_choices: dict[str, dict | None] | None = None) -> dict:
-    """Held-out and in-sample numbers on ``test`` for the DEV ``choices`` (``_dev_summary`` objects)."""
-    offsets = list(test["config"]["offsets"])
-    arrays = bootstrap_arrays(test)
-    in_sample = in_sample_reports(test, level)
-    relations = {}
-    for index, (name, entry) in enumerate(test["relations"].items()):
-        head, offset = _choices_of(choices[name], offsets)
-        relations[name] = {
-            "pairs": entry["total"],
-            "dev": choices[name],
-            "heldout": _report(entry, index, head, offset, arrays, level),
-            "in_sample": in_sample[name],
-        }
-        if causal_choices and name in causal_choices and "causal" in entry:
-            # a decoder: the head chosen on DEV in the causal direction, beside the classic choice
-            relations[name]["causal"] = {
-                "dev": causal_choices[name],
-                "heldout": _causal_report(entry, index, causal_choices[name], arrays, level),
-                "in_sample": _causal_report(entry, index, causal_choice(entry), arrays, level),
-            }
-    boot = test.get("bootstrap") or {}
-    return {
-        "method": METHOD,
-        "in_sample": IN_SAMPLE,
-        "level": level,
-        "replicates": boot.get("replicates", 0),
-        "seed": boot.get("seed"),
-        "select_on": select_on,
-        "report_on": {key: test["treebank"][key] for key in ("path", "sha256")},
-        "relations": relations,
-    }
-
-
-def _choices_of(summary: dict, offsets: list[int]) -> tuple[HeadChoice | None, OffsetChoice | None]:
-    """The HeadChoice and OffsetChoice that a ``_dev_summary`` object records."""
-    head, baseline, pairs = summary["head"], summary["baseline"], summary["pairs"]
-    head_choice = offset_choice = None
-    if head is not None:
-        correct = round(head["accuracy"] * pairs)
-        head_choice = HeadChoice(head["direction"], head["layer"], head["head"], correct, head["ties"])
-    if baseline is not None:
-        correct = round(baseline["accuracy"] * pairs)
-        offset_choice = OffsetChoice(baseline["offset"], offsets.index(baseline["offset"]), correct, baseline["ties"])
-    return head_choice, offset_choice
-
-
-def in_sample_reports(result: dict, level: float = LEVEL) -> dict[str, dict]:
-    """Per relation, the head and offset chosen and reported on ``result``'s own treebank (the
-    paper's numbers), with intervals when it has a bootstrap. The intervals ignore the choice."""
-    offsets = result["config"]["offsets"]
-    arrays = bootstrap_arrays(result)
-    reports = {}
-    for index, (name, entry) in enumerate(result["relations"].items()):
-        head, offset = choose(entry, offsets)
-        reports[name] = _report(entry, index, head, offset, arrays, level)
-    return reports
-
-
-def _dev_summary(total: int, head: HeadChoice | None, offset: OffsetChoice | None) -> dict:
-    return {
-        "pairs": total,
-        "head": None
-        if head is None
-        else {
-            "layer": head.layer,
-            "head": head.head,
-            "direction": head.direction,
-            "accuracy": head.correct / total,
-            "ties": head.ties,
-        },
-        "baseline": None
-        if offset is None
-        else {"offset": offset.offset, "accuracy": offset.correct / total, "ties": offset.ties},
-    }
-
-
-def _report(entry: dict, relation: int, head: HeadChoice | None, offset: OffsetChoice | None, arrays, level) -> dict:
-    """Accuracy on ``entry`` (TEST) of a given head and offset, with intervals when there is a bootstrap."""
-    total = entry["total"]
-    if head is None or offset is None or total == 0:
-        return {"head": None, "baseline": None, "difference": None}
-    head_accuracy = entry["heads"][head.direction][head.layer][head.head] / total
-    offset_accuracy = entry["baselines"][str(offset.offset)] / total
-    intervals = None
-    if arrays is not None:
-        intervals = head_vs_baseline(
-            arrays["boot_total"],
-            arrays["boot_heads"],
-            arrays["boot_baselines"],
-            relation,
-            (head.direction_index, head.layer, head.head),
-            offset.index,
-            level,
-        )
-    return {
-        "head": {
-            "layer": head.layer,
-            "head": head.head,
-            "direction": head.direction,
-            "accuracy": head_accuracy,
-            "interval": interval_pair(intervals and intervals["head"]),
-        },
-        "baseline": {
-            "offset": offset.offset,
-            "accuracy": offset_accuracy,
-            "interval": interval_pair(intervals and intervals["baseline"]),
-        },
-        "difference": {
-            "value": head_accuracy - offset_accuracy,
-            "interval": interval_pair(intervals and intervals["difference"]["interval"]),
-            "p_not_better": intervals and intervals["difference"]["p_not_better"],
-        },
-    }
+    def chosen_on(self, analysis: Choosing, loaded):
+        """The analysis's choice: the one DEV's result file holds, else made on DEV's units; None in-sample."""
+        if self.dev_result is not None:
+            return analysis.chosen_in(self)
+        if self.dev_source is None:
+            return None
+        return analysis.choose(self, loaded)
 
 
 IN_SAMPLE_SELECTION = ("holds the very sentences this run reports on (choosing and measuring on the same sentences "
@@ -595,7 +446,7 @@ def check_pairs_held_out(dev: HeldOut, pairs, *, source: str = "--select-on") ->
     Traceback (most recent call last):
     probing.errors.ProbingError: --select-on: holds the sentences that 1 of the 1 pairs scored were made from ...
     """
-    units = dev.dev_source if dev.dev_result is None else _reopened(_input_of(dev.dev_result), source)
+    units = dev.dev_source if dev.dev_result is None else _reopened(dev.dev_result["input"], source)
     if units is None or not pairs:
         return
     texts = set()
@@ -630,11 +481,6 @@ def same_reading(dev_sha256: str, dev_half: tuple | None, test_sha256: str, test
 def _half(block: dict) -> tuple | None:
     half = block.get("half")
     return None if not half else (half.get("half"), half.get("limit"))
-
-
-def check_compatible(dev: dict, test: dict, source: str = "--select-on") -> None:
-    """The probe's DEV/TEST check: :func:`check_dev_test`, and DEV has every relation TEST reports."""
-    check_dev_test(dev, test, source=source, may_differ=("relations",), relations=list(test["relations"]))
 
 
 def read_dev_result(path: str, analysis: str = "probe") -> dict:

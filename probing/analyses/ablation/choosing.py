@@ -18,34 +18,19 @@ import dataclasses
 from probing.data.inputs import InputSource
 from probing.errors import ProbingError
 from probing.naming import head_name
-from probing.stats.heldout import HeldOut, check_dev_test
+from probing.stats.heldout import Choosing, HeldOut, check_dev_model, check_dev_test
 
 
 def open_dev(select_on: str | None, report_on: InputSource | None, limit: int | None, *,
-             planned: dict | None = None, relations=(), sizes=()) -> HeldOut:
+             analysis: Choosing | None = None) -> HeldOut:
     """DEV as given, through the held-out flow (:class:`~probing.stats.heldout.HeldOut`): a probe result or a
     treebank, refused before the model loads (so a bad DEV costs no model time) when it holds ``report_on``'s
-    sentences, the run's units (None: BLiMP's pairs, never a treebank's); a result file also by the checks of
-    ``probing score --select-on`` (:func:`~probing.stats.heldout.check_dev_test`): not one shard, read with this
-    run's options (``planned``: its config and model fields known before loading), holding every one of
-    ``relations`` and as many heads as the largest of ``sizes``."""
+    sentences, the run's units (None: BLiMP's pairs, never a treebank's); a result file also by ``analysis``'s
+    checks (:class:`ChoosingHeads`)."""
     if not select_on:
         raise ProbingError("--chosen chooses heads on DEV: give --select-on DEV (a probe result JSON, or a treebank "
                            "such as en_ewt:dev)", source="--select-on")
-    dev = HeldOut.open_dev(report_on, select_on, limit=limit)
-    if dev.dev_result is not None and limit is not None:
-        raise ProbingError(f"cuts a treebank DEV only: {select_on} is a result, scored on the sentences its own run "
-                           "read; drop --select-limit", source="--select-limit")
-    if dev.dev_result is not None:
-        result = dev.dev_result
-        check_dev_test(result, planned or {}, source=dev.where, may_differ=DEV_MAY_DIFFER, relations=relations,
-                       planned=True, run="this run")
-        heads = result["model"]["num_layers"] * result["model"]["num_heads"]
-        if max(sizes, default=1) > heads:
-            raise ProbingError(f"k must be between 1 and the model's {heads} heads (its DEV result has "
-                               f"{result['model']['num_layers']}x{result['model']['num_heads']}), got {max(sizes)}",
-                               source="--k")
-    return dev
+    return HeldOut.open_dev(report_on, select_on, limit=limit, analysis=analysis)
 
 
 DEV_MAY_DIFFER = ("relations", "offsets")
@@ -86,29 +71,60 @@ class ChosenOn:
         return f"heads chosen on DEV ({self.select_on}, {self.sentences:,} sentences{cut}): {sets}"
 
 
-def dev_relations(dev: HeldOut, relations, engine_run) -> ChosenOn:
-    """DEV's counts per relation (``heads`` per direction, a decoder's ``causal``), and on what they were made.
+@dataclasses.dataclass
+class ChoosingHeads(Choosing):
+    """The ablation's choice on DEV for :class:`~probing.stats.heldout.HeldOut`: each relation's counts as a probe
+    result holds them (:class:`ChosenOn`), which --chosen's sets are chosen from; the ablation's report
+    (probing.analyses.ablation.run) builds on it.
 
-    A treebank is scored here: one pass of :class:`~probing.analyses.probe.accumulator.ProbeAccumulator` over
-    it with ``engine_run``'s loaded model and reading (a probing.engine.run.EngineRun; never sharded: every
+    A DEV result file is checked as ``probing score --select-on`` checks one
+    (:func:`~probing.stats.heldout.check_dev_test`): not one shard, read with this run's options (``planned``: its
+    config and model fields known before loading), of its model once loaded, holding every one of ``relations`` and
+    as many heads as the largest of ``sizes``; ``limit`` (--select-limit) cuts a treebank DEV only. A treebank DEV
+    is scored with ``engine_run``'s loaded model and reading (a probing.engine.run.EngineRun; never sharded: every
     process must choose the same heads).
     """
-    if dev.dev_result is not None:
-        result = dev.dev_result
+
+    relations: tuple = ()
+    sizes: tuple = ()
+    limit: int | None = None
+    planned: dict | None = None
+    engine_run: object = None
+
+    def check_dev(self, dev: dict, held: HeldOut) -> None:
+        if self.limit is not None:
+            raise ProbingError(f"cuts a treebank DEV only: {held.select_on} is a result, scored on the sentences its "
+                               "own run read; drop --select-limit", source="--select-limit")
+        check_dev_test(dev, self.planned or {}, source=held.where, may_differ=DEV_MAY_DIFFER,
+                       relations=self.relations, planned=True, run="this run")
+        heads = dev["model"]["num_layers"] * dev["model"]["num_heads"]
+        if max(self.sizes, default=1) > heads:
+            raise ProbingError(f"k must be between 1 and the model's {heads} heads (its DEV result has "
+                               f"{dev['model']['num_layers']}x{dev['model']['num_heads']}), got {max(self.sizes)}",
+                               source="--k")
+
+    def check_model(self, loaded, held: HeldOut) -> None:
+        if held.dev_result is not None:  # a DEV result of other weights chooses other heads
+            check_dev_model(held.dev_result, loaded, source=held.where, run="this run")
+
+    def chosen_in(self, held: HeldOut) -> ChosenOn:
+        """DEV's counts per relation as its result file holds them, and the treebank it was made of."""
+        result = held.dev_result
         made_of = result["input"].get("given_as") or result["input"].get("file") or result["input"]["path"]
-        return ChosenOn(result["relations"], dev.select_on, result["input"]["units_used"],
+        return ChosenOn(result["relations"], held.select_on, result["input"]["units_used"],
                         result["input"].get("limit"), made_of)
-    from probing.analyses.probe.accumulator import ProbeAccumulator
-    from probing.analyses.probe.counts import OFFSETS
-    from probing.engine.readings import READINGS
 
-    def score(dev_source: InputSource) -> ChosenOn:
-        loaded = engine_run.loaded
+    def choose(self, held: HeldOut, loaded) -> ChosenOn:
+        """DEV's counts per relation (``heads`` per direction, a decoder's ``causal``): one pass of
+        :class:`~probing.analyses.probe.accumulator.ProbeAccumulator` over DEV's treebank."""
+        from probing.analyses.probe.accumulator import ProbeAccumulator
+        from probing.analyses.probe.counts import OFFSETS
+        from probing.engine.readings import READINGS
+
+        engine_run = self.engine_run
         heads = READINGS[engine_run.options().attention].heads(loaded.num_heads)
-        probe = ProbeAccumulator.create(tuple(relations), loaded.num_layers, heads, offsets=OFFSETS, bootstrap=0,
+        probe = ProbeAccumulator.create(tuple(self.relations), loaded.num_layers, heads, offsets=OFFSETS, bootstrap=0,
                                         seed=0, causal=loaded.is_causal)
-        stats = engine_run.run([probe], "scoring DEV to choose the heads", source=dev_source, shard=None)
-        return ChosenOn(engine_run.share(probe.result()["relations"]), dev.select_on, stats.units_used,
-                        dev_source.limit)
-
-    return dev.chosen_on(score)
+        stats = engine_run.run([probe], "scoring DEV to choose the heads", source=held.dev_source, shard=None)
+        return ChosenOn(engine_run.share(probe.result()["relations"]), held.select_on, stats.units_used,
+                        held.dev_source.limit)

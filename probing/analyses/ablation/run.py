@@ -10,6 +10,7 @@ import dataclasses
 import os
 from pathlib import Path
 
+from probing.analyses.ablation.choosing import ChoosingHeads
 from probing.analyses.ablation.options import AblationOptions
 from probing.analyses.pairs.options import (
     PAIR_SET_OPTIONS,
@@ -30,53 +31,83 @@ NEEDS = {"lm": "causal_lm", "minimal-pairs": "causal_lm", "mlm": "masked_lm"}
 def ablation(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: AblationOptions, *,
              start=start_run, say=None) -> dict | None:
     """The ablation result of ``model`` under the conditions of ``options`` (None in a torchrun process other than
-    rank 0); ``say`` receives what the command line shows before the pass (the chosen sets, with --chosen)."""
-    from probing.analyses.ablation.accumulator import AblationAccumulator
-    from probing.analyses.ablation.choosing import dev_relations
-    from probing.analyses.ablation.minimal_pairs import context_block, pairs_input_block, pairs_pass
-    from probing.analyses.ablation.scores import replicates_kept, scores_only_state
-    from probing.analyses.ablation.versus import versus_block
-    from probing.engine.readings import READINGS
-    from probing.stats.heldout import check_dev_model
-    from probing.stats.intervals import bootstrap_block
+    rank 0); ``say`` receives what the command line shows before the pass (the chosen sets, with --chosen). With
+    --chosen, DEV is planned and checked before the model loads, and the heads are chosen on it and measured by the
+    one held-out sequence (probing.stats.heldout.HeldOut); without it, that sequence has nothing to choose."""
+    from probing.stats.heldout import HeldOut
 
     metric, source, pairs, described = _checked_metric(model, inputs, passes, options)
     run = start(dataclasses.replace(model, head=metric.head), source or inputs.open(), passes,
                 reads=_input_files(options))
-    dev = _dev(options, run, pairs) if options.chosen else None  # before the model loads
-    loaded = run.loaded
-    if dev is not None and dev.dev_result is not None:  # a DEV result of other weights chooses other heads
-        check_dev_model(dev.dev_result, loaded, source=dev.where, run="this run")
-    metric.setup(loaded)
-    layers, heads = loaded.num_layers, READINGS[passes.attention].heads(loaded.num_heads)
-    chosen_on = dev_relations(dev, options.chosen, run) if options.chosen else None
-    conditions = _conditions(options, layers, heads, chosen_on and chosen_on.relations, seed=model.seed)
-    if chosen_on and run.is_main and say:
-        say(chosen_on.describe(conditions[1:]))
-    accumulator = AblationAccumulator(metric, conditions, layers, heads, bootstrap=options.bootstrap, seed=model.seed,
-                                      causal=loaded.is_causal, pool_from=passes.pool_from)
-    if pairs is None:
-        stats = run.run([accumulator], f"{len(conditions)} conditions")
-    else:
-        stats = pairs_pass(accumulator, loaded, pairs, passes.batch_size, hooks=run.hooks)
-    if not run.is_main:
-        return None
-    config = {"metric": options.metric, "metric_options": {"seed": model.seed, "mask_rate": options.mask_rate,
-                                                           "relations": list(options.relations)},
-              "bootstrap": bootstrap_block(options.bootstrap, model.seed),
-              **({"select_on": options.select_on, "select_limit": options.select_limit} if options.chosen else {})}
-    if pairs is not None:
-        config["metric_options"]["layout"] = metric.layout
-    result = run.result("ablation", stats, accumulator, config)
-    if pairs is not None:
-        result["input"] = pairs_input_block(pairs, described)
-        result["metric"].update(context_block(loaded))  # what every sentence was scored after, and its token
-    if options.scores_only:
-        result["state"] = scores_only_state(*accumulator.scores()[:2], kept=replicates_kept(result["conditions"]))
-    if options.chosen:  # the block reads --match back from the options (the command and probing.run record them all)
-        result["config"]["options"] = {"match": options.match}
+    random_init = run.model.random_init
+    ablating = Ablating(relations=options.chosen, sizes=options.k, limit=options.select_limit, engine_run=run,
+                        planned={"model": {"random_init": random_init},
+                                 "config": {**run.options().config(), "random_init": random_init}},
+                        metric=metric, options=options, seed=model.seed, pairs=pairs, described=described, say=say)
+    held = _dev(options, run, pairs, ablating) if options.chosen else HeldOut(run.source)  # before the model loads
+    return held.run(ablating, load=lambda: run.loaded)
+
+
+@dataclasses.dataclass(kw_only=True)
+class Ablating(ChoosingHeads):
+    """The ablation's report for the held-out sequence (probing.stats.heldout.HeldOut), beside its choice on DEV
+    (:class:`~probing.analyses.ablation.choosing.ChoosingHeads`): the metric checked on the loaded model, the
+    conditions (--chosen's sets from DEV's counts), the pass, the result, and with --chosen its ``versus`` block."""
+
+    metric: object
+    options: AblationOptions
+    seed: int
+    pairs: list | None = None
+    described: dict | None = None
+    say: object = None
+
+    def check_model(self, loaded, held) -> None:
+        super().check_model(loaded, held)
+        self.metric.setup(loaded)
+
+    def report(self, chosen, held, loaded) -> dict | None:
+        from probing.analyses.ablation.accumulator import AblationAccumulator
+        from probing.analyses.ablation.minimal_pairs import context_block, pairs_input_block, pairs_pass
+        from probing.analyses.ablation.scores import replicates_kept, scores_only_state
+        from probing.engine.readings import READINGS
+        from probing.stats.intervals import bootstrap_block
+
+        run, options, metric, pairs, seed = self.engine_run, self.options, self.metric, self.pairs, self.seed
+        passes = run.pass_options
+        layers, heads = loaded.num_layers, READINGS[passes.attention].heads(loaded.num_heads)
+        conditions = _conditions(options, layers, heads, chosen and chosen.relations, seed=seed)
+        if chosen and run.is_main and self.say:
+            self.say(chosen.describe(conditions[1:]))
+        accumulator = AblationAccumulator(metric, conditions, layers, heads, bootstrap=options.bootstrap, seed=seed,
+                                          causal=loaded.is_causal, pool_from=passes.pool_from)
+        if pairs is None:
+            stats = run.run([accumulator], f"{len(conditions)} conditions")
+        else:
+            stats = pairs_pass(accumulator, loaded, pairs, passes.batch_size, hooks=run.hooks)
+        if not run.is_main:
+            return None
+        config = {"metric": options.metric, "metric_options": {"seed": seed, "mask_rate": options.mask_rate,
+                                                               "relations": list(options.relations)},
+                  "bootstrap": bootstrap_block(options.bootstrap, seed),
+                  **({"select_on": options.select_on, "select_limit": options.select_limit} if options.chosen else {})}
+        if pairs is not None:
+            config["metric_options"]["layout"] = metric.layout
+        result = run.result("ablation", stats, accumulator, config)
+        if pairs is not None:
+            result["input"] = pairs_input_block(pairs, self.described)
+            result["metric"].update(context_block(loaded))  # what every sentence was scored after, and its token
+        if options.scores_only:
+            result["state"] = scores_only_state(*accumulator.scores()[:2], kept=replicates_kept(result["conditions"]))
+        return result
+
+    def attach(self, result: dict, chosen, held) -> dict:
+        """The chosen sets against random ones; the block reads --match back from the options (the command and
+        probing.run record them all)."""
+        from probing.analyses.ablation.versus import versus_block
+
+        result["config"]["options"] = {"match": self.options.match}
         result["versus"] = versus_block(result)
-    return result
+        return result
 
 
 def _checked_metric(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: AblationOptions):
@@ -171,17 +202,15 @@ def _minimal_pairs(inputs: InputSpec, passes: PassOptions, options: AblationOpti
     return read_scored_pairs(chosen, sources_of(options), options.paradigms, options.phenomena, inputs.limit)
 
 
-def _dev(options: AblationOptions, run, pairs=None):
-    """DEV of --select-on, checked against this run's units and options, as ``probing score --select-on`` checks
-    it, before the model loads: a treebank's sentences, or minimal ``pairs`` made from DEV's sentences
-    (probing.stats.heldout.check_pairs_held_out)."""
+def _dev(options: AblationOptions, run, pairs, analysis: ChoosingHeads):
+    """DEV of --select-on, checked against this run's units and options (``analysis``'s checks), as ``probing score
+    --select-on`` checks it, before the model loads: a treebank's sentences, or minimal ``pairs`` made from DEV's
+    sentences (probing.stats.heldout.check_pairs_held_out)."""
     from probing.analyses.ablation.choosing import open_dev
     from probing.stats.heldout import check_pairs_held_out
 
-    random_init = run.model.random_init
-    planned = {"model": {"random_init": random_init}, "config": {**run.options().config(), "random_init": random_init}}
     dev = open_dev(options.select_on, None if pairs is not None else run.source, options.select_limit,
-                   planned=planned, relations=options.chosen, sizes=options.k)
+                   analysis=analysis)
     if pairs is not None:
         check_pairs_held_out(dev, pairs, source=dev.where)
     return dev

@@ -1,5 +1,6 @@
 """The passes of ``probing coref``: documents cut into windows, a DEV pass where a head is chosen on DEV, the
-held-out block of the head DEV chose.
+held-out block of the head DEV chose; :class:`CorefChoosing` hands them to the one held-out sequence
+(:class:`probing.stats.heldout.HeldOut`).
 
 The window is a run of whole sentences of one document that fits ``--window`` tokens; every pass (DEV's too)
 reads the same windows. DEV is a treebank (scored here, without bootstrap) or a finished coref result file.
@@ -18,13 +19,14 @@ probing.errors.ProbingError: --window: 1000 tokens is more than the longest unit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from probing.analyses.coref.accumulator import CorefAccumulator
 from probing.analyses.coref.report import arrays_of, choice_summary, choose_head, heldout_block, select_on_block
 from probing.data.inputs import InputSource
 from probing.engine.batching import window_rule
 from probing.errors import ProbingError
-from probing.stats.heldout import HeldOut, check_dev_test, read_dev_result
+from probing.stats.heldout import Choosing, HeldOut, check_dev_test
 
 
 def window_length(requested: int | None, max_length: int | None, loaded) -> int:
@@ -39,13 +41,6 @@ def window_length(requested: int | None, max_length: int | None, loaded) -> int:
         raise ProbingError(f"{requested} tokens is more than the longest unit allowed ({limit}, {where})",
                            source="--window")
     return requested
-
-
-def coref_inputs(treebank: str | None, select_on: str | None, *, limit: int | None) -> HeldOut:
-    """``--treebank`` and ``--select-on`` through the one held-out flow (:class:`probing.stats.heldout.HeldOut`):
-    both read as documents, DEV a treebank to score or a finished coref result file."""
-    return HeldOut.plan(treebank, select_on, limit=limit, units=InputSource.documents,
-                        read_dev=lambda path: read_dev_result(path, analysis="coref"))
 
 
 @dataclass
@@ -78,11 +73,53 @@ def require_mentions(test: CorefAccumulator, source: InputSource) -> None:
                            "CorefUD treebank such as en_gum", source=str(source.path))
 
 
-def add_heldout(result: dict, dev_result: dict, inputs: HeldOut) -> None:
-    """The head DEV chose (its all-mentions accuracy), reported on ``result``'s counts by type with intervals."""
-    check_dev_test(dev_result, result, source=inputs.where)
-    dev_arrays = arrays_of(dev_result)
-    chosen = choice_summary(choose_head(dev_arrays), dev_arrays)
-    from_file = inputs.select_on if inputs.dev_source is None else None
-    where = select_on_block(dev_result, result_path=from_file, spec=inputs.select_on)
-    result["heldout"] = heldout_block(result, where, chosen)
+@dataclass
+class CorefChoosing(Choosing):
+    """Coreference's choice and report for :class:`~probing.stats.heldout.HeldOut`: DEV scored over the same
+    windows as TEST (or its coref result file read), the head with the best all-mentions accuracy on it, and TEST's
+    counts by type with that head's held-out block. ``options`` are a CorefOptions, ``passes`` the PassOptions,
+    ``engine_run`` the run whose model both passes share (None while only DEV's file is read)."""
+
+    dev_analysis = "coref"
+    options: object
+    passes: object
+    seed: int
+    engine_run: object = None
+
+    @cached_property
+    def windows(self) -> WindowPasses:
+        """The passes over windows of ``--window`` tokens (at most the model's longest unit)."""
+        length = window_length(self.options.window, self.passes.max_length, self.engine_run.loaded)
+        return WindowPasses(self.engine_run, length, "--window" if self.options.window is not None else None)
+
+    @property
+    def heads(self) -> int:
+        from probing.engine.readings import READINGS
+
+        return READINGS[self.passes.attention].heads(self.engine_run.loaded.num_heads)
+
+    @property
+    def config(self) -> dict:
+        return {"window": self.windows.window, "bootstrap": self.options.bootstrap}
+
+    def choose(self, held: HeldOut, loaded) -> dict:
+        return self.windows.dev_result(held.dev_source, heads=self.heads, config=self.config)
+
+    def report(self, chosen, held: HeldOut, loaded) -> dict | None:
+        windows = self.windows
+        test = CorefAccumulator(loaded.num_layers, self.heads, window=windows.window, bootstrap=self.options.bootstrap,
+                                seed=self.seed)
+        stats = windows.run(held.source, test, "coreference")
+        if self.passes.shard is None:
+            require_mentions(test, held.source)
+        if not self.engine_run.is_main:
+            return None
+        return self.engine_run.result("coref", stats, test, self.config)
+
+    def attach(self, result: dict, chosen: dict, held: HeldOut) -> dict:
+        """The head DEV chose (its all-mentions accuracy), reported on ``result``'s counts by type with intervals."""
+        check_dev_test(chosen, result, source=held.where)
+        dev_arrays = arrays_of(chosen)
+        where = select_on_block(chosen, result_path=held.result_path, spec=held.select_on)
+        result["heldout"] = heldout_block(result, where, choice_summary(choose_head(dev_arrays), dev_arrays))
+        return result

@@ -17,25 +17,14 @@ def coref(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: Cor
           start=start_run) -> dict | None:
     """The coref result of ``model`` on the CorefUD treebank of ``inputs`` (held out on DEV when
     ``options.select_on`` or a bare treebank name says so); None in a torchrun process other than rank 0."""
-    from probing.analyses.coref.accumulator import CorefAccumulator
-    from probing.analyses.coref.heldout_run import WindowPasses, add_heldout, coref_inputs, require_mentions, window_length
-    from probing.engine.readings import READINGS
+    import dataclasses
 
-    held = coref_inputs(inputs.treebank, options.select_on, limit=inputs.limit)
+    from probing.analyses.coref.heldout_run import CorefChoosing
+    from probing.data.inputs import InputSource
+    from probing.stats.heldout import HeldOut
+
+    choosing = CorefChoosing(options, passes, model.seed)
+    held = HeldOut.plan(inputs.treebank, options.select_on, limit=inputs.limit, units=InputSource.documents,
+                        analysis=choosing)
     run = start(model, held.source, passes, reads=(held.dev_path,))
-    loaded = run.loaded
-    window = window_length(options.window, passes.max_length, loaded)
-    windows = WindowPasses(run, window, "--window" if options.window is not None else None)
-    heads = READINGS[passes.attention].heads(loaded.num_heads)
-    config = {"window": window, "bootstrap": options.bootstrap}
-    dev_result = held.chosen_on(lambda dev_source: windows.dev_result(dev_source, heads=heads, config=config))
-    test = CorefAccumulator(loaded.num_layers, heads, window=window, bootstrap=options.bootstrap, seed=model.seed)
-    stats = windows.run(held.source, test, "coreference")
-    if passes.shard is None:
-        require_mentions(test, held.source)
-    if not run.is_main:
-        return None
-    result = run.result("coref", stats, test, config)
-    if dev_result is not None:
-        add_heldout(result, dev_result, held)
-    return result
+    return held.run(dataclasses.replace(choosing, engine_run=run), load=lambda: run.loaded)

@@ -99,7 +99,7 @@ class ProbeAccumulator(Accumulator):
     @staticmethod
     def finish_merge(merged: dict, parts: list[dict]) -> dict:
         """The merged ``treebank`` block, and held-out numbers recomputed from the merged counts."""
-        from probing.stats.heldout import reattach_heldout
+        from probing.analyses.probe.heldout_block import reattach_heldout
 
         treebank = dict(parts[0]["treebank"])
         for name in ("sentences_scored", "words_scored", "unk_substituted_words"):

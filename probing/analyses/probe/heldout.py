@@ -1,48 +1,71 @@
 """The probe's held-out run: choose every head and offset on DEV, report them on TEST (docs/heldout.md).
 
-The choosing and the reporting are the held-out rules of :mod:`probing.stats.heldout`; this module runs the
-probe on both treebanks with one loaded model (or reads DEV's result file), which is what ``probing score``
-and ``probing.score`` do with ``--select-on`` or a bare treebank name.
+The sequence is the one of every analysis that chooses (:class:`probing.stats.heldout.HeldOut`); the probe hands
+it :class:`ProbeChoosing`: DEV scored with the loaded model (or its result file read), TEST scored, and the
+``heldout`` block of :mod:`probing.analyses.probe.heldout_block` attached. This is what ``probing score`` and
+``probing.score`` run with ``--select-on`` or a bare treebank name.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from probing.analyses.probe.api import load_for, run_probe
+from probing.analyses.probe.heldout_block import attach_heldout
 from probing.analyses.probe.options import ProbeOptions
 from probing.engine.options import PassOptions
 from probing.engine.specs import InputSpec, ModelSpec
-from probing.stats.heldout import HeldOut, attach_heldout, check_dev_model, check_dev_test, plan
+from probing.stats.heldout import Choosing, HeldOut, check_dev_model, check_dev_test, plan
+
+
+@dataclass(frozen=True)
+class ProbeChoosing(Choosing):
+    """The probe's choice and report for :class:`~probing.stats.heldout.HeldOut`: DEV scored with TEST's options
+    (``config``, the TEST run's ScoreConfig), without bootstrap and unsharded, or read from its result file;
+    TEST scored; the ``heldout`` block built from both counts. ``hooks``: the passes' (checkpoints, processes)."""
+
+    config: object
+    progress: bool = False
+    hooks: object = None
+
+    def check_dev(self, dev: dict, held: HeldOut) -> None:
+        """DEV's result of other options is refused before any model time (its model once loaded)."""
+        check_dev_test(dev, _planned(self.config, held.source), source=held.where, may_differ=("relations",),
+                       relations=self.config.relations, planned=True)
+
+    def check_model(self, loaded, held: HeldOut) -> None:
+        if held.dev_result is not None:
+            check_dev_model(held.dev_result, loaded, source=held.where)
+
+    def choose(self, held: HeldOut, loaded) -> dict:
+        """DEV's probe result: the counts each relation's head and offset are chosen on."""
+        return run_probe(self.config.replace(treebank=held.select_on, bootstrap=0, shard=None), progress=self.progress,
+                         loaded=loaded, description="selecting on DEV", source=held.dev_source, hooks=self.hooks)
+
+    def report(self, chosen, held: HeldOut, loaded) -> dict:
+        return run_probe(self.config, progress=self.progress, loaded=loaded, source=held.source,
+                         description="reporting on TEST", hooks=self.hooks)
+
+    def attach(self, result: dict, chosen: dict, held: HeldOut) -> dict:
+        if held.result_path is None:  # DEV was scored here: its pass is part of this run's time
+            result["timing"] = both_passes_timing(chosen["timing"], result["timing"])
+        result = attach_heldout(result, chosen, dev_result_path=held.result_path)
+        result["heldout"]["select_on"]["spec"] = held.select_on
+        return result
 
 
 def score_heldout(config, select_on: str, *, progress: bool = False, hooks=None) -> dict:
     """Score DEV (or read its result) and TEST with one loaded model; return TEST + ``heldout``.
 
-    ``config`` is the TEST run's ScoreConfig; DEV is scored with the same
-    options, without bootstrap and unsharded (every TEST shard must make the
-    same choice). DEV and TEST are opened and checked by the one held-out flow
-    (:class:`probing.stats.heldout.HeldOut`).
+    ``config`` is the TEST run's ScoreConfig; DEV is scored with the same options, without bootstrap and
+    unsharded (every TEST shard must make the same choice). The sequence is the one held-out flow
+    (:class:`probing.stats.heldout.HeldOut`); both treebanks are read through while the model loads, so that a
+    bad line in either costs no model time.
     """
     config = config.validated()
-    inputs = HeldOut.plan(config.treebank, select_on, limit=config.limit)
-    if inputs.dev_result is not None:  # DEV's options checked before any model time, its model once loaded
-        check_dev_test(inputs.dev_result, _planned(config, inputs.source), source=inputs.where,
-                       may_differ=("relations",), relations=config.relations, planned=True)
-    # Both treebanks are read through while the model loads: a bad line in either costs no model time.
-    loaded = load_for(config, validate=[source for source in (inputs.dev_source, inputs.source) if source],
-                      progress=progress)
-    if inputs.dev_result is not None:
-        check_dev_model(inputs.dev_result, loaded, source=inputs.where)
-    dev = inputs.chosen_on(lambda dev_source: run_probe(
-        config.replace(treebank=select_on, bootstrap=0, shard=None), progress=progress, loaded=loaded,
-        description="selecting on DEV", source=dev_source, hooks=hooks))
-    test = run_probe(config, progress=progress, loaded=loaded, source=inputs.source, description="reporting on TEST",
-                     hooks=hooks)
-    dev_path = inputs.dev_path if inputs.dev_result is not None else None
-    if dev_path is None:  # DEV was scored here: its pass is part of this run's time
-        test["timing"] = both_passes_timing(dev["timing"], test["timing"])
-    result = attach_heldout(test, dev, dev_result_path=dev_path)
-    result["heldout"]["select_on"]["spec"] = select_on
-    return result
+    choosing = ProbeChoosing(config, progress=progress, hooks=hooks)
+    held = HeldOut.plan(config.treebank, select_on, limit=config.limit, analysis=choosing)
+    return held.run(choosing, load=lambda: load_for(config, validate=held.read, progress=progress))
 
 
 def both_passes_timing(dev: dict, test: dict) -> dict:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from probing.analyses.probe.heldout_block import in_sample_reports
 from probing.naming import head_name, offset_name
 from probing.report.board import Cell, Row, Table, leaderboard_position, mean_over, rank_rows, result_label, treebank_label
-from probing.stats.heldout import in_sample_reports
 
 
 def _head_cell(head: dict | None, difference: dict | None, pairs: int, ties: int = 1) -> Cell:

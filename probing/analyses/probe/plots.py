@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
+from probing.analyses.probe.heldout_block import in_sample_reports
 from probing.atomic import save_figure_atomic
 from probing.errors import ProbingError
 from probing.naming import DIRECTIONS, head_name, interval_text, offset_name, percent
 from probing.naming import WORDS as ARROWS
 from probing.report.board import result_label, treebank_label
 from probing.report.drawing import MARK, layer_head_heatmap, new_figure
-from probing.stats.heldout import in_sample_reports
 
 CMAP = "viridis"
 

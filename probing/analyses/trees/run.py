@@ -3,111 +3,97 @@
 Pass 1 over the treebank chooses on counts every head as a tree and collects the relations and the probes'
 examples; pass 2 keeps the ensemble candidates' attention; the search and the probes' training then run on
 rank 0, and every process receives the selection. Held out, one more pass reports the selection on TEST with
-its bootstrap. The command (probing.commands.trees) plans the inputs and writes what :func:`run_trees` gives.
+its bootstrap. :class:`TreesChoosing` hands that choice and that report to the one held-out sequence
+(:class:`probing.stats.heldout.HeldOut`), which runs in-sample runs too (nothing to choose on DEV).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
 from probing.analyses.trees.accumulator import TreesAccumulator
 from probing.analyses.trees.options import TreesOptions
 from probing.analyses.trees.selection import TreeOptions, check_selection, probe_modules
-from probing.data.inputs import InputSource
 from probing.engine.options import PassOptions
 from probing.engine.progress import timing
 from probing.engine.readings import READINGS
 from probing.engine.run import start_run
 from probing.engine.specs import InputSpec, ModelSpec
 from probing.stats.bootstrap import BootstrapSpec
-from probing.stats.heldout import HeldOut
+from probing.stats.heldout import Choosing, HeldOut
 
 
 @dataclass(frozen=True)
-class TreesRun:
-    """What a trees run chooses on and reports on.
+class TreesChoosing(Choosing):
+    """What a trees run chooses and reports, for :class:`~probing.stats.heldout.HeldOut`: the selection (single
+    heads as trees, ensembles, probes) made on DEV or read from DEV's trees result, whose options and reading must
+    be this run's (its model is checked once loaded); the selection evaluated on TEST with its bootstrap. In-sample,
+    the selection is made and measured on the units themselves.
 
-    ``heldout``: the treebank reported on (TEST, or the in-sample treebank) and DEV, a treebank or the selection of
-    a result file (probing.stats.heldout.HeldOut, the held-out flow of every analysis); ``reading``:
-    ``{"attention", "pool_from"}``; ``bootstrap``: TEST's replicates (0: none).
+    ``options``: the TreeOptions; ``reading``: ``{"attention", "pool_from"}``; ``bootstrap``: TEST's replicates
+    (0: none); ``engine_run``: the run whose model every pass shares (None while only DEV's file is read).
     """
 
-    heldout: HeldOut
     options: TreeOptions
     vectors: object
     reading: dict
     bootstrap: int
     seed: int
     shard: tuple[int, int] | None = None
+    engine_run: object = None
 
-    @classmethod
-    def plan(cls, treebank: str | None, select_on: str | None, *, limit: int | None, options: TreeOptions,
-             reading: dict, **rest) -> "TreesRun":
-        """``--treebank`` and ``--select-on`` through the held-out flow: DEV is a treebank or a result file, whose
-        selection must fit these options (its model is checked once loaded), and holds none of the sentences
-        reported on; ``rest``: vectors, bootstrap, seed, shard."""
+    def read_dev(self, path: str) -> dict:
+        """The selection a trees result of DEV holds."""
         from probing.analyses.trees.selection import read_selection
 
-        heldout = HeldOut.plan(treebank, select_on, limit=limit, read_dev=lambda path: read_selection(path)[1],
-                               sentences_of=lambda selection: selection["made_on"])
-        if heldout.dev_result is not None:
-            check_selection(heldout.dev_result, options, reading, source=heldout.where)
-        return cls(heldout=heldout, options=options, reading=reading, **rest)
+        return read_selection(path)[1]
 
-    @property
-    def source(self) -> InputSource:
-        """The treebank reported on."""
-        return self.heldout.source
+    def dev_sentences(self, dev: dict) -> dict:
+        return dev["made_on"]
 
-    @property
-    def select_on(self) -> str | None:
-        return self.heldout.select_on
+    def check_dev(self, dev: dict, held: HeldOut) -> None:
+        check_selection(dev, self.options, self.reading, source=held.where)
 
-    @property
-    def dev_path(self) -> str | None:
-        """The DEV file read (checked as an input before any output is written), or None."""
-        return self.heldout.dev_path
+    def check_model(self, loaded, held: HeldOut) -> None:
+        if held.dev_result is not None:  # a DEV result of other weights chose other heads: refused before any pass
+            check_selection(held.dev_result, self.options, self.reading, source=held.where, loaded=loaded)
 
+    def heads(self, loaded) -> int:
+        return READINGS[self.reading["attention"]].heads(loaded.num_heads)
 
-def run_trees(engine_run, run: TreesRun) -> dict | None:
-    """The trees result of ``run`` through ``engine_run`` (a probing.engine.run.EngineRun over ``run.source``: the
-    model, the pass options, checkpoints and the processes of a torchrun); None in processes other than rank 0."""
-    loaded = engine_run.loaded
-    heads = READINGS[run.reading["attention"]].heads(loaded.num_heads)
-    bootstrap = BootstrapSpec(run.bootstrap, run.seed) if run.bootstrap else None
-    shown = engine_run.options().progress  # the main process, unless --no-progress (--quiet)
+    def log(self, text: str) -> None:
+        """What each stage took, shown by the main process unless --no-progress (--quiet)."""
+        timing(f"probing trees: {text}", enabled=self.engine_run.options().progress)
 
-    def log(text: str) -> None:  # what each stage took
-        timing(f"probing trees: {text}", enabled=shown)
-    if not run.select_on:
-        trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal)
-        stats, selection = _choose_on(engine_run, run.source, trees, run.options, run.vectors, run.reading,
-                                      shard=run.shard, choose=run.shard is None, log=log)
-        trees.selection = selection
-    else:
-        from_file = run.heldout.dev_result is not None
-        if from_file:  # a DEV result of other weights chose other heads: refused before any pass
-            check_selection(run.heldout.dev_result, run.options, run.reading, source=run.heldout.where, loaded=loaded)
+    def choose(self, held: HeldOut, loaded) -> dict:
+        dev_trees = TreesAccumulator(loaded.num_layers, self.heads(loaded), causal=loaded.is_causal)
+        return _choose_on(self.engine_run, held.dev_source, dev_trees, self.options, self.vectors, self.reading,
+                          shard=None, choose=True, log=self.log)[1]
 
-        def choose_on_dev(dev_source):
-            dev_trees = TreesAccumulator(loaded.num_layers, heads, causal=loaded.is_causal)
-            return _choose_on(engine_run, dev_source, dev_trees, run.options, run.vectors, run.reading, shard=None,
-                              choose=True, log=log)[1]
-
-        selection = {**run.heldout.chosen_on(choose_on_dev),
-                     "source": {"select_on": run.select_on, "result": run.select_on if from_file else None}}
-        trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal,
-                                 selection=selection, evaluate=True,
-                                 probe_modules=probe_modules(selection, loaded.num_layers, heads), vectors=run.vectors)
-        started = time.perf_counter()
-        stats = engine_run.run([trees], "trees: reporting on TEST")
-        log(f"TEST pass ({stats.units_used} sentences, every counter): {time.perf_counter() - started:.1f} s")
-    if not engine_run.is_main:
-        return None
-    config = {"mode": "heldout" if run.select_on else "in_sample", **run.options.as_dict(), "bootstrap": run.bootstrap,
-              "stack": loaded.stack}
-    return engine_run.result("trees", stats, trees, config)
+    def report(self, chosen, held: HeldOut, loaded) -> dict | None:
+        engine_run, heads = self.engine_run, self.heads(loaded)
+        bootstrap = BootstrapSpec(self.bootstrap, self.seed) if self.bootstrap else None
+        if chosen is None:
+            trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal)
+            stats, selection = _choose_on(engine_run, held.source, trees, self.options, self.vectors, self.reading,
+                                          shard=self.shard, choose=self.shard is None, log=self.log)
+            trees.selection = selection
+        else:
+            selection = {**chosen, "source": {"select_on": held.select_on, "result": held.result_path}}
+            trees = TreesAccumulator(loaded.num_layers, heads, bootstrap=bootstrap, causal=loaded.is_causal,
+                                     selection=selection, evaluate=True,
+                                     probe_modules=probe_modules(selection, loaded.num_layers, heads),
+                                     vectors=self.vectors)
+            started = time.perf_counter()
+            stats = engine_run.run([trees], "trees: reporting on TEST")
+            self.log(f"TEST pass ({stats.units_used} sentences, every counter): {time.perf_counter() - started:.1f} s")
+        if not engine_run.is_main:
+            return None
+        config = {"mode": "heldout" if held.select_on else "in_sample", **self.options.as_dict(),
+                  "bootstrap": self.bootstrap, "stack": loaded.stack}
+        return engine_run.result("trees", stats, trees, config)
 
 
 def _choose_on(engine_run, source, trees, options, vectors, reading: dict, *, shard, choose: bool, log):
@@ -163,11 +149,11 @@ def trees(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: Tre
                                candidates=options.candidates, probes=() if options.no_probes else PROBES,
                                probe_epochs=options.probe_epochs, seed=model.seed,
                                word_vectors=described if not options.no_probes else {"source": "input_embeddings"})
-    plan = TreesRun.plan(inputs.treebank, options.select_on, limit=inputs.limit, options=tree_options,
-                         reading={"attention": passes.attention, "pool_from": passes.pool_from}, vectors=vectors,
-                         bootstrap=options.bootstrap, seed=model.seed, shard=passes.shard)
-    engine_run = start(model, plan.source, passes, reads=(options.word_vectors, plan.dev_path))
-    result = run_trees(engine_run, plan)
+    choosing = TreesChoosing(tree_options, vectors, {"attention": passes.attention, "pool_from": passes.pool_from},
+                             bootstrap=options.bootstrap, seed=model.seed, shard=passes.shard)
+    held = HeldOut.plan(inputs.treebank, options.select_on, limit=inputs.limit, analysis=choosing)
+    engine_run = start(model, held.source, passes, reads=(options.word_vectors, held.dev_path))
+    result = held.run(dataclasses.replace(choosing, engine_run=engine_run), load=lambda: engine_run.loaded)
     if result is not None and options.drop_probe_weights and result.get("selection"):
         result["selection"] = without_probe_weights(result["selection"])
     return result
