@@ -145,8 +145,8 @@ def test_the_paradigms_that_move_get_a_table_with_a_paired_interval_for_the_move
 def test_a_context_named_as_a_token_of_the_vocabulary(tiny):
     """--context TOKEN: any one token, named as the tokenizer writes it, scores exactly as the context that gives
     the same token (here the EOS, by name); a name that is not one token is refused naming --context."""
-    from probing.analyses.pairs.scoring import context_token
     from probing.errors import ProbingError
+    from probing.model.token_scores import context_token
 
     model, tokenizer = tiny
     named = tokenizer.eos_token

@@ -78,6 +78,19 @@ class EngineRun:
         require_units(stats, source, options, length_option)
         return stats
 
+    def run_pairs(self, accumulators, pairs, *, pairs_per_batch: int, by_length: bool, description: str = "scoring"):
+        """One pass over minimal ``pairs`` (encoded) into ``accumulators`` (probing.engine.pair_passes), with the
+        run's model, hooks and progress; its statistics, its units the pairs. One process scores every pair: a
+        torchrun is refused."""
+        from probing.engine.pair_passes import run_pair_pass
+        from probing.errors import ProbingError
+
+        if self.ranks.active:  # every rank would score every pair, and their sums would count each pair again
+            raise ProbingError("minimal pairs are scored in one process, not under torchrun", source="torchrun")
+
+        return run_pair_pass(self.loaded, pairs, accumulators, pairs_per_batch=pairs_per_batch, by_length=by_length,
+                             hooks=self.hooks, progress=self.options(description).progress, description=description)
+
     def result(self, analysis: str, stats, accumulator, config: dict, *, source: InputSource | None = None,
                **changes) -> dict:
         """The result of ``analysis``: the common blocks (probing.results.io.provenance) of a pass over ``source``

@@ -33,7 +33,7 @@ def ablation(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: 
     rank 0); ``say`` receives what the command line shows before the pass (the chosen sets, with --chosen)."""
     from probing.analyses.ablation.accumulator import AblationAccumulator
     from probing.analyses.ablation.choosing import dev_relations
-    from probing.analyses.ablation.minimal_pairs import context_block, pairs_input_block, pairs_pass
+    from probing.analyses.ablation.minimal_pairs import context_block, encoded_pairs, pairs_input_block
     from probing.analyses.ablation.scores import replicates_kept, scores_only_state
     from probing.analyses.ablation.versus import versus_block
     from probing.engine.readings import READINGS
@@ -58,7 +58,8 @@ def ablation(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: 
     if pairs is None:
         stats = run.run([accumulator], f"{len(conditions)} conditions")
     else:
-        stats = pairs_pass(accumulator, loaded, pairs, passes.batch_size, hooks=run.hooks)
+        stats = run.run_pairs([accumulator], encoded_pairs(loaded, pairs), pairs_per_batch=passes.batch_size,
+                              by_length=False, description=f"{len(conditions)} conditions")
     if not run.is_main:
         return None
     config = {"metric": options.metric, "metric_options": {"seed": model.seed, "mask_rate": options.mask_rate,
