@@ -5,7 +5,9 @@ Every way of running an analysis goes through :class:`EngineRun`: an analysis's 
 first), and the held-out passes of trees, coref and the ablation's DEV run on it. It is built from plain values,
 so an analysis handed one never sees the command line: :class:`ModelSpec` (which model and how to load it), the opened
 :class:`~probing.data.inputs.InputSource`, the pass's :class:`~probing.engine.options.PassOptions`, and the
-processes of a torchrun (:class:`~probing.engine.distributed.Ranks`) with the checkpoint hooks.
+processes of a torchrun (:class:`~probing.engine.distributed.Ranks`) with the checkpoint hooks. Its passes are over
+units (:meth:`EngineRun.run`) or over minimal pairs (:meth:`EngineRun.run_pairs`: ``probing pairs``, the ablation's
+minimal-pair metric).
 
 >>> from probing.data.inputs import InputSource, sample_treebank_path
 >>> from probing.engine.options import PassOptions

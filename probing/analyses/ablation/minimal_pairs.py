@@ -9,10 +9,8 @@ once), every condition's copies of a batch in one forward pass, each copy with i
 any pass. The pass keeps one bit per (condition, pair): right or not; the parts and their bootstrap come from those
 bits (probing.analyses.ablation.pair_parts).
 
->>> from probing.model.loading import load_model
->>> from probing.testing import tiny_bert
->>> context_block(load_model(tiny_bert()))["context"]
-'bos'
+>>> pairs_input_block(["pair 1", "pair 2"], {"kind": "minimal_pairs"})
+{'kind': 'minimal_pairs', 'units_total': 2, 'units_used': 2, 'skipped': {}}
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""``score_pairs``: load a causal LM, read a pair set (BLiMP by default), score every pair, return a versioned result
-dict.
+"""``pairs``, the library function of ``probing pairs``: read a pair set (BLiMP by default) or one's own file, start
+the run that loads a causal LM, score every pair on the one pass over pairs, return a versioned result dict;
+``score_pairs`` is the same by keywords.
 
 >>> from probing.testing import tiny_bert
 >>> score_pairs(tiny_bert(), paradigms=["anaphor_gender_agreement"], limit=1)
