@@ -82,3 +82,20 @@ def test_a_pairs_run_stopped_half_way_resumes_to_the_uninterrupted_result(pair_f
     assert "resuming" in capsys.readouterr().err and not checkpoint.exists()
     assert first_part.isdisjoint(scored) and len(scored) == 4  # the batches after the stop, and only those
     assert read_result(whole)["pairs"] == read_result(stopped)["pairs"]
+
+
+def test_one_head_check_decides_how_pairs_are_scored_and_refuses_the_lm_metrics_a_capped_model():
+    """probing.model.token_scores.exact_head: pairs score a soft-capped model from its whole logits, the ablation's
+    LM metrics (which read the head's chunks only) refuse it in one line; an uncapped model is exact for both."""
+    from helpers import tiny_gemma
+
+    from probing.analyses.ablation.metrics import check_causal_lm_head
+    from probing.errors import ProbingError
+    from probing.model.loading import load_model
+    from probing.model.token_scores import exact_head
+
+    capped, plain = (load_model(tiny_gemma(softcap=softcap), head="causal_lm") for softcap in (1.0, None))
+    assert not exact_head(capped.model) and exact_head(plain.model)
+    with pytest.raises(ProbingError, match="beyond its LM head"):
+        check_causal_lm_head(capped, "--metric lm", otherwise="use --metric mlm")
+    check_causal_lm_head(plain, "--metric lm", otherwise="use --metric mlm")

@@ -114,18 +114,19 @@ def row_log_probs(logits: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -
     return picked.sum(dim=1)
 
 
-def exact_head(model) -> bool:
-    """Whether ``model``'s logits are its output embeddings applied to its base model's last hidden state, on a
-    short input (a model that scales or soft-caps its logits is scored from its whole output instead)."""
+def exact_head(model, *, first: int = 1, tolerance: float = 1e-5, device=None) -> bool:
+    """Whether ``model``'s logits are its output embeddings applied to its base model's last hidden state, within
+    ``tolerance``, on the short input ``first``, 5, 6, 7 (on ``device``, default the head's): a model that scales or
+    soft-caps its logits is scored from its whole output instead, or refused where only the head's chunks are read
+    (the ablation's LM metrics)."""
     head, base = model.get_output_embeddings(), getattr(model, "base_model", None)
     if head is None or base is None or base is model or getattr(head, "weight", None) is None:
         return False
-    device = head.weight.device
-    ids = torch.tensor([[1, 5, 6, 7]], device=device)
+    ids = torch.tensor([[first, 5, 6, 7]], device=head.weight.device if device is None else device)
     with torch.inference_mode():
         whole = model(input_ids=ids).logits.float()
         split = head(base(input_ids=ids).last_hidden_state).float()
-    return whole.shape == split.shape and bool(torch.allclose(whole, split, rtol=1e-5, atol=1e-5))
+    return whole.shape == split.shape and bool(torch.allclose(whole, split, rtol=tolerance, atol=tolerance))
 
 
 class RowScorer:

@@ -16,7 +16,7 @@ from probing.engine.batching import Batch
 from probing.errors import ProbingError
 from probing.model.interventions import uniform_heads
 from probing.model.masking import IGNORED, MASK_RATE, mask_batch
-from probing.model.token_scores import token_log_probs
+from probing.model.token_scores import exact_head, token_log_probs
 from probing.registry import Registry
 
 LOGIT_CELLS = 1 << 26
@@ -143,21 +143,12 @@ class MaskedLMLoss(RatioMetric):
         return numerator, denominator
 
 
-def lm_head_logits(loaded, hidden: torch.Tensor) -> torch.Tensor:
-    """The LM head on hidden states [row, token, hidden]: logits [row, token, vocab]."""
-    return loaded.model.get_output_embeddings()(hidden)
-
-
 def check_causal_lm_head(loaded, option: str, otherwise: str) -> None:
     """Refuse, in one line naming ``option``, a model that is not a causal LM or whose logits are more than
-    its LM head on the last hidden state (what the metrics compute in row chunks)."""
+    its LM head on the last hidden state (what the metrics compute in row chunks: probing.model.token_scores)."""
     if not loaded.is_causal:
         raise ProbingError(f"{loaded.name} is not a causal LM; {otherwise}", source=option)
-    ids = torch.tensor([[loaded.prepend_token_id or 0, 5, 6, 7]])
-    with torch.inference_mode():
-        full = loaded.model(input_ids=ids.to(loaded.device)).logits.float()
-        mine = lm_head_logits(loaded, loaded.base(input_ids=ids.to(loaded.device)).last_hidden_state).float()
-    if not torch.allclose(full, mine, rtol=1e-4, atol=1e-4):
+    if not exact_head(loaded.model, first=loaded.prepend_token_id or 0, tolerance=1e-4, device=loaded.device):
         raise ProbingError(f"{loaded.name} transforms its logits beyond its LM head (soft-capping or scaling), "
                            f"which {option} does not reproduce", source=option)
 
