@@ -99,9 +99,11 @@ def ablation(limit: int, repeats: int = 2) -> dict | None:
     from benchmarks.pairs import PairsSpec
     from probing.analyses.ablation.conditions import INTACT, Condition
     from probing.analyses.ablation.metrics import MinimalPairAccuracy
-    from probing.analyses.ablation.minimal_pairs import pairs_pass
+    from probing.analyses.ablation.minimal_pairs import encoded_pairs
     from probing.data.minimal_pairs import read_pairs
+    from probing.engine.pair_passes import run_pair_pass
     from probing.model.loading import load_model
+    from probing.model.pair_rows import PairScoring
 
     folder = model_folder("smollm2")
     if folder is None:
@@ -116,11 +118,12 @@ def ablation(limit: int, repeats: int = 2) -> dict | None:
             for share in (True, False):
                 metric = MinimalPairAccuracy.of_pairs(pairs)
                 metric.setup(loaded)
-                metric.share_prefix = share
+                metric.scoring = PairScoring(split=True, share=share, cells=metric.scoring.cells)
                 accumulator = accumulator_module.AblationAccumulator(metric, conditions, loaded.num_layers,
                                                                      loaded.num_heads, bootstrap=10, causal=True)
                 with Clock() as clock:
-                    pairs_pass(accumulator, loaded, pairs, 16)
+                    run_pair_pass(loaded, encoded_pairs(loaded, pairs), [accumulator], pairs_per_batch=16,
+                                  by_length=False)
                 seconds[share].append(clock.cpu)
                 right[share] = accumulator.state_tensors["right"]
     return {"model": loaded.name, "pairs": len(pairs), "conditions": len(conditions),

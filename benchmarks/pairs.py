@@ -62,10 +62,10 @@ def measure_pairs(spec: PairsSpec, repeats: int, device: str = "cpu") -> dict | 
         from minicons import scorer as minicons_scorer
     except ImportError:
         return None
-    from probing.analyses.pairs.scoring import encode
     from probing.data.minimal_pairs import read_pairs
     from probing.errors import ProbingError
     from probing.model.loading import load_model
+    from probing.model.token_scores import encode
     from probing.model.tokenizers import plain_tokenizer
 
     folder = model_folder(spec.model)

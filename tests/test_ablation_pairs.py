@@ -13,12 +13,14 @@ from helpers import HAND_PAIRS, hand_blimp, tiny_model
 import probing.analyses.ablation.accumulator as ablation
 from probing.analyses.ablation.conditions import INTACT, Condition
 from probing.analyses.ablation.metrics import LOGIT_CELLS, MinimalPairAccuracy
-from probing.analyses.ablation.minimal_pairs import pairs_pass
+from probing.analyses.ablation.minimal_pairs import disabled_heads, encoded_pairs
 from probing.analyses.pairs.accuracy import accuracies, paradigm_draws
 from probing.analyses.pairs.scoring import sentence_log_probs
 from probing.data.minimal_pairs import MinimalPair
+from probing.engine.pair_passes import pair_batches, run_pair_pass
 from probing.errors import ProbingError
 from probing.model.loading import load_model
+from probing.model.pair_rows import PairScoring, batch_log_probs
 from probing.model.tokenizers import plain_tokenizer
 from probing.stats.intervals import percentile_interval
 
@@ -40,8 +42,16 @@ def ablated(loaded, pairs=PAIRS, conditions=CONDITIONS, batch_size=3, bootstrap=
     metric.setup(loaded)
     accumulator = ablation.AblationAccumulator(metric, conditions, loaded.num_layers, loaded.num_heads,
                                                bootstrap=bootstrap, causal=True)
-    pairs_pass(accumulator, loaded, pairs, batch_size)
+    run_pair_pass(loaded, encoded_pairs(loaded, pairs), [accumulator], pairs_per_batch=batch_size, by_length=False)
     return accumulator
+
+
+def sentence_scores(loaded, batch, mask, share: bool = False) -> torch.Tensor:
+    """log p [copy, sentence] of a batch's stacked copies under the heads ``mask`` disabled, as the metric scores
+    them (its prefixes shared only with ``share``)."""
+    scoring = PairScoring(split=True, share=share, cells=LOGIT_CELLS)
+    return batch_log_probs(loaded.model, batch.pairs, scoring, loaded.device, copies=len(mask) // len(batch),
+                           around=disabled_heads(loaded, mask))
 
 
 def test_the_intact_condition_equals_probing_pairs_on_the_same_pairs(llama):
@@ -69,13 +79,11 @@ def test_the_intact_condition_equals_probing_pairs_on_the_same_pairs(llama):
 
 def test_a_disabled_layer_changes_the_scores_it_measures(llama):
     """Not a constant: disabling all of layer 1's heads moves some sentence's log-probability."""
-    from probing.analyses.ablation.minimal_pairs import pair_batches, sentence_scores
-
-    batch = next(pair_batches(plain_tokenizer(llama), PAIRS, 8))
+    batch = next(pair_batches(encoded_pairs(llama, PAIRS), pairs_per_batch=8, by_length=False))
     mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
     mask[len(batch):, 0] = True  # the second copy without layer 1
     with torch.inference_mode():
-        scores = sentence_scores(llama, batch, mask, LOGIT_CELLS)
+        scores = sentence_scores(llama, batch, mask)
     assert scores.shape == (2, 16) and not torch.allclose(scores[0], scores[1])
 
 
@@ -101,17 +109,13 @@ def test_the_batch_size_changes_no_score(llama):
 def test_padding_changes_no_log_probability_under_disabled_heads(llama):
     """A pair alone in its batch and the same pair padded beside longer ones: the same log-probabilities (the
     uniform attention of a disabled head spreads over the keys a token may see, never over padding)."""
-    from probing.analyses.ablation.minimal_pairs import pair_batches, sentence_scores
-
-    tokenizer = plain_tokenizer(llama)
-
     def scores(batch_size: int) -> torch.Tensor:
         found = []
-        for batch in pair_batches(tokenizer, PAIRS, batch_size):
+        for batch in pair_batches(encoded_pairs(llama, PAIRS), pairs_per_batch=batch_size, by_length=False):
             mask = torch.zeros(2 * len(batch), llama.num_layers, llama.num_heads, dtype=torch.bool)
             mask[len(batch):, 0, :2] = True  # copy 2: heads 1-1 and 1-2 disabled
             with torch.inference_mode():
-                found.append(sentence_scores(llama, batch, mask, LOGIT_CELLS))
+                found.append(sentence_scores(llama, batch, mask))
         return torch.cat(found, dim=1)  # [copy, sentence]
 
     alone, padded = scores(1), scores(8)
@@ -278,27 +282,26 @@ def test_shared_prefixes_under_disabled_heads_and_reused_layers_give_the_whole_s
     (probing.model.prefix): the same log-probabilities as every sentence whole, intact and ablated."""
     from helpers import tiny_gemma
 
-    from probing.analyses.ablation.minimal_pairs import pair_batches, sentence_scores
     from probing.model.prefix import SharedPrefix
 
     loaded = load_model(tiny_model("llama", num_layers=3) if family == "llama" else tiny_gemma(), head="causal_lm")
     metric = MinimalPairAccuracy.of_pairs(PAIRS)
     metric.setup(loaded)
     prefix = SharedPrefix.find(loaded)
-    assert metric.share_prefix and prefix is not None
+    assert metric.scoring.share and prefix is not None
     layers, heads = loaded.num_layers, loaded.num_heads
     with torch.inference_mode():
-        for batch in pair_batches(plain_tokenizer(loaded), PAIRS, 4):
+        for batch in pair_batches(encoded_pairs(loaded, PAIRS), pairs_per_batch=4, by_length=False):
             intact = torch.zeros(len(batch), layers, heads, dtype=torch.bool)
             group = torch.zeros(2 * len(batch), layers, heads, dtype=torch.bool)  # two conditions in the top layer
             group[: len(batch), layers - 1, 0] = True
             group[len(batch) :, layers - 1] = True
             with prefix.recording():
-                shared_intact = sentence_scores(loaded, batch, intact, LOGIT_CELLS, share=True)
+                shared_intact = sentence_scores(loaded, batch, intact, share=True)
             with prefix.reusing(layers - 1, copies=2):  # every layer below the top one is the intact pass's
-                shared_group = sentence_scores(loaded, batch, group, LOGIT_CELLS, share=True)
-            whole_intact = sentence_scores(loaded, batch, intact, LOGIT_CELLS)
-            whole_group = sentence_scores(loaded, batch, group, LOGIT_CELLS)
+                shared_group = sentence_scores(loaded, batch, group, share=True)
+            whole_intact = sentence_scores(loaded, batch, intact)
+            whole_group = sentence_scores(loaded, batch, group)
             assert not torch.allclose(whole_group[0], whole_group[1])  # the disabled heads matter
             torch.testing.assert_close(shared_intact, whole_intact, rtol=0, atol=1e-4)
             torch.testing.assert_close(shared_group, whole_group, rtol=0, atol=1e-4)
@@ -306,5 +309,6 @@ def test_shared_prefixes_under_disabled_heads_and_reused_layers_give_the_whole_s
 
 def test_sharing_prefixes_changes_no_right_or_wrong_of_an_ablation(llama, monkeypatch):
     shared = ablated(llama).state_tensors["right"]
-    monkeypatch.setattr(MinimalPairAccuracy, "setup", lambda self, loaded: None)  # share_prefix stays False
+    whole = PairScoring(split=True, share=False, cells=LOGIT_CELLS)
+    monkeypatch.setattr(MinimalPairAccuracy, "setup", lambda self, loaded: setattr(self, "scoring", whole))
     assert torch.equal(shared, ablated(llama).state_tensors["right"])

@@ -168,8 +168,8 @@ def test_one_model_on_two_pair_sets_is_no_context_comparison():
 def test_a_context_named_as_a_token_of_the_vocabulary(tiny):
     """--context TOKEN: any one token, named as the tokenizer writes it, scores exactly as the context that gives
     the same token (here the EOS, by name); a name that is not one token is refused naming --context."""
-    from probing.analyses.pairs.scoring import context_token
     from probing.errors import ProbingError
+    from probing.model.token_scores import context_token
 
     model, tokenizer = tiny
     named = tokenizer.eos_token

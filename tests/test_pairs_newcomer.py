@@ -27,9 +27,9 @@ def test_pairs_prints_progress_lines_off_a_terminal_and_none_when_quiet(tmp_path
     err = capsys.readouterr().err  # captured: not a terminal, as under nohup or Slurm
     pairs = len(HAND_PAIRS["good_bad"])
     assert "loaded " in err
-    assert f"scoring {pairs} pairs: {2 * pairs} units" in err  # the start: sentences to score
-    assert f"scoring {pairs} pairs: 4/{2 * pairs} units" in err  # after the first batch of 4 sentences
-    assert f"scoring {pairs} pairs: {2 * pairs} units in " in err  # the end
+    assert f"scoring {pairs} pairs: {pairs} units" in err  # the start: the pass's units are the pairs
+    assert f"scoring {pairs} pairs: 2/{pairs} units" in err  # after the first batch of 4 sentences, 2 pairs
+    assert f"scoring {pairs} pairs: {pairs} units in " in err  # the end
     assert main([*common, "--quiet"]) == 0
     assert "scoring" not in capsys.readouterr().err
 

@@ -1,4 +1,4 @@
-"""A pair's shared token prefix computed once (probing.analyses.pairs.scoring.prefix_shared_log_probs): the same
+"""A pair's shared token prefix computed once (probing.model.pair_rows.prefix_shared_log_probs): the same
 log-probabilities as each sentence scored whole, for ``probing pairs`` and under disabled heads."""
 
 from __future__ import annotations
@@ -10,17 +10,9 @@ import torch
 from helpers import HAND_PAIRS, tiny_gemma, tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from probing.analyses.pairs.scoring import (
-    encode,
-    exact_head,
-    model_pass,
-    pair_log_probs,
-    prefix_shared_log_probs,
-    prefix_sharing_agrees,
-    prefix_sharing_fits,
-    sentence_log_probs,
-    shared_length,
-)
+from probing.analyses.pairs.scoring import pair_log_probs, sentence_log_probs
+from probing.model.pair_rows import prefix_shared_log_probs, prefix_sharing_agrees, prefix_sharing_fits, shared_length
+from probing.model.token_scores import RowScorer, encode, exact_head
 
 SENTENCES = HAND_PAIRS["sentences"]  # hand-written pairs: good, bad, good, bad, ...
 
@@ -65,9 +57,8 @@ def test_unequal_prefixes_padded_in_one_batch_give_the_whole_sentences_log_probs
     model, tokenizer = loaded(name)
     pairs = list(zip(*[iter(encode(tokenizer, SENTENCES))] * 2))
     assert len({shared_length(*pair) for pair in pairs}) > 1
-    run, score = model_pass(model, exact_head(model), "cpu")
     with torch.inference_mode():
-        shared = prefix_shared_log_probs(run, score, pairs, copies=2)
+        shared = prefix_shared_log_probs(RowScorer(model, exact_head(model), "cpu"), pairs, copies=2)
     whole = torch.tensor(sentence_log_probs(model, tokenizer, SENTENCES, batch_size=1))
     assert shared.shape == (2, len(SENTENCES))
     torch.testing.assert_close(shared, whole.expand(2, -1), rtol=0, atol=TOLERANCE)
@@ -80,9 +71,8 @@ def test_a_batch_beyond_the_sliding_window_is_scored_whole():
     model, tokenizer = AutoModelForCausalLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
     pairs = list(zip(*[iter(encode(tokenizer, SENTENCES))] * 2))
     assert not prefix_sharing_fits(model, pairs)
-    run, score = model_pass(model, True, "cpu")
     with torch.inference_mode():
-        forced = prefix_shared_log_probs(run, score, pairs)[0]
+        forced = prefix_shared_log_probs(RowScorer(model, True, "cpu"), pairs)[0]
     whole = sentence_log_probs(model, tokenizer, SENTENCES, batch_size=64)
     assert float((forced - torch.tensor(whole)).abs().max()) > 1e-2  # why the guard is there
     shared = pair_log_probs(model, tokenizer, SENTENCES, batch_size=64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from probing.commands.common import add_options
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,21 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.pairs.api import pairs
-    from probing.analyses.pairs.options import PairsOptions, pair_set_inputs
+    from probing.analyses.pairs.options import PairsOptions
     from probing.analyses.pairs.report import pairs_header, pairs_table
-    from probing.atomic import check_output_path, result_of
-    from probing.commands.common import give_result, model_inputs, model_spec, pass_options
-    from probing.engine.arguments import recorded_options, spec_from
-    from probing.engine.specs import InputSpec
 
-    values = vars(args)
-    options = spec_from(PairsOptions, values)  # a bad pair set or option before any file is looked at
-    if args.output:  # the pairs' files and the model's are inputs: no output goes among them
-        check_output_path(args.output, inputs=[*pair_set_inputs(options), *model_inputs(args)],
-                          follow_symlinks=args.follow_symlinks, replaces=result_of("pairs"))
-    result = pairs(model_spec(args), spec_from(InputSpec, values), pass_options(args), options)
-    print(pairs_header(result))
-    print(pairs_table(result["pairs"]))
-    result["config"]["options"] = recorded_options(values)  # every option that can change a number, as every command's
-    give_result(result, args.output, follow_symlinks=args.follow_symlinks)
-    return 0
+    def show(result: dict) -> None:
+        print(pairs_header(result))
+        print(pairs_table(result["pairs"]))
+
+    return run_analysis(args, pairs, PairsOptions, analysis="pairs", show=show)

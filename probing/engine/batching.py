@@ -9,9 +9,8 @@ and :data:`MAX_ATTENTION_CELLS` attention cells. Chunks start at fixed
 positions of the unit stream, so a resumed run (which skips whole chunks)
 makes exactly the batches of an uninterrupted one.
 
-The rule that groups by length (:func:`length_groups`) and the right padding (:func:`padded_rows`) are also
-what the minimal pairs' sentences, already encoded, are batched by (probing.analyses.pairs.scoring, ablate's
-minimal-pairs metric).
+The rule that groups by length (:func:`length_groups`) is also what the minimal pairs' rows are batched by
+(probing.analyses.pairs.passes); the right padding of both is probing.model.padding's.
 
 >>> from probing.data.inputs import Unit
 >>> from probing.testing import tiny_wordpiece_tokenizer
@@ -34,6 +33,7 @@ from probing.data.inputs import Unit
 from probing.data.treebank import Sentence
 from probing.data.windows import WindowRule
 from probing.model.alignment import SPECIAL, AlignedSentence, align_word_pairs, align_words
+from probing.model.padding import row_layout, row_mask
 from probing.results.pass_statistics import BatchStats
 
 CHUNK_BATCHES = 16
@@ -188,39 +188,11 @@ def batches_of_chunk(
         yield _pad([kept[position] for position in group], tokenizer, number)
 
 
-def _layout(lengths: np.ndarray) -> tuple[tuple[int, int], np.ndarray, np.ndarray]:
-    """Where rows of ``lengths`` [row] tokens lie, side by side and padded on the right: the padded shape, then
-    each token's row and column (tokens in row order)."""
-    rows = np.repeat(np.arange(len(lengths)), lengths)  # [token of the group]: its row
-    columns = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # [token]: its position
-    return (len(lengths), int(lengths.max())), rows, columns
-
-
-def _mask(shape: tuple[int, int], lengths: np.ndarray) -> torch.Tensor:
-    """long [row, token] attention mask: 1 on a row's real tokens, 0 on its padding."""
-    return torch.from_numpy((np.arange(shape[1])[None, :] < lengths[:, None]).astype(np.int64))
-
-
-def padded_rows(rows: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """ids and attention mask, long [row, token], of token rows side by side, right-padded with ``pad_id``, as a
-    batch's are (one numpy scatter of every row's tokens).
-
-    >>> ids, mask = padded_rows([[1, 5], [1]])
-    >>> ids.tolist(), mask.tolist()
-    ([[1, 5], [1, 0]], [[1, 1], [1, 0]])
-    """
-    lengths = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))  # [row]
-    shape, at_row, at_column = _layout(lengths)
-    ids = np.full(shape, pad_id, dtype=np.int64)
-    ids[at_row, at_column] = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=at_row.size)
-    return torch.from_numpy(ids), _mask(shape, lengths)
-
-
 def _pad(group: list[tuple[Unit, Encoded]], tokenizer, number: int) -> Batch:
     """The group's encodings side by side, padded to the longest: each column written with one numpy scatter
     of the group's tokens, not a copy per sentence."""
     lengths = np.fromiter((len(item) for _, item in group), dtype=np.int64, count=len(group))  # [batch]
-    shape, rows, columns = _layout(lengths)
+    shape, rows, columns = row_layout(lengths)
 
     def padded(field: str, fill, dtype) -> torch.Tensor:  # [batch, tok]
         values = np.full(shape, fill, dtype=dtype)
@@ -229,7 +201,7 @@ def _pad(group: list[tuple[Unit, Encoded]], tokenizer, number: int) -> Batch:
         return torch.from_numpy(values)
 
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    attention_mask = _mask(shape, lengths)
+    attention_mask = row_mask(shape, lengths)
     num_words = torch.tensor([len(unit.words) for unit, _ in group])  # [batch]
     return Batch([unit for unit, _ in group], padded("input_ids", pad_id, np.int64), attention_mask,
                  padded("word_of_token", SPECIAL, np.int64), padded("special", False, np.bool_),

@@ -5,7 +5,9 @@ Every way of running an analysis goes through :class:`EngineRun`: an analysis's 
 first), and the held-out passes of trees, coref and the ablation's DEV run on it. It is built from plain values,
 so an analysis handed one never sees the command line: :class:`ModelSpec` (which model and how to load it), the opened
 :class:`~probing.data.inputs.InputSource`, the pass's :class:`~probing.engine.options.PassOptions`, and the
-processes of a torchrun (:class:`~probing.engine.distributed.Ranks`) with the checkpoint hooks.
+processes of a torchrun (:class:`~probing.engine.distributed.Ranks`) with the checkpoint hooks. Its passes are over
+units (:meth:`EngineRun.run`) or over minimal pairs (:meth:`EngineRun.run_pairs`: ``probing pairs``, the ablation's
+minimal-pair metric).
 
 >>> from probing.data.inputs import InputSource, sample_treebank_path
 >>> from probing.engine.options import PassOptions
@@ -77,6 +79,19 @@ class EngineRun:
         stats = run_pass(self.loaded, source, accumulators, options, hooks=self.hooks)
         require_units(stats, source, options, length_option)
         return stats
+
+    def run_pairs(self, accumulators, pairs, *, pairs_per_batch: int, by_length: bool, description: str = "scoring"):
+        """One pass over minimal ``pairs`` (encoded) into ``accumulators`` (probing.engine.pair_passes), with the
+        run's model, hooks and progress; its statistics, its units the pairs. One process scores every pair: a
+        torchrun is refused."""
+        from probing.engine.pair_passes import run_pair_pass
+        from probing.errors import ProbingError
+
+        if self.ranks.active:  # every rank would score every pair, and their sums would count each pair again
+            raise ProbingError("minimal pairs are scored in one process, not under torchrun", source="torchrun")
+
+        return run_pair_pass(self.loaded, pairs, accumulators, pairs_per_batch=pairs_per_batch, by_length=by_length,
+                             hooks=self.hooks, progress=self.options(description).progress, description=description)
 
     def result(self, analysis: str, stats, accumulator, config: dict, *, source: InputSource | None = None,
                **changes) -> dict:

@@ -16,6 +16,7 @@ from probing.engine.batching import Batch
 from probing.errors import ProbingError
 from probing.model.interventions import uniform_heads
 from probing.model.masking import IGNORED, MASK_RATE, mask_batch
+from probing.model.token_scores import exact_head, token_log_probs
 from probing.registry import Registry
 
 LOGIT_CELLS = 1 << 26
@@ -142,21 +143,12 @@ class MaskedLMLoss(RatioMetric):
         return numerator, denominator
 
 
-def lm_head_logits(loaded, hidden: torch.Tensor) -> torch.Tensor:
-    """The LM head on hidden states [row, token, hidden]: logits [row, token, vocab]."""
-    return loaded.model.get_output_embeddings()(hidden)
-
-
 def check_causal_lm_head(loaded, option: str, otherwise: str) -> None:
     """Refuse, in one line naming ``option``, a model that is not a causal LM or whose logits are more than
-    its LM head on the last hidden state (what the metrics compute in row chunks)."""
+    its LM head on the last hidden state (what the metrics compute in row chunks: probing.model.token_scores)."""
     if not loaded.is_causal:
         raise ProbingError(f"{loaded.name} is not a causal LM; {otherwise}", source=option)
-    ids = torch.tensor([[loaded.prepend_token_id or 0, 5, 6, 7]])
-    with torch.inference_mode():
-        full = loaded.model(input_ids=ids.to(loaded.device)).logits.float()
-        mine = lm_head_logits(loaded, loaded.base(input_ids=ids.to(loaded.device)).last_hidden_state).float()
-    if not torch.allclose(full, mine, rtol=1e-4, atol=1e-4):
+    if not exact_head(loaded.model, first=loaded.prepend_token_id or 0, tolerance=1e-4, device=loaded.device):
         raise ProbingError(f"{loaded.name} transforms its logits beyond its LM head (soft-capping or scaling), "
                            f"which {option} does not reproduce", source=option)
 
@@ -179,10 +171,6 @@ class NextTokenLoss(RatioMetric):
     def setup(self, loaded) -> None:
         check_causal_lm_head(loaded, "--metric lm", otherwise="use --metric mlm")
 
-    @staticmethod
-    def _logits(loaded, hidden: torch.Tensor) -> torch.Tensor:
-        return lm_head_logits(loaded, hidden)
-
     def measure(self, loaded, batch, copies, mask):
         input_ids, attention_mask = stacked_inputs(batch, copies)
         with uniform_heads(loaded.model, mask) as intervention, torch.inference_mode():
@@ -190,20 +178,12 @@ class NextTokenLoss(RatioMetric):
                                  attention_mask=attention_mask.to(loaded.device)).last_hidden_state
             targets = input_ids[:, 1:].to(hidden.device)  # [rows, tok - 1]: token t + 1 predicted at t
             scored = (attention_mask[:, 1:].bool() & ~batch.is_special[:, 1:].repeat(copies, 1)).to(hidden.device)
-            # The LM head runs on the scored positions only (no padding, no special token), in chunks
-            # of rows, and the loss is logsumexp - the target's logit: no log-softmax over the vocabulary
-            # is written out, which costs as much again as reading the logits once.
+            # The LM head runs on the scored positions only (no padding, no special token), in chunks of
+            # positions (probing.model.token_scores, the one home of token log-probabilities).
             rows, steps = scored.nonzero(as_tuple=True)
-            states, wanted = hidden[rows, steps], targets[rows, steps]  # [scored, hidden], [scored]
-            vocabulary = loaded.model.get_output_embeddings().weight.shape[0]
-            chunk = max(1, LOGIT_CELLS // vocabulary)
-            losses = []
-            for start in range(0, len(wanted), chunk):
-                logits = self._logits(loaded, states[start : start + chunk]).float()  # [chunk, vocab]
-                picked = logits.gather(1, wanted[start : start + chunk, None])[:, 0]
-                losses.append(torch.logsumexp(logits, dim=1) - picked)
             loss = hidden.new_zeros(scored.shape, dtype=torch.float32)  # [rows, tok - 1]
-            loss[rows, steps] = torch.cat(losses) if losses else loss.new_zeros(0)
+            loss[rows, steps] = -token_log_probs(loaded.model.get_output_embeddings(), hidden[rows, steps],
+                                                 targets[rows, steps], LOGIT_CELLS)
         intervention.verify()
         numerator = loss.sum(dim=1).double().view(copies, len(batch), 1).cpu()
         denominator = scored.sum(dim=1).double().view(copies, len(batch), 1).cpu()
@@ -269,16 +249,17 @@ class MinimalPairAccuracy(Metric):
 
         return part_names(self.layout)
 
-    share_prefix = False
-    """Whether a pair's shared token prefix is computed once (decided by :meth:`setup` for the loaded model)."""
+    scoring = None
+    """How the pairs are scored (probing.model.pair_rows.PairScoring), decided by :meth:`setup` for the loaded model:
+    through its LM head (which :func:`check_causal_lm_head` requires), prefixes shared where the model agrees."""
 
     def setup(self, loaded) -> None:
-        from probing.analyses.pairs.scoring import prefix_sharing_agrees
+        from probing.model.pair_rows import PairScoring
 
         check_causal_lm_head(loaded, "--metric minimal-pairs",
                              otherwise="minimal pairs need a trained causal LM head (BLiMP scores sentences)")
         # once per model, before the pass: its tiny forward passes are no condition's
-        self.share_prefix = prefix_sharing_agrees(loaded.model, True, loaded.device)
+        self.scoring = PairScoring.of(loaded.model, loaded.device, split=True, cells=LOGIT_CELLS)
 
     def state(self, conditions, num_layers, num_heads, *, bootstrap, seed, causal, offsets):
         """One bit per (condition, pair): right or not (resampled within paradigms when scored)."""
@@ -289,11 +270,14 @@ class MinimalPairAccuracy(Metric):
         state["right"][torch.tensor(group)[:, None], torch.tensor(batch.rows)] = measured.long()
 
     def measure(self, loaded, batch, copies, mask) -> torch.Tensor:
-        """right or not, bool [copy, pair], for ``copies`` stacked copies of a PairBatch."""
-        from probing.analyses.ablation.minimal_pairs import sentence_scores
+        """right or not, bool [copy, pair], for ``copies`` stacked copies of a batch of pairs
+        (probing.engine.pair_passes.PairBatch), the heads ``mask`` [copy * sentence, layer, head] disabled."""
+        from probing.analyses.ablation.minimal_pairs import disabled_heads
+        from probing.model.pair_rows import batch_log_probs
 
         with torch.inference_mode():
-            scores = sentence_scores(loaded, batch, mask, LOGIT_CELLS, self.share_prefix)  # [copy, sentence]
+            scores = batch_log_probs(loaded.model, batch.pairs, self.scoring, loaded.device, copies=copies,
+                                     around=disabled_heads(loaded, mask))  # [copy, sentence]
         return scores[:, 0::2] > scores[:, 1::2]  # good before bad; a tie is wrong
 
 

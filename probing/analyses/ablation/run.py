@@ -67,7 +67,7 @@ class Ablating(ChoosingHeads):
 
     def report(self, chosen, held, loaded) -> dict | None:
         from probing.analyses.ablation.accumulator import AblationAccumulator
-        from probing.analyses.ablation.minimal_pairs import context_block, pairs_input_block, pairs_pass
+        from probing.analyses.ablation.minimal_pairs import context_block, encoded_pairs, pairs_input_block
         from probing.analyses.ablation.scores import replicates_kept, scores_only_state
         from probing.engine.readings import READINGS
         from probing.stats.intervals import bootstrap_block
@@ -83,7 +83,8 @@ class Ablating(ChoosingHeads):
         if pairs is None:
             stats = run.run([accumulator], f"{len(conditions)} conditions")
         else:
-            stats = pairs_pass(accumulator, loaded, pairs, passes.batch_size, hooks=run.hooks)
+            stats = run.run_pairs([accumulator], encoded_pairs(loaded, pairs), pairs_per_batch=passes.batch_size,
+                                  by_length=False, description=f"{len(conditions)} conditions")
         if not run.is_main:
             return None
         config = {"metric": options.metric, "metric_options": {"seed": seed, "mask_rate": options.mask_rate,

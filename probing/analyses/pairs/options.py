@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from probing.engine.arguments import BadValue, option, options_of
 from probing.engine.options import MAX_BATCH_SIZE, PassOptions
-from probing.engine.specs import InputSpec, ModelSpec, bootstrap_option, dtype_help, output_options
+from probing.engine.specs import InputSpec, ModelSpec, bootstrap_option, dtype_help, output_options, run_options
 from probing.errors import ProbingError
 
 PAIR_SET_HELP = ("the pair set to score: blimp (the default), clams-de, clams-fr, clams-ru, rublimp, or "
@@ -160,7 +160,7 @@ OPTIONS = (
         "batch_size", group=None, metavar="B",
         help=f"sentences per forward pass, at most {MAX_BATCH_SIZE} (changes no score; default: 32)")
     + options_of(PairsOptions, only=("context",))
-    + options_of(PassOptions, only=("shard",)).changed(
+    + run_options().changed(
         "shard", group=None, help="only the pairs whose place in their paradigm is I modulo N; add the parts up with "
                                   "probing merge (the same result as one run)")
     + options_of(ModelSpec, only=("seed",)).changed("seed", help="seed of the bootstrap (default: 0)")
