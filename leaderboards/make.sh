@@ -281,7 +281,7 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted blimp; then
       for ((index = 0; index < blimp_parts; index++)); do
         part="leaderboards/blimp/parts/$stem/part-$index-of-$blimp_parts.json"
         mkdir -p "$(dirname "$part")"
-        piece "$part" pairs --model ".cache/models/$name" ${blimp_limit:+--limit "$blimp_limit"} --context "$context" \
+        piece "$part" --resumable pairs --model ".cache/models/$name" ${blimp_limit:+--limit "$blimp_limit"} --context "$context" \
           --shard "$index/$blimp_parts" --bootstrap 1000 --seed 0 --quiet
         parts+=("$part")
       done
@@ -450,7 +450,7 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted agreement; then
         stem="$agreement_model-${set//:/-}"
         units=(--pair-set "$set"); [[ "$set" == *:agreement ]] || units+=(${agreement_limit:+--limit "$agreement_limit"})
         [ "$agreement_causal" = only ] ||
-          piece "$agreement/results/$stem.json" pairs --model ".cache/models/$agreement_model" "${units[@]}" --seed 0 --quiet
+          piece "$agreement/results/$stem.json" --resumable pairs --model ".cache/models/$agreement_model" "${units[@]}" --seed 0 --quiet
         [ -n "$agreement_causal" ] || continue
         for k in "${agreement_k[@]}"; do
           piece "$agreement/results/$stem-nsubj-k$k.json" --resumable --any-device ablate \
