@@ -7,36 +7,36 @@ and ``probing.score`` do with ``--select-on`` or a bare treebank name.
 
 from __future__ import annotations
 
-from probing.analyses.probe.api import load_for, run_probe
+from probing.analyses.probe.api import probe_pass
 from probing.analyses.probe.options import ProbeOptions
 from probing.engine.options import PassOptions
+from probing.engine.run import start_run
 from probing.engine.specs import InputSpec, ModelSpec
 from probing.stats.heldout import HeldOut, attach_heldout, check_dev_model, check_dev_test, plan
 
 
-def score_heldout(config, select_on: str, *, progress: bool = False, hooks=None) -> dict:
+def score_heldout(config, select_on: str, *, start=None) -> dict:
     """Score DEV (or read its result) and TEST with one loaded model; return TEST + ``heldout``.
 
     ``config`` is the TEST run's ScoreConfig; DEV is scored with the same
     options, without bootstrap and unsharded (every TEST shard must make the
     same choice). DEV and TEST are opened and checked by the one held-out flow
-    (:class:`probing.stats.heldout.HeldOut`).
+    (:class:`probing.stats.heldout.HeldOut`); ``start`` starts the run over TEST (see :func:`probe`).
     """
     config = config.validated()
-    inputs = HeldOut.plan(config.treebank, select_on, limit=config.limit)
+    inputs = HeldOut.plan(config.inputs.treebank, select_on, limit=config.inputs.limit)
     if inputs.dev_result is not None:  # DEV's options checked before any model time, its model once loaded
         check_dev_test(inputs.dev_result, _planned(config, inputs.source), source=inputs.where,
-                       may_differ=("relations",), relations=config.relations, planned=True)
+                       may_differ=("relations",), relations=config.options.relations, planned=True)
+    run = (start or start_run)(config.model, inputs.source, config.passes, reads=(inputs.dev_path,))
     # Both treebanks are read through while the model loads: a bad line in either costs no model time.
-    loaded = load_for(config, validate=[source for source in (inputs.dev_source, inputs.source) if source],
-                      progress=progress)
+    loaded = run.load(*[source for source in (inputs.dev_source,) if source])
     if inputs.dev_result is not None:
         check_dev_model(inputs.dev_result, loaded, source=inputs.where)
-    dev = inputs.chosen_on(lambda dev_source: run_probe(
-        config.replace(treebank=select_on, bootstrap=0, shard=None), progress=progress, loaded=loaded,
-        description="selecting on DEV", source=dev_source, hooks=hooks))
-    test = run_probe(config, progress=progress, loaded=loaded, source=inputs.source, description="reporting on TEST",
-                     hooks=hooks)
+    dev = inputs.chosen_on(lambda dev_source: probe_pass(
+        run.beside(dev_source, shard=None), config.replace(treebank=select_on, bootstrap=0, shard=None),
+        "selecting on DEV"))
+    test = probe_pass(run, config, "reporting on TEST")
     dev_path = inputs.dev_path if inputs.dev_result is not None else None
     if dev_path is None:  # DEV was scored here: its pass is part of this run's time
         test["timing"] = both_passes_timing(dev["timing"], test["timing"])
@@ -66,27 +66,37 @@ def both_passes_timing(dev: dict, test: dict) -> dict:
 def _planned(config, test_source) -> dict:
     """What is known of the TEST result before the model loads: its input and the options that decide a choice."""
     return {"input": test_source.describe(),
-            "model": {"random_init": bool(config.random_init)},
-            "config": {"offsets": list(config.offsets), "random_init": bool(config.random_init),
-                       "attention": config.attention, "pooling": {"to": "sum", "from": config.pool_from}}}
+            "model": {"random_init": bool(config.model.random_init)},
+            "config": {"offsets": list(config.offsets), "random_init": bool(config.model.random_init),
+                       "attention": config.passes.attention, "pooling": {"to": "sum", "from": config.passes.pool_from}}}
 
 
-def score_with_selection(config, select_on: str | None, *, progress: bool = False, hooks=None) -> dict:
-    """What ``probing score`` runs: held-out when ``select_on`` is given or the treebank is a
-    bare name with dev and test splits (select on dev, report on test), else in-sample. ``hooks``: the passes'
-    (the command's checkpoints and the processes of a torchrun; None: this process alone)."""
-    treebank, select_on = plan(config.treebank, select_on)
+def score_with_selection(config, *, start=None) -> dict | None:
+    """What ``probing score`` runs: held-out when ``config.options.select_on`` is given or the treebank is a
+    bare name with dev and test splits (select on dev, report on test), else in-sample. ``start`` starts the run
+    (a command's ``EngineCommand.start``: its outputs checked, its processes and checkpoints set up; default:
+    this process alone); None in a torchrun process other than rank 0."""
+    treebank, select_on = plan(config.inputs.treebank, config.options.select_on)
     config = config.replace(treebank=treebank)
+    runs = []
+
+    def started(*specs, **reads):  # the run started, so that only its main process gives the result
+        runs.append((start or start_run)(*specs, **reads))
+        return runs[-1]
+
     if not select_on:
-        return run_probe(config, progress=progress, hooks=hooks)
-    return score_heldout(config, select_on, progress=progress, hooks=hooks)
+        result = probe_pass(started(config.model, config.validated().inputs.open(), config.passes), config, "scoring")
+    else:
+        result = score_heldout(config, select_on, start=started)
+    return result if runs[-1].is_main else None
 
 
-def probe(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: ProbeOptions, *, hooks=None) -> dict:
-    """The probe result of ``model`` on the treebank of ``inputs``, with ``passes`` and ``options``: held out when ``options.select_on``
-    or a bare treebank name says so, else in-sample; ``hooks`` the passes' (a command's checkpoints). What
-    ``probing score`` and ``probing.score`` both run."""
+def probe(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: ProbeOptions, *,
+          start=None) -> dict | None:
+    """The probe result of ``model`` on the treebank of ``inputs``, with ``passes`` and ``options``: held out when
+    ``options.select_on`` or a bare treebank name says so, else in-sample; ``start`` starts the run (a command's
+    checks its outputs and sets up processes and checkpoints). What ``probing score`` and ``probing.score`` both
+    run; None in a torchrun process other than rank 0."""
     from probing.analyses.probe.config import ScoreConfig
 
-    return score_with_selection(ScoreConfig.of(model, inputs, passes, options).validated(), options.select_on,
-                                progress=passes.progress, hooks=hooks)
+    return score_with_selection(ScoreConfig(model, inputs, passes, options).validated(), start=start)
