@@ -82,6 +82,25 @@ def test_the_api_gives_the_commands_result(command, tmp_path):
     assert _numbers(by_api) == _numbers(by_command)
 
 
+@pytest.mark.parametrize("figure_format", ["png", "svg"])
+def test_the_api_with_output_writes_the_files_the_command_writes(figure_format, tmp_path):
+    """probing.run(..., output=) writes the result and the figures beside it that the command writes, byte for byte
+    (the result's timing and creation time aside): one path writes both, in the format asked for."""
+    options = {"model": tiny_bert(), "treebank": sample_split()[1], "limit": 8, "figure_format": figure_format}
+    by_command, by_api = tmp_path / "command", tmp_path / "api"
+    by_command.mkdir()
+    by_api.mkdir()
+    assert main(["surface", "--quiet", *_argv(options), "--output", str(by_command / "s.json")]) == 0
+    probing.run("surface", output=by_api / "s.json", **options)
+    names = sorted(path.name for path in by_command.iterdir())
+    assert names == [f"s-entropy.{figure_format}", f"s-surface.{figure_format}", "s.json"]
+    assert sorted(path.name for path in by_api.iterdir()) == names
+    for name in names[:2] if figure_format == "png" else ():  # an SVG names its paths at random, each time anew
+        assert (by_api / name).read_bytes() == (by_command / name).read_bytes(), name
+    written = [json.loads((folder / "s.json").read_text(encoding="utf-8")) for folder in (by_command, by_api)]
+    assert _numbers(written[0]) == _numbers(written[1])
+
+
 def test_coref_through_the_api_is_the_commands(tmp_path):
     from coref_data import coref_treebank_path
 
