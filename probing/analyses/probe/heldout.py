@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from probing.analyses.probe.api import probe_pass
 from probing.analyses.probe.options import ProbeOptions
+from probing.data.inputs import InputSource, sample_treebank_path
 from probing.engine.options import PassOptions
 from probing.engine.run import start_run
 from probing.engine.specs import InputSpec, ModelSpec
-from probing.stats.heldout import HeldOut, attach_heldout, check_dev_model, check_dev_test, plan
+from probing.stats.heldout import HeldOut, attach_heldout, check_dev_model, check_dev_test, is_result_file, plan
 
 
 def score_heldout(config, select_on: str, *, start=None) -> dict:
@@ -23,12 +24,16 @@ def score_heldout(config, select_on: str, *, start=None) -> dict:
     same choice). DEV and TEST are opened and checked by the one held-out flow
     (:class:`probing.stats.heldout.HeldOut`); ``start`` starts the run over TEST (see :func:`probe`).
     """
-    config = config.validated()
-    inputs = HeldOut.plan(config.inputs.treebank, select_on, limit=config.inputs.limit)
+    config, limit = config.validated(), config.inputs.limit
+    # The run starts (every output checked against both files) before DEV and TEST are read and compared.
+    test_source = InputSource.treebank(config.inputs.treebank or str(sample_treebank_path()), limit=limit,
+                                       option="--treebank")
+    dev_file = select_on if is_result_file(select_on) else InputSource.treebank(select_on, option="--select-on").path
+    run = (start or start_run)(config.model, test_source, config.passes, reads=(dev_file,))
+    inputs = HeldOut.open_dev(test_source, select_on, limit=limit)
     if inputs.dev_result is not None:  # DEV's options checked before any model time, its model once loaded
         check_dev_test(inputs.dev_result, _planned(config, inputs.source), source=inputs.where,
                        may_differ=("relations",), relations=config.options.relations, planned=True)
-    run = (start or start_run)(config.model, inputs.source, config.passes, reads=(inputs.dev_path,))
     # Both treebanks are read through while the model loads: a bad line in either costs no model time.
     loaded = run.load(*[source for source in (inputs.dev_source,) if source])
     if inputs.dev_result is not None:
