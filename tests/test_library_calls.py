@@ -166,3 +166,47 @@ def test_every_commands_run_stays_thin(path):
         lines = run.end_lineno - run.lineno + 1
         assert lines <= MOST_LINES, f"probing/commands/{path.name}: run() is {lines} lines (at most {MOST_LINES})"
     assert runs or path.stem in ("__init__", "common")
+
+
+def _calls(path: Path) -> set[str]:
+    """The names of the functions ``path`` calls (``a.b(...)`` as ``b``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return {node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            for node in ast.walk(tree) if isinstance(node, ast.Call)}
+
+
+def test_one_place_sets_up_processes_ranks_and_checkpoints():
+    """probing score went its own way (its ranks, its checkpointer, beside EngineCommand); every command now starts
+    its run through EngineCommand.start, the one caller of the engine's setup."""
+    setup = {"from_environment", "from_options", "Checkpointer"}
+    callers = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                     if path.parent.name != "engine" and _calls(path) & setup)
+    assert callers == ["commands/common.py"]
+
+
+def test_score_runs_its_library_function_through_run_analysis(monkeypatch, tmp_path):
+    """probing score is one engine command among the others: run_analysis checks its output, starts its run (the
+    checkpoint of --output kept while it runs, dropped once the result is written) and writes the result."""
+    import probing.commands.score as score_command
+    from probing.commands.common import run_analysis
+
+    called = []
+    monkeypatch.setattr(score_command, "run_analysis",
+                        lambda *args, **kwargs: called.append(kwargs["analysis"]) or run_analysis(*args, **kwargs))
+    output = tmp_path / "score.json"
+    assert main(["score", "--quiet", "--model", tiny_bert(), "--limit", "5", "--bootstrap", "0", "--checkpoint-every",
+                 "0", "--output", str(output)]) == 0
+    assert called == ["probe"] and output.is_file() and not Path(f"{output}.checkpoint").exists()
+
+
+def test_the_api_checks_the_figures_beside_output_before_any_model_time(tmp_path, monkeypatch):
+    from probing.errors import ProbingError
+    from probing.testing import sample_path
+
+    (tmp_path / "s-entropy.png").write_text("my notes, not a figure", encoding="utf-8")
+    import probing.analyses.surface.run as surface_run
+
+    monkeypatch.setattr(surface_run, "surface", lambda *args, **kwargs: pytest.fail("the analysis ran"))
+    with pytest.raises(ProbingError, match="figure beside output"):
+        probing.run("surface", model=tiny_bert(), treebank=str(sample_path()), limit=3, output=tmp_path / "s.json")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["s-entropy.png"]
