@@ -1,4 +1,4 @@
-"""The probe's library functions: load a model for a config, score a treebank into a result dict.
+"""The probe's library functions: one probe pass over an engine run, a treebank scored into a result dict.
 
 The public Python API over them is :func:`probing.score` (probing/api.py), which also runs held-out numbers
 and returns a result object; :func:`score` here is the in-sample run alone, as a dict.
@@ -12,7 +12,6 @@ True
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 
 from probing.analyses.probe.config import ScoreConfig
 from probing.analyses.probe.options import ProbeOptions
@@ -24,12 +23,6 @@ from probing.engine.run import EngineRun
 from probing.engine.specs import InputSpec
 from probing.model.loading import LoadedModel
 from probing.results.io import provenance
-
-
-def load_for(config: ScoreConfig, *, validate: Sequence[InputSource] = ()) -> LoadedModel:
-    """The model a probe config names (its options, validated first), loaded while the ``validate``
-    inputs are read through (probing.engine.startup); ``config.passes.progress`` shows the loading line."""
-    return config.validated().model.load(validate, announce=config.passes.progress)
 
 
 def run_probe(config: ScoreConfig, *, loaded: LoadedModel | None = None, hooks: PassHooks | None = None,
