@@ -390,10 +390,11 @@ def run_analysis(args: argparse.Namespace, library, options, *, analysis: str, s
 
 def _figures_of(library, options):
     """The figures the command record whose library function is ``library`` draws with ``options`` (None: none)."""
-    from probing.plugins import commands, resolve
+    from probing.plugins import commands
 
+    named = f"{library.__module__}:{library.__qualname__}"  # as the record names it: no other analysis imported
     for record in commands().values():
-        if record.library and resolve(record.library) is library:
+        if record.library == named:
             return record.figures_of(options)
     return None
 
