@@ -88,7 +88,7 @@ def forward_to_last_attention(loaded, treebank: str, limit: int, batch_size: int
 
 
 def check_model(path: str, name: str, treebank: str, limit: int, device: str, batch_size: int = 32) -> list[Row]:
-    config = ScoreConfig(model=path, treebank=treebank, limit=limit, batch_size=batch_size, bootstrap=1000)
+    config = ScoreConfig.from_fields(model=path, treebank=treebank, limit=limit, batch_size=batch_size, bootstrap=1000)
     reference = head_counts(run_probe(config, loaded=load_model(path)))  # the CPU, float32
     rows = []
     for dtype in DTYPES:

@@ -60,7 +60,7 @@ def grid_conditions(loaded, grid: Grid) -> list:
     from probing.analyses.probe.api import run_probe
     from probing.analyses.probe.config import ScoreConfig
 
-    dev = run_probe(ScoreConfig(model=loaded.name_or_path, treebank=grid.dev, limit=grid.dev_limit, bootstrap=0,
+    dev = run_probe(ScoreConfig.from_fields(model=loaded.name_or_path, treebank=grid.dev, limit=grid.dev_limit, bootstrap=0,
                                 relations=tuple(grid.relations)), loaded=loaded)["relations"]
     sets = choose_sets(dev, grid.relations, grid.sizes, loaded.num_layers, loaded.num_heads, draws=grid.draws,
                        seed=grid.seed)

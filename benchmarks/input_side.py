@@ -107,7 +107,7 @@ def input_side(loaded, path: str, workers: int) -> tuple[float, int]:
 
 def whole_run(loaded, path: str, workers: int) -> float:
     started = time.perf_counter()
-    run_probe(ScoreConfig(model=loaded.name_or_path, treebank=path, workers=workers), loaded=loaded)
+    run_probe(ScoreConfig.from_fields(model=loaded.name_or_path, treebank=path, workers=workers), loaded=loaded)
     return time.perf_counter() - started
 
 

@@ -140,7 +140,7 @@ def ratios(loaded, treebank: str, limit: int | None, repeats: int, *, attention_
     """(1) and (5): the whole run over the bare forward pass, paired repeats."""
     source = InputSource.treebank(treebank, limit=limit)
     batches = the_batches(loaded, source)
-    config = ScoreConfig(model=loaded.name_or_path, treebank=treebank, limit=limit, device=loaded.device,
+    config = ScoreConfig.from_fields(model=loaded.name_or_path, treebank=treebank, limit=limit, device=loaded.device,
                          attention=attention_reading)
     timings, parts = Timings(), Timings()
     bare_forward(loaded, batches[:4])  # warm-up: first calls allocate and pick kernels

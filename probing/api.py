@@ -30,6 +30,7 @@ from pathlib import Path
 
 from probing.errors import ProbingError
 from probing.results.objects import Result, result_object
+from probing.results.outputs import Figures, write_with_figures
 
 
 def score(model: str | None = None, treebank: str | None = None, *, select_on: str | None = None,
@@ -71,8 +72,8 @@ def run(command: str, *, output: str | Path | None = None, **options) -> Result:
     leave an option out) and return the object of its result, validated as a file read back would be. The
     options are read with the command line's types and checks (a bad one raises
     :class:`~probing.errors.ProbingError` naming it), made into the same specs, and given to the analysis's
-    library function: no command line, no temporary file. ``output=`` also writes the result file (atomically;
-    its figures are the command's or ``probing plot``'s).
+    library function: no command line, no temporary file. ``output=`` also writes the result file (atomically)
+    with the figures its command draws beside it, the same files (``figure_format=`` as ``--figure-format``).
 
     >>> from probing.testing import sample_path, tiny_bert
     >>> surface = run("surface", model=tiny_bert(), treebank=str(sample_path()), limit=10)
@@ -93,19 +94,30 @@ def run(command: str, *, output: str | Path | None = None, **options) -> Result:
                            source="--" + name.replace("_", "-"))
     values = accepted.values(options)
     check_path_names((entry.name, entry.metavar, values.get(entry.dest)) for entry in accepted.options)
-    if output is not None:  # before any model time, as the command checks its --output
+    specs = library_specs(accepted, values)
+    figures = (record.figures_of(specs[-1]) if output is not None else None) or Figures()
+    if output is not None:  # before any model time, as the command checks its --output and its figures
         from probing.atomic import check_output_path, result_of
 
         output = check_output_path(output, option="output", replaces=result_of(_analysis_of(command)))
-    specs = library_specs(accepted, values)
-    result = resolve(record.library)(*specs)
+        paths = {name: _figure_path(output, name, values) for name in figures.names}
+    result = resolve(record.library)(*specs, **figures.extra)
     result["config"]["options"] = recorded_options(settled(values, specs[-1]))  # what the command's result records
     result = as_read(result, source=f"probing.run({command!r})")
     if output is not None:
         from probing.results.io import write_result
 
-        write_result(result, output)
+        write_with_figures(result, figures, write=lambda written: write_result(written, output),
+                           path_of=lambda name: paths.get(name) or _figure_path(output, name, values))
     return result_object(result)
+
+
+def _figure_path(output: Path, name: str, values: dict) -> Path:
+    """Where figure ``name`` of ``output`` goes, in ``figure_format`` (the command's default, png), checked as
+    the command checks it."""
+    from probing.results.outputs import checked_figure_path
+
+    return checked_figure_path(output, name, values.get("figure_format") or "png", option="figure beside output")
 
 
 def _analysis_of(command: str) -> str:
@@ -116,9 +128,9 @@ def _analysis_of(command: str) -> str:
                                                             for entry in analyses()[name].commands))
 
 
-COMMAND_LINE_ONLY = frozenset({"checkpoint", "checkpoint_every", "resume", "figure", "figure_format",
-                               "follow_symlinks"})
-"""Options of a command that only its command line has: checkpoints of a long run, figures beside --output."""
+COMMAND_LINE_ONLY = frozenset({"checkpoint", "checkpoint_every", "resume", "figure", "follow_symlinks"})
+"""Options of a command that only its command line has: checkpoints of a long run, a figure file named by itself
+(``figure_format``, the format of the figures beside ``output=``, is the API's too)."""
 
 
 def library_specs(accepted, values: dict) -> tuple:

@@ -47,7 +47,9 @@ class Command:
     returns the result: what ``probing.run(name, ...)`` calls, with no command line on the way. Its options (the
     :class:`probing.engine.arguments.OptionSet` the command's parser is made from too) are the ``OPTIONS`` of the
     ``options`` module beside the library function (``probing.analyses.trees.options:OPTIONS`` for
-    ``probing.analyses.trees.run:trees``) unless ``options`` names others.
+    ``probing.analyses.trees.run:trees``) unless ``options`` names others. ``figures`` names a function of the
+    analysis's options dataclass giving the :class:`probing.results.outputs.Figures` drawn beside the result,
+    by the command's ``--output`` and by ``probing.run(..., output=)`` alike.
     """
 
     name: str
@@ -57,6 +59,12 @@ class Command:
     writes_result: bool = True
     options: str | None = None
     library: str | None = None
+    figures: str | None = None
+
+    def figures_of(self, options):
+        """What this command draws beside its result with ``options`` (its analysis's options dataclass), a
+        probing.results.outputs.Figures; None when it draws nothing."""
+        return resolve(self.figures)(options) if self.figures else None
 
     def option_set(self):
         """The command's :class:`probing.engine.arguments.OptionSet` (None: it has no library function)."""

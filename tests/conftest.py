@@ -114,7 +114,7 @@ UNIT_MODULES = frozenset({
     "test_sample_treebank", "test_scorer_reference", "test_startup", "test_tiers", "test_transfer", "test_treebank",
     "test_treebank_cases", "test_trees_counts", "test_trees_decode", "test_trees_ensembles", "test_trees_probes",
     "test_no_argparse_in_analyses", "test_importance_stats", "test_agreement_pairs", "test_pair_sets",
-    "test_versus_family", "test_importance_across", "test_pair_scoring_homes",
+    "test_versus_family", "test_importance_across", "test_pair_scoring_homes", "test_score_config",
 })
 """The test modules that need no model: their tests (but the slow and real-data ones) make the unit tier with the
 doctests. A module that needs a model for one test stays out (test_cli: a mistake that is found after the model

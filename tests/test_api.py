@@ -189,7 +189,8 @@ def test_run_gives_the_result_in_memory_without_a_temporary_file_or_argparse_and
         in_memory = probing.run("surface", **options)
     assert in_memory.analysis == "surface" and not list(tmp_path.iterdir())
     written = probing.run("surface", output=tmp_path / "surface.json", **options)
-    assert [path.name for path in tmp_path.iterdir()] == ["surface.json"]  # figures are the command's
+    assert sorted(path.name for path in tmp_path.iterdir()) == [  # with the figures the command draws beside it
+        "surface-entropy.png", "surface-surface.png", "surface.json"]
     assert written.data["surface"] == in_memory.data["surface"] == probing.read(tmp_path / "surface.json").data["surface"]
 
 

@@ -89,7 +89,7 @@ def test_bfloat16_pools_in_float32_and_moves_predictions_only_at_near_ties(famil
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_bfloat16_counts_move_only_with_moved_predictions(family):
-    config = ScoreConfig(model=tiny_model(family), treebank=str(sample_path()), bootstrap=0, batch_size=BATCH_SIZE)
+    config = ScoreConfig.from_fields(model=tiny_model(family), treebank=str(sample_path()), bootstrap=0, batch_size=BATCH_SIZE)
     single = run_probe(config, loaded=load_model(tiny_model(family)))
     half = run_probe(config, loaded=load_model(tiny_model(family), dtype="bfloat16"))
     assert half["model"]["dtype"] == "bfloat16"

@@ -111,7 +111,7 @@ def test_heldout_chooses_the_causal_head_on_dev_and_reports_it_on_test():
     from probing.testing import sample_split
 
     dev, test = sample_split()
-    config = ScoreConfig(model=tiny_model("llama"), treebank=test, limit=20, bootstrap=30, relations=("det", "all"))
+    config = ScoreConfig.from_fields(model=tiny_model("llama"), treebank=test, limit=20, bootstrap=30, relations=("det", "all"))
     result = score_heldout(config, dev)
     for name, entry in result["heldout"]["relations"].items():
         chosen, test_counts = entry["causal"]["heldout"], result["relations"][name]

@@ -76,7 +76,7 @@ def test_two_processes_resume_a_one_process_checkpoint(tmp_path, capsys):
     capsys.readouterr()
     output = tmp_path / "double.json"
     checkpoint = tmp_path / "double.json.checkpoint"
-    config = ScoreConfig(model=tiny_bert(), treebank=str(sample_path()), batch_size=4, bootstrap=25,
+    config = ScoreConfig.from_fields(model=tiny_bert(), treebank=str(sample_path()), batch_size=4, bootstrap=25,
                          relations=("det", "all", "nsubj", "poss"))
     with pytest.raises(Crash):
         run_probe(config, hooks=Crashing(checkpoint, every=0))
@@ -105,7 +105,7 @@ class Crashing(Checkpointer):
         sys.exit(3)  # after the first chunk (64 sentences), saved by rank 0 with both processes' counts
 
 
-config = ScoreConfig(model=sys.argv[1], treebank=sys.argv[2], batch_size=4, bootstrap=25,
+config = ScoreConfig.from_fields(model=sys.argv[1], treebank=sys.argv[2], batch_size=4, bootstrap=25,
                      relations=("det", "all", "nsubj", "poss"))
 run_probe(config, hooks=Crashing(sys.argv[3], every=0, ranks=from_environment("cpu")))
 """

@@ -96,7 +96,7 @@ def loaded_models():
 
 def score(loaded, *, planted: bool, relations=RELATIONS) -> dict:
     treebank = split_treebank_path()
-    config = ScoreConfig(
+    config = ScoreConfig.from_fields(
         model=loaded.name_or_path, treebank=str(treebank), relations=relations, bootstrap=0, batch_size=3
     )
     if not planted:
@@ -363,7 +363,7 @@ def test_an_encoder_only_t5_checkpoint_loads_as_its_own_class(tmp_path):
     assert type(loaded.model).__name__ == "T5EncoderModel" and loaded.architecture == "T5EncoderModel"
     assert (loaded.stack, loaded.is_causal, loaded.is_encoder_decoder) == ("encoder", False, False)
     reference = load_model(tiny_model("t5"))
-    config = ScoreConfig(model=str(folder), treebank=str(split_treebank_path()), relations=RELATIONS, bootstrap=0)
+    config = ScoreConfig.from_fields(model=str(folder), treebank=str(split_treebank_path()), relations=RELATIONS, bootstrap=0)
     assert run_probe(config, loaded=loaded)["relations"] == run_probe(config, loaded=reference)["relations"]
 
 
@@ -476,7 +476,7 @@ def test_real_checkpoints_align_exactly_and_count_consistently(name):
         for w, word in enumerate(sentence.words):
             pieces = [t for t, owner in zip(item.input_ids, item.word_of_token) if owner == w]
             assert pieces == tokenizer(word, add_special_tokens=False)["input_ids"] or pieces == [tokenizer.unk_token_id]
-    config = ScoreConfig(model=loaded.name_or_path, treebank=str(treebank), relations=RELATIONS, limit=limit, bootstrap=0)
+    config = ScoreConfig.from_fields(model=loaded.name_or_path, treebank=str(treebank), relations=RELATIONS, limit=limit, bootstrap=0)
     result = run_probe(config, loaded=loaded)
     assert result["treebank"]["sentences_scored"] == limit and result["treebank"]["skipped"]["too_long"] == 0
     for relation, entry in result["relations"].items():

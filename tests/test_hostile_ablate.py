@@ -333,7 +333,7 @@ def test_score_refuses_a_dev_result_of_other_weights_before_any_pass(env, devs, 
     def no_pass(*args, **kwargs):
         raise AssertionError("a pass ran before the DEV result's model was checked")
 
-    monkeypatch.setattr(heldout, "run_probe", no_pass)
+    monkeypatch.setattr(heldout, "probe_pass", no_pass)
     output = env.tmp / "out.json"
     code, out, err = run_cli(_quiet("score", "--model", env.model, "--treebank", _test_split(), "--relations", "det",
                                     "--select-on", str(devs["other-model"]), "--output", str(output)), capsys)

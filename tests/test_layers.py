@@ -185,7 +185,7 @@ def test_a_pass_holds_the_fused_path_once_and_leaves_the_model_as_loaded(monkeyp
     loaded = load_model(tiny_bert())
     assert loaded.attention_path == "fused"
     switches = _switches_during(loaded, monkeypatch)
-    result = run_probe(ScoreConfig(model=tiny_bert(), limit=40, batch_size=8, bootstrap=0), loaded=loaded)
+    result = run_probe(ScoreConfig.from_fields(model=tiny_bert(), limit=40, batch_size=8, bootstrap=0), loaded=loaded)
     assert result["treebank"]["sentences_scored"] == 40  # five batches
     assert switches == [FUSED, "eager"]
     assert loaded.base.config._attn_implementation == "eager"

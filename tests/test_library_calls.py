@@ -82,6 +82,25 @@ def test_the_api_gives_the_commands_result(command, tmp_path):
     assert _numbers(by_api) == _numbers(by_command)
 
 
+@pytest.mark.parametrize("figure_format", ["png", "svg"])
+def test_the_api_with_output_writes_the_files_the_command_writes(figure_format, tmp_path):
+    """probing.run(..., output=) writes the result and the figures beside it that the command writes, byte for byte
+    (the result's timing and creation time aside): one path writes both, in the format asked for."""
+    options = {"model": tiny_bert(), "treebank": sample_split()[1], "limit": 8, "figure_format": figure_format}
+    by_command, by_api = tmp_path / "command", tmp_path / "api"
+    by_command.mkdir()
+    by_api.mkdir()
+    assert main(["surface", "--quiet", *_argv(options), "--output", str(by_command / "s.json")]) == 0
+    probing.run("surface", output=by_api / "s.json", **options)
+    names = sorted(path.name for path in by_command.iterdir())
+    assert names == [f"s-entropy.{figure_format}", f"s-surface.{figure_format}", "s.json"]
+    assert sorted(path.name for path in by_api.iterdir()) == names
+    for name in names[:2] if figure_format == "png" else ():  # an SVG names its paths at random, each time anew
+        assert (by_api / name).read_bytes() == (by_command / name).read_bytes(), name
+    written = [json.loads((folder / "s.json").read_text(encoding="utf-8")) for folder in (by_command, by_api)]
+    assert _numbers(written[0]) == _numbers(written[1])
+
+
 def test_coref_through_the_api_is_the_commands(tmp_path):
     from coref_data import coref_treebank_path
 
@@ -147,3 +166,47 @@ def test_every_commands_run_stays_thin(path):
         lines = run.end_lineno - run.lineno + 1
         assert lines <= MOST_LINES, f"probing/commands/{path.name}: run() is {lines} lines (at most {MOST_LINES})"
     assert runs or path.stem in ("__init__", "common")
+
+
+def _calls(path: Path) -> set[str]:
+    """The names of the functions ``path`` calls (``a.b(...)`` as ``b``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return {node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            for node in ast.walk(tree) if isinstance(node, ast.Call)}
+
+
+def test_one_place_sets_up_processes_ranks_and_checkpoints():
+    """probing score went its own way (its ranks, its checkpointer, beside EngineCommand); every command now starts
+    its run through EngineCommand.start, the one caller of the engine's setup."""
+    setup = {"from_environment", "from_options", "Checkpointer"}
+    callers = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+                     if path.parent.name != "engine" and _calls(path) & setup)
+    assert callers == ["commands/common.py"]
+
+
+def test_score_runs_its_library_function_through_run_analysis(monkeypatch, tmp_path):
+    """probing score is one engine command among the others: run_analysis checks its output, starts its run (the
+    checkpoint of --output kept while it runs, dropped once the result is written) and writes the result."""
+    import probing.commands.score as score_command
+    from probing.commands.common import run_analysis
+
+    called = []
+    monkeypatch.setattr(score_command, "run_analysis",
+                        lambda *args, **kwargs: called.append(kwargs["analysis"]) or run_analysis(*args, **kwargs))
+    output = tmp_path / "score.json"
+    assert main(["score", "--quiet", "--model", tiny_bert(), "--limit", "5", "--bootstrap", "0", "--checkpoint-every",
+                 "0", "--output", str(output)]) == 0
+    assert called == ["probe"] and output.is_file() and not Path(f"{output}.checkpoint").exists()
+
+
+def test_the_api_checks_the_figures_beside_output_before_any_model_time(tmp_path, monkeypatch):
+    from probing.errors import ProbingError
+    from probing.testing import sample_path
+
+    (tmp_path / "s-entropy.png").write_text("my notes, not a figure", encoding="utf-8")
+    import probing.analyses.surface.run as surface_run
+
+    monkeypatch.setattr(surface_run, "surface", lambda *args, **kwargs: pytest.fail("the analysis ran"))
+    with pytest.raises(ProbingError, match="figure beside output"):
+        probing.run("surface", model=tiny_bert(), treebank=str(sample_path()), limit=3, output=tmp_path / "s.json")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["s-entropy.png"]

@@ -47,7 +47,7 @@ class CrashingCheckpointer(Checkpointer):
 
 def crashed_checkpoint(path, crash_after: int = 20, **options) -> None:
     """Leave at ``path`` the checkpoint of the sample run, crashed after ``crash_after`` sentences."""
-    config = ScoreConfig(model=tiny_bert(), treebank=str(sample_path()), batch_size=1, bootstrap=10, **options)
+    config = ScoreConfig.from_fields(model=tiny_bert(), treebank=str(sample_path()), batch_size=1, bootstrap=10, **options)
     with pytest.raises(Crash):
         run_probe(config, hooks=CrashingCheckpointer(path, every=0, crash_after=crash_after))
     assert path.is_file()
@@ -115,10 +115,10 @@ def test_refuses_a_different_treebank_or_model(tmp_path):
     other_treebank = tmp_path / "other.conllu"
     other_treebank.write_text(sample_path().read_text(encoding="utf-8").replace("\tdog\t", "\tDog\t", 1), encoding="utf-8")
     cases = [
-        (ScoreConfig(model=tiny_bert(), treebank=str(other_treebank), batch_size=1, bootstrap=10), "input.sha256"),
-        (ScoreConfig(model=tiny_bert(seed=1), treebank=str(sample_path()), batch_size=1, bootstrap=10),
+        (ScoreConfig.from_fields(model=tiny_bert(), treebank=str(other_treebank), batch_size=1, bootstrap=10), "input.sha256"),
+        (ScoreConfig.from_fields(model=tiny_bert(seed=1), treebank=str(sample_path()), batch_size=1, bootstrap=10),
          "model.fingerprint"),
-        (ScoreConfig(model=tiny_bert(), treebank=str(sample_path()), batch_size=2, bootstrap=10), "options.batch_size"),
+        (ScoreConfig.from_fields(model=tiny_bert(), treebank=str(sample_path()), batch_size=2, bootstrap=10), "options.batch_size"),
     ]
     for config, field in cases:
         with pytest.raises(ProbingError, match=field):
@@ -132,7 +132,7 @@ def test_refuses_other_weights_copied_into_the_same_folder(tmp_path):
     folder = tmp_path / "model"
     shutil.copytree(tiny_bert(), folder)
     checkpoint = tmp_path / "run.ckpt"
-    config = ScoreConfig(model=str(folder), treebank=str(sample_path()), batch_size=1, bootstrap=10)
+    config = ScoreConfig.from_fields(model=str(folder), treebank=str(sample_path()), batch_size=1, bootstrap=10)
     with pytest.raises(Crash):
         run_probe(config, hooks=CrashingCheckpointer(checkpoint, every=0, crash_after=20))
     shutil.copy(__import__("pathlib").Path(tiny_bert(seed=1)) / "model.safetensors", folder / "model.safetensors")
@@ -163,7 +163,7 @@ def test_refuses_other_weights_of_the_same_size_and_modification_time(tmp_path):
     folder = tmp_path / "model"
     shutil.copytree(tiny_bert(), folder)
     checkpoint = tmp_path / "run.ckpt"
-    config = ScoreConfig(model=str(folder), treebank=str(sample_path()), batch_size=1, bootstrap=10)
+    config = ScoreConfig.from_fields(model=str(folder), treebank=str(sample_path()), batch_size=1, bootstrap=10)
     with pytest.raises(Crash):
         run_probe(config, hooks=CrashingCheckpointer(checkpoint, every=0, crash_after=20))
     same_size_and_time_other_weights(folder)
@@ -265,7 +265,7 @@ def test_a_save_between_batches_resumes_mid_chunk_to_identical_counts(tmp_path, 
     reference, output, checkpoint = tmp_path / "reference.json", tmp_path / "resumed.json", tmp_path / "run.ckpt"
     common = ("--treebank", str(sample_path()), "--batch-size", "1", "--bootstrap", "10")
     assert score(capsys, *common, "--output", str(reference)) == 0
-    config = ScoreConfig(model=tiny_bert(), treebank=str(sample_path()), batch_size=1, bootstrap=10)
+    config = ScoreConfig.from_fields(model=tiny_bert(), treebank=str(sample_path()), batch_size=1, bootstrap=10)
     with pytest.raises(Crash):
         run_probe(config, hooks=BatchCrashingCheckpointer(checkpoint, crash_after=20))
     saved = checkpointing.load(checkpoint)["passes"]["0"]

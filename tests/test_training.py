@@ -85,7 +85,7 @@ def test_a_run_folder_is_scored_in_step_order_with_one_result_per_checkpoint_and
         result = read_result(output.parent / f"curve-step{step}.json", analysis="probe")
         assert result["config"]["training_step"] == step
         # Each checkpoint is an ordinary run: the counts are those of scoring its folder alone.
-        alone = run_probe(ScoreConfig(model=str(run_folder / f"checkpoint-{step}"), relations=RELATIONS, limit=30,
+        alone = run_probe(ScoreConfig.from_fields(model=str(run_folder / f"checkpoint-{step}"), relations=RELATIONS, limit=30,
                                       bootstrap=0))
         assert result["model"]["fingerprint"] == alone["model"]["fingerprint"]
         for relation in RELATIONS:
@@ -151,7 +151,7 @@ def test_a_live_model_is_probed_like_one_loaded_from_disk():
     assert live.fingerprint == "live:gpt2-run@7"
     assert live.tokenizer is not tokenizer  # the space before each word went onto a copy
     assert model.training and model.config._attn_implementation == "sdpa"
-    config = ScoreConfig(treebank=str(sample_path()), relations=RELATIONS, limit=20, bootstrap=0)
+    config = ScoreConfig.from_fields(treebank=str(sample_path()), relations=RELATIONS, limit=20, bootstrap=0)
     with scoring_mode(model):
         live_result = run_probe(config, loaded=live)
     disk_result = run_probe(config, loaded=from_disk)
@@ -241,7 +241,7 @@ def test_the_callback_scores_each_evaluation_and_logs_through_the_trainer(tmp_pa
 
     # Step 0 is the model before any update: the same counts as scoring its checkpoint from disk.
     step0 = probe.history[0][1]
-    from_disk = run_probe(ScoreConfig(model=tiny_bert(), relations=RELATIONS, limit=25, bootstrap=0))
+    from_disk = run_probe(ScoreConfig.from_fields(model=tiny_bert(), relations=RELATIONS, limit=25, bootstrap=0))
     for relation in RELATIONS:
         np.testing.assert_array_equal(heads_of(step0, relation), heads_of(from_disk, relation))
     assert logged[0][1]["probing/det"] == pytest.approx(from_disk["relations"]["det"]["best"]["accuracy"])

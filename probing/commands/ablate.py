@@ -37,11 +37,5 @@ def run(args: argparse.Namespace) -> int:
               f"conditions; intervals: 95% paired bootstrap, {args.bootstrap} replicates)\n")
         print(versus_table(result) if args.chosen else ablation_tables(result, top=args.top or None))
 
-    def draw(result: dict, figure_path) -> list:  # the figure `probing plot` draws of it, as the README promises
-        from probing.analyses.ablation.figures import versus_figure
-
-        return [versus_figure(result, figure_path("versus"))] if args.chosen else []
-
-    return run_analysis(args, ablation, AblationOptions, analysis="ablation", show=show,
-                        figures=("versus",) if args.chosen else (), draw=draw, say=print)
+    return run_analysis(args, ablation, AblationOptions, analysis="ablation", show=show, say=print)
 

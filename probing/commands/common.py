@@ -123,13 +123,6 @@ def add_engine_options(parser: argparse.ArgumentParser, **options) -> None:
 # ---------------------------------------------------------------------------- running
 
 
-def figure_path(args: argparse.Namespace, name: str) -> Path:
-    """Where a figure of a command goes: beside ``--output``, named after it (``surface.json`` ->
-    ``surface-NAME.png``)."""
-    output = Path(args.output)
-    return output.with_name(f"{output.stem}-{name}.{args.figure_format}")
-
-
 MODEL_OPTIONS = ("model", "second_model")
 """Every option that names a model: its folder's files (config, weights, tokenizer) are inputs of the run."""
 
@@ -250,7 +243,7 @@ class EngineCommand:
     def __init__(self, args: argparse.Namespace, *, head: str | None = None, head_optional: bool = False,
                  outputs: tuple = (), source=None, inputs: tuple[str, ...] = (), figures: tuple[str, ...] = (),
                  analysis=None, start: bool = True):
-        self.args, self._outputs, self._figures, self._analysis = args, outputs, figures, analysis
+        self.args, self._outputs, self.figure_names, self._analysis = args, outputs, figures, analysis
         self.engine_run = None
         if start:  # else an analysis's library function calls :meth:`start` once it knows what it reads
             self.start(model_spec(args, head=head, head_optional=head_optional), source or self.specs()[1].open(), pass_options(args),
@@ -295,7 +288,7 @@ class EngineCommand:
             self.outputs.append(check_output_path(path, option=option, inputs=self.inputs,
                                                   follow_symlinks=args.follow_symlinks, replaces=replaces))
         # Figures beside --output are outputs too: checked now, before any model time, not after the pass.
-        self.figures = {name: self.figure_path(name) for name in self._figures} if args.output else {}
+        self.figures = {name: self.figure_path(name) for name in self.figure_names} if args.output else {}
         if args.checkpoint:
             check_output_path(args.checkpoint, option="--checkpoint", inputs=self.inputs)
         ranks = from_environment(args.device)
@@ -310,15 +303,14 @@ class EngineCommand:
         return self.engine_run
 
     def figure_path(self, name: str) -> Path:
-        """Where figure ``name`` goes (see :func:`figure_path`), checked like ``--output`` (a followed
+        """Where figure ``name`` goes (probing.results.outputs.figure_path), checked like ``--output`` (a followed
         symbolic link gives its target)."""
-        from probing.atomic import check_output_path, figure_of
+        from probing.results.outputs import checked_figure_path
 
         if name in getattr(self, "figures", {}):
             return self.figures[name]
-        path = figure_path(self.args, name)
-        return check_output_path(path, option="figure beside --output", inputs=self.inputs,
-                                 follow_symlinks=self.args.follow_symlinks, replaces=figure_of(path))
+        return checked_figure_path(self.args.output, name, self.args.figure_format, inputs=self.inputs,
+                                   follow_symlinks=self.args.follow_symlinks)
 
     def __enter__(self) -> "EngineCommand":
         return self
@@ -369,28 +361,42 @@ class EngineCommand:
 
     def hint(self) -> None:
         if self.is_main and not self.args.output:
-            print("(pass --output FILE.json to keep the result and its figures)", file=sys.stderr)
+            print("(pass --output FILE.json to keep the result" + (" and its figures)" if self.figure_names else ")"),
+                  file=sys.stderr)
 
 
-def run_analysis(args: argparse.Namespace, library, options, *, analysis: str, show, figures: tuple[str, ...] = (),
-                 draw=None, draw_first: bool = False, **extra) -> int:
+def run_analysis(args: argparse.Namespace, library, options, *, analysis: str, show, **extra) -> int:
     """The command of one analysis: the specs of ``args`` (``options``: the analysis's options dataclass) given to
     its ``library`` function, which starts its run through :meth:`EngineCommand.start` (every output checked
-    first); then rank 0 shows the result (``show(result)``), writes it to ``--output`` and draws ``figures`` beside
-    it (``draw(result, figure_path)`` gives the paths drawn; ``draw_first``: before the result is written, so that
-    a failure to draw leaves no result behind). ``extra`` goes to the library function as it is."""
-    with EngineCommand(args, analysis=analysis, figures=figures, start=False) as command:
-        result = library(*command.specs(options), start=command.start, **extra)
+    first, the figures' among them); then rank 0 shows the result (``show(result)``) and writes it to ``--output``
+    with the figures its command's record names beside it (probing.results.outputs.write_with_figures, as
+    ``probing.run`` writes them). ``extra`` goes to the library function as it is."""
+    from probing.results.outputs import Figures, write_with_figures
+
+    with EngineCommand(args, analysis=analysis, start=False) as command:
+        specs = command.specs(options)
+        figures = _figures_of(library, specs[-1]) or Figures()
+        command.figure_names = figures.names  # checked with --output, before any model time
+        result = library(*specs, start=command.start, **figures.extra, **extra)
         if result is None:  # another process of a torchrun: rank 0 writes
             return 0
         show(result)
-        drawn = draw(result, command.figure_path) if draw and args.output and draw_first else []
-        if command.write(result) and draw and not draw_first:
-            drawn = draw(result, command.figure_path)
-        for path in drawn:
+        for path in write_with_figures(result, figures if args.output else Figures(), write=command.write,
+                                       path_of=command.figure_path):
             print(f"wrote {path}", file=sys.stderr)
         command.hint()
     return 0
+
+
+def _figures_of(library, options):
+    """The figures the command record whose library function is ``library`` draws with ``options`` (None: none)."""
+    from probing.plugins import commands
+
+    named = f"{library.__module__}:{library.__qualname__}"  # as the record names it: no other analysis imported
+    for record in commands().values():
+        if record.library == named:
+            return record.figures_of(options)
+    return None
 
 
 # ---------------------------------------------------------------------------- results given

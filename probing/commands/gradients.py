@@ -24,11 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.gradients.options import GradientsOptions
     from probing.analyses.gradients.report import gradient_table
     from probing.analyses.gradients.run import gradients
-    from probing.report.figures import gradient_figure
-
-    def draw(result: dict, figure_path) -> list:
-        return [gradient_figure(result, figure_path("gradients"))]
 
     return run_analysis(args, gradients, GradientsOptions, analysis="gradients",
-                        show=lambda result: print(gradient_table(result)), figures=("gradients",), draw=draw)
+                        show=lambda result: print(gradient_table(result)))
 

@@ -23,10 +23,6 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.heads.options import HeadsOptions
     from probing.analyses.heads.report import behaviour_table
     from probing.analyses.heads.run import heads
-    from probing.report.figures import mds_figure
 
-    # the figure first: a failure to draw it leaves no result behind
-    return run_analysis(args, heads, HeadsOptions, analysis="heads", show=lambda result: print(behaviour_table(result)),
-                        figures=("heads",), draw=lambda result, figure_path: [mds_figure(result, figure_path("heads"))],
-                        draw_first=True)
+    return run_analysis(args, heads, HeadsOptions, analysis="heads", show=lambda result: print(behaviour_table(result)))
 

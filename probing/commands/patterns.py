@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from probing.analyses.patterns.options import PatternsOptions
-    from probing.analyses.patterns.report import type_table, write_figures
+    from probing.analyses.patterns.report import type_table
     from probing.analyses.patterns.run import patterns
 
     def show(result: dict) -> None:
@@ -35,10 +35,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"agreement with {args.hand_labels}: {found['correct']}/{found['heads']} heads "
                   f"({100 * found['accuracy']:.0f}%)")
 
-    def draw(result: dict, figure_path) -> list:
-        return write_figures(result, samples, model=result["model"]["name"], figure_path=figure_path)
-
-    samples: list = []  # the units' maps the pass kept for the figures (a result holds none)
-    return run_analysis(args, patterns, PatternsOptions, analysis="patterns", show=show, figures=("patterns",),
-                        draw=draw, samples=samples)
+    return run_analysis(args, patterns, PatternsOptions, analysis="patterns", show=show)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from probing.commands.common import add_options
+from probing.commands.common import add_options, run_analysis
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,86 +25,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_options(parser, OPTIONS)
 
 
-def specs(args: argparse.Namespace) -> tuple:
-    """The specs of the command's options (ModelSpec, InputSpec, PassOptions, ProbeOptions), by the translation
-    the Python API uses too."""
-    from probing.analyses.probe.options import ProbeOptions
-    from probing.commands.common import model_spec, pass_options
-    from probing.engine.arguments import spec_from
-    from probing.engine.specs import InputSpec
-
-    values = vars(args)
-    return model_spec(args), spec_from(InputSpec, values), pass_options(args), spec_from(ProbeOptions, values)
-
-
 def run(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from probing.analyses.probe.config import ScoreConfig
+    """One checkpoint through the library function every engine command runs (probing.commands.common.run_analysis:
+    outputs checked, processes and checkpoints set up, the result written); a folder of checkpoints scored step by
+    step (:func:`run_training_folder`)."""
     from probing.analyses.probe.curves import find_checkpoints
     from probing.analyses.probe.heldout import probe
-    from probing.atomic import check_output_path, result_of
-    from probing.commands.common import device_map_of
-    from probing.engine import checkpointing
-    from probing.engine.arguments import recorded_options
-    from probing.engine.distributed import from_environment
+    from probing.analyses.probe.options import ProbeOptions
 
-    model, inputs, passes, options = specs(args)
-    config = ScoreConfig.of(model, inputs, passes, options).validated()
     checkpoints = find_checkpoints(args.model)
     if checkpoints is not None:
-        return run_training_folder(args, config, checkpoints)
-    paths = _input_paths(args, config)
-    if args.output:  # a result replaces only an earlier probe result, never a treebank (data/sample.conllu)
-        check_output_path(args.output, inputs=paths, follow_symlinks=args.follow_symlinks, replaces=result_of("probe"))
-    if args.checkpoint:
-        check_output_path(args.checkpoint, option="--checkpoint", inputs=paths)
-    # Under torchrun every process scores its share of the batches; rank 0 reports (docs/scaling.md).
-    ranks = from_environment(args.device)
-    try:
-        device_map_of(args, ranks)
-        checkpointer = checkpointing.from_options(
-            ranks, output=args.output, checkpoint=args.checkpoint, every=args.checkpoint_every, resume=args.resume
-        )
-        recorded = recorded_options(vars(args))  # in the result's config and in every pass's checkpoint identity
-        if checkpointer:
-            checkpointer.command = recorded
-        result = probe(dataclasses.replace(model, device=ranks.device), inputs,
-                       dataclasses.replace(passes, progress=passes.progress and ranks.is_main), options,
-                       hooks=checkpointer or ranks)
-        if ranks.is_main:
-            result["config"]["options"] = recorded
-            _report(result, args, checkpointer)
-        return 0
-    finally:
-        ranks.close()
+        return run_training_folder(args, checkpoints)
+    return run_analysis(args, probe, ProbeOptions, analysis="probe", show=_show)
 
 
-def _report(result: dict, args: argparse.Namespace, checkpointer) -> None:
-    """The tables on stdout and the result to --output (then the checkpoint is no longer needed)."""
+def _show(result: dict) -> None:
+    """The tables on stdout, after a warning for every relation the treebank never has."""
     from probing.analyses.probe.tables import run_header, score_tables
-    from probing.commands.common import give_result
     from probing.data.relations import warn_unmatched
 
     warn_unmatched({name: entry["total"] for name, entry in result["relations"].items()},
                    result["treebank"]["path"], command="score")
     print(run_header(result))
     print(score_tables(result))
-    if give_result(result, args.output, follow_symlinks=args.follow_symlinks):
-        if checkpointer:
-            checkpointer.discard()
-    else:
-        print("(pass --output FILE.json to keep the counts)", file=sys.stderr)
 
 
 def _input_paths(args: argparse.Namespace, config) -> list[str]:
-    """Every file the run reads (the treebank or its two splits, DEV, the model's files): no output may be one."""
+    """Every file a training folder's run reads (the treebank or its two splits, DEV, the models' files): no output
+    may be one."""
     from probing.commands.common import model_inputs
     from probing.data.inputs import InputSource, open_input
     from probing.stats.heldout import default_splits, is_result_file
 
-    splits = default_splits(config.treebank)
-    inputs = [open_input(spec, limit=args.limit).path for spec in (splits or [config.treebank])]
+    treebank = config.inputs.treebank
+    splits = default_splits(treebank)
+    inputs = [open_input(spec, limit=args.limit).path for spec in (splits or [treebank])]
     if args.select_on and not is_result_file(args.select_on):
         inputs.append(InputSource.treebank(args.select_on, option="--select-on").path)
     elif args.select_on:
@@ -112,13 +67,14 @@ def _input_paths(args: argparse.Namespace, config) -> list[str]:
     return inputs + model_inputs(args)
 
 
-def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
+def run_training_folder(args: argparse.Namespace, checkpoints) -> int:
     """``--model RUN_FOLDER``: every checkpoint scored in step order, one result each, and the curve.
 
     Every output (a result per step, the curve's table and figure) is checked
     before the first model loads; each step's result is written as soon as it
     is scored, so an interrupted run keeps what it finished.
     """
+    from probing.analyses.probe.config import ScoreConfig
     from probing.analyses.probe.curves import (
         curve,
         curve_table,
@@ -129,14 +85,16 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
         step_path,
         write_curve,
     )
+    from probing.analyses.probe.options import ProbeOptions
     from probing.analyses.probe.tables import heldout_table, in_sample_title, run_header, score_table
     from probing.atomic import check_output_path, result_of
-    from probing.commands.common import progress_wanted
+    from probing.commands.common import EngineCommand
     from probing.results.io import write_result
 
+    config = ScoreConfig(*EngineCommand(args, start=False).specs(ProbeOptions)).validated()
     _refuse_for_a_training_folder(args, config, checkpoints)
     inputs = _input_paths(args, config)
-    steps = ([0] if config.random_init else []) + [checkpoint.step for checkpoint in checkpoints]
+    steps = ([0] if config.model.random_init else []) + [checkpoint.step for checkpoint in checkpoints]
     if args.output:  # --output names the results (each step's is beside it): it may be only a probe result itself
         check_output_path(args.output, inputs=inputs, follow_symlinks=args.follow_symlinks, replaces=result_of("probe"))
         for path in planned_outputs(args.output, steps):
@@ -150,8 +108,7 @@ def run_training_folder(args: argparse.Namespace, config, checkpoints) -> int:
             written = write_result(result, step_path(args.output, step), follow_symlinks=args.follow_symlinks)
             print(f"wrote {written}", file=sys.stderr)
 
-    results = score_checkpoints(config, checkpoints, args.select_on, control=config.random_init,
-                                progress=progress_wanted(args), after_each=report)
+    results = score_checkpoints(config, checkpoints, control=config.model.random_init, after_each=report)
     points = curve(results)
     title = run_title(args.model, results[-1][1])
     print(f"\n{title}: accuracy % per step (head {points[0].selection}, layer-head from 1; best offset)")
@@ -181,6 +138,6 @@ def _refuse_for_a_training_folder(args: argparse.Namespace, config, checkpoints)
     if args.select_on and args.select_on.lower().endswith(".json"):
         raise ProbingError("a DEV result belongs to one checkpoint; give the DEV treebank so that each checkpoint "
                            "chooses on it", source="--select-on")
-    if config.random_init and checkpoints[0].step == 0:
+    if config.model.random_init and checkpoints[0].step == 0:
         raise ProbingError("--random-init adds the untrained control as step 0, but the folder has a "
                            "checkpoint-0 already", source="--random-init")

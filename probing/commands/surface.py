@@ -22,11 +22,6 @@ def run(args: argparse.Namespace) -> int:
     from probing.analyses.surface.options import SurfaceOptions
     from probing.analyses.surface.report import layer_table
     from probing.analyses.surface.run import surface
-    from probing.report.figures import entropy_figure, surface_figure
 
-    def draw(result: dict, figure_path) -> list:
-        return [surface_figure(result, figure_path("surface")), entropy_figure(result, figure_path("entropy"))]
-
-    return run_analysis(args, surface, SurfaceOptions, analysis="surface", show=lambda result: print(layer_table(result)),
-                        figures=("surface", "entropy"), draw=draw)
+    return run_analysis(args, surface, SurfaceOptions, analysis="surface", show=lambda result: print(layer_table(result)))
 

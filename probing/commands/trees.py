@@ -25,9 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.trees.options import TreesOptions
-    from probing.analyses.trees.report import tables, uas_figure
+    from probing.analyses.trees.report import tables
     from probing.analyses.trees.run import trees
 
-    return run_analysis(args, trees, TreesOptions, analysis="trees", show=lambda result: print(tables(result)),
-                        figures=("uas",), draw=lambda result, figure_path: [uas_figure(result, figure_path("uas"))])
+    return run_analysis(args, trees, TreesOptions, analysis="trees", show=lambda result: print(tables(result)))
 

@@ -48,9 +48,20 @@ class EngineRun:
     @property
     def loaded(self):
         """The model, loaded on first use while the units are read through."""
+        return self.load()
+
+    def load(self, *also: InputSource):
+        """The model, loaded once while ``also`` (DEV's units of a held-out run) and the run's units are read
+        through, so that a bad line in any of them costs no model time."""
         if self._loaded is None:
-            self._loaded = self.model.load([self.source], announce=self.pass_options.progress and self.is_main)
+            self._loaded = self.model.load([*also, self.source], announce=self.pass_options.progress and self.is_main)
         return self._loaded
+
+    def beside(self, source: InputSource, **changes) -> "EngineRun":
+        """A run over ``source`` with this run's model (loaded once for both), processes and hooks, ``changes`` to
+        its pass options: DEV's pass of a held-out run (never sharded: ``shard=None``)."""
+        return EngineRun(self.model, source, dataclasses.replace(self.pass_options, **changes), ranks=self.ranks,
+                         hooks=self.hooks, loaded=self.loaded)
 
     @property
     def is_main(self) -> bool:

@@ -14,6 +14,7 @@ register(Analysis(
     extra={"result": "probing.analyses.ablation.result:AblationResult"},  # what probing.read() gives for its files
     commands=(
         Command("ablate", "disable heads (uniform attention) and measure the change in a metric (Kovaleva et al. 2019)",
-                "probing.commands.ablate", order=130, library="probing.analyses.ablation.run:ablation"),
+                "probing.commands.ablate", order=130, library="probing.analyses.ablation.run:ablation",
+                figures="probing.analyses.ablation.figures:figures"),
     ),
 ))

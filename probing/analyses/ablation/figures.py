@@ -21,6 +21,7 @@ from probing.atomic import save_figure_atomic
 from probing.errors import ProbingError
 from probing.naming import p_value_text
 from probing.report.drawing import MARK, new_figure
+from probing.results.outputs import Figures
 
 RANDOM_COLOUR = "#9e9e9e"
 
@@ -123,3 +124,11 @@ def _panel(axis, effects: dict, entry: dict, scale: float) -> None:
     axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:+.2g}" if x else "0"))
     axis.tick_params(labelsize=8)
     axis.yaxis.get_major_locator().set_params(integer=True)
+
+
+def figures(options) -> Figures:
+    """What an ablation result has beside it: with ``--chosen``, A-versus (the figure ``probing plot`` draws of it);
+    nothing otherwise."""
+    if not options.chosen:
+        return Figures()
+    return Figures(("versus",), lambda result, path_of: [versus_figure(result, path_of("versus"))])

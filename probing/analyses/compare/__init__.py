@@ -9,6 +9,7 @@ register(Analysis(
     payload="probing.analyses.compare.payload:PAYLOAD",
     commands=(
         Command("compare", "per-head cosine similarity of two checkpoints' attention maps (Kovaleva et al. 2019)",
-                "probing.commands.compare", order=120, library="probing.analyses.compare.run:compare"),
+                "probing.commands.compare", order=120, library="probing.analyses.compare.run:compare",
+                figures="probing.analyses.compare.report:figures"),
     ),
 ))

@@ -10,6 +10,7 @@ register(Analysis(
     checks=("probing.analyses.gradients.payload:check_gradients",),
     commands=(
         Command("gradients", "gradient of the LM loss w.r.t. attention to [SEP] vs other tokens (Clark et al. Fig. 3)",
-                "probing.commands.gradients", order=90, library="probing.analyses.gradients.run:gradients"),
+                "probing.commands.gradients", order=90, library="probing.analyses.gradients.run:gradients",
+                figures="probing.analyses.gradients.report:figures"),
     ),
 ))

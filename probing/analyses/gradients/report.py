@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from probing.analyses.gradients.payload import KEY_KINDS
+from probing.results.outputs import Figures
 
 
 def gradient_table(result: dict, tablefmt: str = "simple") -> str:
@@ -37,3 +38,15 @@ def gradient_table(result: dict, tablefmt: str = "simple") -> str:
     columns = ["layer"] + [f"grad to {headers[kind]}" for kind in KEY_KINDS] + [f"attn to {names[shown]} %"]
     rows, columns = tabulate_cells(rows, columns, tablefmt)
     return tabulate(rows, headers=columns, tablefmt=tablefmt, disable_numparse=True, stralign="right")
+
+
+def figures(options) -> Figures:
+    """What a gradients result has beside it: G-gradients, mean |dL/dA| per layer for attention to each kind of
+    token, beside the attention itself (the paper's Figure 3)."""
+
+    def draw(result: dict, path_of) -> list:
+        from probing.report.figures import gradient_figure
+
+        return [gradient_figure(result, path_of("gradients"))]
+
+    return Figures(("gradients",), draw)

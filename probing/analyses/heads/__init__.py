@@ -10,6 +10,7 @@ register(Analysis(
     checks=("probing.analyses.heads.payload:check_heads",),
     commands=(
         Command("heads", "Jensen-Shannon distances between heads, MDS map coloured by behaviour (Clark et al. sec. 6)",
-                "probing.commands.heads", order=80, library="probing.analyses.heads.run:heads"),
+                "probing.commands.heads", order=80, library="probing.analyses.heads.run:heads",
+                figures="probing.analyses.heads.report:figures"),
     ),
 ))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from probing.analyses.heads.behaviour import LABELS
 from probing.naming import head_name
+from probing.results.outputs import Figures
 
 
 def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
@@ -29,3 +30,15 @@ def behaviour_table(result: dict, tablefmt: str = "simple") -> str:
     ]
     rows, headers = tabulate_cells(rows, ["attends to", "heads", "layer-head (from 1)"], tablefmt)
     return tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def figures(options) -> Figures:
+    """What a heads result has beside it: H-heads, the MDS map coloured by behaviour and by layer; drawn before the
+    result is written, so that a failure to draw it leaves no result behind."""
+
+    def draw(result: dict, path_of) -> list:
+        from probing.report.figures import mds_figure
+
+        return [mds_figure(result, path_of("heads"))]
+
+    return Figures(("heads",), draw, first=True)

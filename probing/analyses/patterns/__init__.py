@@ -10,6 +10,7 @@ register(Analysis(
     checks=("probing.analyses.patterns.payload:types_fit_the_model",),
     commands=(
         Command("patterns", "attention pattern type of every head: vertical, diagonal, block, ... (Kovaleva et al. 2019)",
-                "probing.commands.patterns", order=100, library="probing.analyses.patterns.run:patterns"),
+                "probing.commands.patterns", order=100, library="probing.analyses.patterns.run:patterns",
+                figures="probing.analyses.patterns.report:figures"),
     ),
 ))

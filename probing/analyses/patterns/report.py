@@ -12,6 +12,7 @@ import numpy as np
 
 from probing.analyses.patterns.accumulator import agreement, plot_layer_maps, plot_types, type_shares
 from probing.errors import ProbingError
+from probing.results.outputs import Figures
 
 
 def check_labels_fit(labels: list[dict], *, model: str, num_layers: int, num_heads: int, source: str) -> None:
@@ -57,3 +58,15 @@ def write_figures(result: dict, samples: list[dict], *, model: str, figure_path)
                         path)
         written.append(path)
     return written
+
+
+def figures(options) -> Figures:
+    """What a patterns result has beside it: P-patterns, every head's type, and with ``--maps N`` the first N
+    units' maps, a figure per layer (P-maps-layerNN). The maps are no part of a result: the library function
+    keeps them in ``samples`` as its pass reads them."""
+    samples: list = []
+
+    def draw(result: dict, path_of) -> list:
+        return write_figures(result, samples, model=result["model"]["name"], figure_path=path_of)
+
+    return Figures(("patterns",), draw, extra={"samples": samples})

@@ -1,4 +1,4 @@
-"""The probe's library functions: load a model for a config, score a treebank into a result dict.
+"""The probe's library functions: one probe pass over an engine run, a treebank scored into a result dict.
 
 The public Python API over them is :func:`probing.score` (probing/api.py), which also runs held-out numbers
 and returns a result object; :func:`score` here is the in-sample run alone, as a dict.
@@ -11,50 +11,41 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
 
 from probing.analyses.probe.config import ScoreConfig
-from probing.data.inputs import InputSource, open_input
-from probing.engine.arguments import spec_from
+from probing.analyses.probe.options import ProbeOptions
+from probing.data.inputs import InputSource
 from probing.engine.options import PassOptions
 from probing.engine.passes import PassHooks
 from probing.engine.readings import READINGS
-from probing.engine.run import EngineRun, ModelSpec
+from probing.engine.run import EngineRun
+from probing.engine.specs import InputSpec
 from probing.model.loading import LoadedModel
 from probing.results.io import provenance
 
 
-def model_spec(config: ScoreConfig) -> ModelSpec:
-    """The model a probe config names, and how to load it (by the one translation, from its fields)."""
-    return spec_from(ModelSpec, vars(config))
-
-
-def pass_options(config: ScoreConfig, *, progress: bool = False) -> PassOptions:
-    """The pass options of a probe config (``progress``: whether the pass shows it)."""
-    return spec_from(PassOptions, vars(config), progress=progress)
-
-
-def load_for(config: ScoreConfig, *, validate: Sequence[InputSource] = (), progress: bool = False) -> LoadedModel:
-    """The model a probe config names (its options, validated first), loaded while the ``validate``
-    inputs are read through (probing.engine.startup); ``progress`` shows the loading line."""
-    return model_spec(config.validated()).load(validate, announce=progress)
-
-
-def run_probe(config: ScoreConfig, *, loaded: LoadedModel | None = None, progress: bool = False,
-              hooks: PassHooks | None = None, description: str = "scoring", source: InputSource | None = None) -> dict:
-    """Score every head of a model on a treebank; return the result object (docs/results.md).
+def run_probe(config: ScoreConfig, *, loaded: LoadedModel | None = None, hooks: PassHooks | None = None,
+              description: str = "scoring", source: InputSource | None = None) -> dict:
+    """Score every head of a model on a treebank, in this process; return the result object (docs/results.md).
 
     ``source`` is the config's treebank already opened (and perhaps validated, so that its progress bar
-    has a total); by default it is opened here."""
+    has a total); by default it is opened here. ``loaded``: the model already loaded; ``hooks``: the pass's
+    (a checkpointer)."""
+    config = config.validated()
+    run = EngineRun(config.model, source or config.inputs.open(), config.passes, hooks=hooks, loaded=loaded)
+    return probe_pass(run, config, description)
+
+
+def probe_pass(run: EngineRun, config: ScoreConfig, description: str) -> dict:
+    """The probe result of one pass of ``run`` (an EngineRun over the treebank of ``config``, in one process or
+    one of a torchrun, with its checkpoints) with the relations, offsets and bootstrap of ``config``."""
     from probing.analyses.probe.accumulator import ProbeAccumulator
 
-    config = config.validated()
-    source = source or open_input(config.treebank, limit=config.limit)
-    run = EngineRun(model_spec(config), source, pass_options(config, progress=progress), hooks=hooks, loaded=loaded)
     loaded = run.loaded
     accumulator = ProbeAccumulator.create(
-        config.relations, loaded.num_layers, READINGS[config.attention].heads(loaded.num_heads),
-        offsets=config.offsets, bootstrap=config.bootstrap, seed=config.seed, causal=loaded.is_causal,
+        config.options.relations, loaded.num_layers, READINGS[config.passes.attention].heads(loaded.num_heads),
+        offsets=config.offsets, bootstrap=config.options.bootstrap, seed=config.model.seed, causal=loaded.is_causal,
     )
     stats = run.run([accumulator], description)
     return probe_result(run, stats, accumulator, config)
@@ -75,8 +66,9 @@ def probe_result(run: EngineRun, stats, accumulator, config: ScoreConfig) -> dic
 def pass_config(engine_run: EngineRun, *, relations, random_init: bool, bootstrap: int, seed: int) -> ScoreConfig:
     """The probe config of a probe that shares another command's pass (``probing report``, ``probing explore``):
     ``relations`` and the pass's options, as ``probing score`` would be given them, for :func:`probe_result`."""
-    return spec_from(ScoreConfig, vars(engine_run.options()), relations=tuple(relations),
-                     limit=engine_run.source.limit, bootstrap=bootstrap, seed=seed, random_init=random_init)
+    return ScoreConfig(model=dataclasses.replace(engine_run.model, random_init=random_init, seed=seed),
+                       inputs=InputSpec(limit=engine_run.source.limit), passes=engine_run.options(),
+                       options=ProbeOptions(relations=tuple(relations), bootstrap=bootstrap))
 
 
 def probe_config(config: ScoreConfig, options: PassOptions, loaded: LoadedModel) -> dict:
@@ -88,10 +80,11 @@ def probe_config(config: ScoreConfig, options: PassOptions, loaded: LoadedModel)
 
 
 def score(model: str | None = None, treebank: str | None = None, *, progress: bool = False, **options) -> dict:
-    """Score every head of ``model`` on ``treebank``; options are ScoreConfig fields.
+    """Score every head of ``model`` on ``treebank``; ``options`` by their option names (``limit``, ``relations``,
+    ``batch_size``, ...), each given to the spec that declares it (:meth:`ScoreConfig.from_fields`).
 
     Returns the result object of docs/results.md (write it with ``probing.results.io.write_result``).
     """
     if "relations" in options:
         options["relations"] = tuple(options["relations"])
-    return run_probe(ScoreConfig(model=model, treebank=treebank, **options), progress=progress)
+    return run_probe(ScoreConfig.from_fields(model=model, treebank=treebank, progress=progress, **options))

@@ -81,7 +81,7 @@ class ProbingCallback(TrainerCallback):
 
         if not isinstance(every, int) or every < 1:
             raise ProbingError(f"must be a positive integer, got {every!r}", source="every")
-        self.config = ScoreConfig(
+        self.config = ScoreConfig.from_fields(
             treebank=treebank, relations=tuple(relations or DEFAULT_RELATIONS), limit=limit, batch_size=batch_size,
             max_length=max_length, pool_from=pool_from, attention=attention, bootstrap=bootstrap, seed=seed,
         ).validated()

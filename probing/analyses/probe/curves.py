@@ -355,24 +355,23 @@ def planned_outputs(output: str | Path, steps: Iterable[int]) -> list[Path]:
     return [step_path(output, step) for step in steps] + list(curve_paths(output).values())
 
 
-def score_checkpoints(config, checkpoints: list[Checkpoint], select_on: str | None = None, *,
-                      control: bool = False, progress: bool = False,
+def score_checkpoints(config, checkpoints: list[Checkpoint], *, control: bool = False,
                       after_each: Callable[[int, dict], None] | None = None) -> list[tuple[int, dict]]:
-    """Score every checkpoint as an ordinary ``probing score`` run (held-out when ``select_on`` or a
-    treebank with dev and test splits says so), in step order; ``control`` adds the random-init control
-    of the first checkpoint's architecture as step 0. ``after_each(step, result)`` runs as each finishes
-    (to write it, so that a long run keeps what it has done). Returns ``(step, result)`` pairs.
+    """Score every checkpoint as an ordinary ``probing score`` run of ``config`` (a ScoreConfig; held-out when
+    its ``select_on`` or a treebank with dev and test splits says so), in step order; ``control`` adds the
+    random-init control of the first checkpoint's architecture as step 0. ``after_each(step, result)`` runs as
+    each finishes (to write it, so that a long run keeps what it has done). Returns ``(step, result)`` pairs.
     """
     from probing.analyses.probe.heldout import score_with_selection
     from probing.model.loading import read_config
 
     for checkpoint in checkpoints:  # every config read before the first is scored: no step's files, then a refusal
-        read_config(str(checkpoint.path), trust_remote_code=config.trust_remote_code)
+        read_config(str(checkpoint.path), trust_remote_code=config.model.trust_remote_code)
     plan = [(0, config.replace(model=str(checkpoints[0].path), random_init=True))] if control else []
     plan += [(c.step, config.replace(model=str(c.path), random_init=False)) for c in checkpoints]
     results = []
     for step, step_config in plan:
-        result = score_with_selection(step_config, select_on, progress=progress)
+        result = score_with_selection(step_config)
         result["config"]["training_step"] = step
         results.append((step, result))
         if after_each is not None:

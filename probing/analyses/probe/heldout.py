@@ -10,28 +10,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from probing.analyses.probe.api import load_for, run_probe
+from probing.analyses.probe.api import probe_pass
 from probing.analyses.probe.heldout_block import attach_heldout
 from probing.analyses.probe.options import ProbeOptions
+from probing.data.inputs import InputSource, sample_treebank_path
 from probing.engine.options import PassOptions
+from probing.engine.run import start_run
 from probing.engine.specs import InputSpec, ModelSpec
-from probing.stats.heldout import Choosing, HeldOut, check_dev_model, check_dev_test, plan
+from probing.stats.heldout import Choosing, HeldOut, check_dev_model, check_dev_test, is_result_file, plan
 
 
 @dataclass(frozen=True)
 class ProbeChoosing(Choosing):
     """The probe's choice and report for :class:`~probing.stats.heldout.HeldOut`: DEV scored with TEST's options
     (``config``, the TEST run's ScoreConfig), without bootstrap and unsharded, or read from its result file;
-    TEST scored; the ``heldout`` block built from both counts. ``hooks``: the passes' (checkpoints, processes)."""
+    TEST scored; the ``heldout`` block built from both counts. ``run``: the engine run over TEST (its model,
+    processes and checkpoints), which DEV's pass shares."""
 
     config: object
-    progress: bool = False
-    hooks: object = None
+    run: object
 
     def check_dev(self, dev: dict, held: HeldOut) -> None:
         """DEV's result of other options is refused before any model time (its model once loaded)."""
         check_dev_test(dev, _planned(self.config, held.source), source=held.where, may_differ=("relations",),
-                       relations=self.config.relations, planned=True)
+                       relations=self.config.options.relations, planned=True)
 
     def check_model(self, loaded, held: HeldOut) -> None:
         if held.dev_result is not None:
@@ -39,12 +41,11 @@ class ProbeChoosing(Choosing):
 
     def choose(self, held: HeldOut, loaded) -> dict:
         """DEV's probe result: the counts each relation's head and offset are chosen on."""
-        return run_probe(self.config.replace(treebank=held.select_on, bootstrap=0, shard=None), progress=self.progress,
-                         loaded=loaded, description="selecting on DEV", source=held.dev_source, hooks=self.hooks)
+        return probe_pass(self.run.beside(held.dev_source, shard=None),
+                          self.config.replace(treebank=held.select_on, bootstrap=0, shard=None), "selecting on DEV")
 
     def report(self, chosen, held: HeldOut, loaded) -> dict:
-        return run_probe(self.config, progress=self.progress, loaded=loaded, source=held.source,
-                         description="reporting on TEST", hooks=self.hooks)
+        return probe_pass(self.run, self.config, "reporting on TEST")
 
     def attach(self, result: dict, chosen: dict, held: HeldOut) -> dict:
         if held.result_path is None:  # DEV was scored here: its pass is part of this run's time
@@ -54,18 +55,23 @@ class ProbeChoosing(Choosing):
         return result
 
 
-def score_heldout(config, select_on: str, *, progress: bool = False, hooks=None) -> dict:
+def score_heldout(config, select_on: str, *, start=None) -> dict:
     """Score DEV (or read its result) and TEST with one loaded model; return TEST + ``heldout``.
 
     ``config`` is the TEST run's ScoreConfig; DEV is scored with the same options, without bootstrap and
     unsharded (every TEST shard must make the same choice). The sequence is the one held-out flow
-    (:class:`probing.stats.heldout.HeldOut`); both treebanks are read through while the model loads, so that a
-    bad line in either costs no model time.
+    (:class:`probing.stats.heldout.HeldOut`); ``start`` starts the run over TEST (see :func:`probe`), which checks
+    every output against both files before DEV and TEST are read and compared; both treebanks are then read
+    through while the model loads, so that a bad line in either costs no model time.
     """
-    config = config.validated()
-    choosing = ProbeChoosing(config, progress=progress, hooks=hooks)
-    held = HeldOut.plan(config.treebank, select_on, limit=config.limit, analysis=choosing)
-    return held.run(choosing, load=lambda: load_for(config, validate=held.read, progress=progress))
+    config, limit = config.validated(), config.inputs.limit
+    test_source = InputSource.treebank(config.inputs.treebank or str(sample_treebank_path()), limit=limit,
+                                       option="--treebank")
+    dev_file = select_on if is_result_file(select_on) else InputSource.treebank(select_on, option="--select-on").path
+    run = (start or start_run)(config.model, test_source, config.passes, reads=(dev_file,))
+    choosing = ProbeChoosing(config, run)
+    held = HeldOut.open_dev(test_source, select_on, limit=limit, analysis=choosing)
+    return held.run(choosing, load=lambda: run.load(*[source for source in (held.dev_source,) if source]))
 
 
 def both_passes_timing(dev: dict, test: dict) -> dict:
@@ -89,27 +95,37 @@ def both_passes_timing(dev: dict, test: dict) -> dict:
 def _planned(config, test_source) -> dict:
     """What is known of the TEST result before the model loads: its input and the options that decide a choice."""
     return {"input": test_source.describe(),
-            "model": {"random_init": bool(config.random_init)},
-            "config": {"offsets": list(config.offsets), "random_init": bool(config.random_init),
-                       "attention": config.attention, "pooling": {"to": "sum", "from": config.pool_from}}}
+            "model": {"random_init": bool(config.model.random_init)},
+            "config": {"offsets": list(config.offsets), "random_init": bool(config.model.random_init),
+                       "attention": config.passes.attention, "pooling": {"to": "sum", "from": config.passes.pool_from}}}
 
 
-def score_with_selection(config, select_on: str | None, *, progress: bool = False, hooks=None) -> dict:
-    """What ``probing score`` runs: held-out when ``select_on`` is given or the treebank is a
-    bare name with dev and test splits (select on dev, report on test), else in-sample. ``hooks``: the passes'
-    (the command's checkpoints and the processes of a torchrun; None: this process alone)."""
-    treebank, select_on = plan(config.treebank, select_on)
+def score_with_selection(config, *, start=None) -> dict | None:
+    """What ``probing score`` runs: held-out when ``config.options.select_on`` is given or the treebank is a
+    bare name with dev and test splits (select on dev, report on test), else in-sample. ``start`` starts the run
+    (a command's ``EngineCommand.start``: its outputs checked, its processes and checkpoints set up; default:
+    this process alone); None in a torchrun process other than rank 0."""
+    treebank, select_on = plan(config.inputs.treebank, config.options.select_on)
     config = config.replace(treebank=treebank)
+    runs = []
+
+    def started(*specs, **reads):  # the run started, so that only its main process gives the result
+        runs.append((start or start_run)(*specs, **reads))
+        return runs[-1]
+
     if not select_on:
-        return run_probe(config, progress=progress, hooks=hooks)
-    return score_heldout(config, select_on, progress=progress, hooks=hooks)
+        result = probe_pass(started(config.model, config.validated().inputs.open(), config.passes), config, "scoring")
+    else:
+        result = score_heldout(config, select_on, start=started)
+    return result if runs[-1].is_main else None
 
 
-def probe(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: ProbeOptions, *, hooks=None) -> dict:
-    """The probe result of ``model`` on the treebank of ``inputs``, with ``passes`` and ``options``: held out when ``options.select_on``
-    or a bare treebank name says so, else in-sample; ``hooks`` the passes' (a command's checkpoints). What
-    ``probing score`` and ``probing.score`` both run."""
+def probe(model: ModelSpec, inputs: InputSpec, passes: PassOptions, options: ProbeOptions, *,
+          start=None) -> dict | None:
+    """The probe result of ``model`` on the treebank of ``inputs``, with ``passes`` and ``options``: held out when
+    ``options.select_on`` or a bare treebank name says so, else in-sample; ``start`` starts the run (a command's
+    checks its outputs and sets up processes and checkpoints). What ``probing score`` and ``probing.score`` both
+    run; None in a torchrun process other than rank 0."""
     from probing.analyses.probe.config import ScoreConfig
 
-    return score_with_selection(ScoreConfig.of(model, inputs, passes, options).validated(), options.select_on,
-                                progress=passes.progress, hooks=hooks)
+    return score_with_selection(ScoreConfig(model, inputs, passes, options).validated(), start=start)

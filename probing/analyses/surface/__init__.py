@@ -11,6 +11,7 @@ register(Analysis(
     extra={"page_section": "probing.analyses.surface.report:page_section"},
     commands=(
         Command("surface", "attention to [CLS], [SEP], punctuation, previous/next/self, and entropy, per head (Clark et al. sec. 3)",
-                "probing.commands.surface", order=70, library="probing.analyses.surface.run:surface"),
+                "probing.commands.surface", order=70, library="probing.analyses.surface.run:surface",
+                figures="probing.analyses.surface.report:figures"),
     ),
 ))

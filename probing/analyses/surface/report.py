@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from probing.report.escaping import html_text
+from probing.results.outputs import Figures
 
 COLUMNS = ("first_special", "separator", "punctuation", "previous", "next", "self", "separator_to_separator",
            "other_to_separator", "entropy")
@@ -48,3 +49,15 @@ def page_section(result: dict) -> str:
     return ('<section id="surface" aria-labelledby="surface-title"><h2 id="surface-title">Where attention goes '
             '(surface statistics)</h2><div class="scroll plain">' + table[0] + "</div><p>"
             + html_text(table[1] if len(table) > 1 else "") + "</p></section>")
+
+
+def figures(options) -> Figures:
+    """What a surface result has beside it: S-surface (the paper's Figure 2: attention to the first special token,
+    separators, . and ,, the previous and next token and itself) and S-entropy (Figure 4)."""
+
+    def draw(result: dict, path_of) -> list:
+        from probing.report.figures import entropy_figure, surface_figure
+
+        return [surface_figure(result, path_of("surface")), entropy_figure(result, path_of("entropy"))]
+
+    return Figures(("surface", "entropy"), draw)

@@ -25,6 +25,7 @@ register(Analysis(
     extra={"result": "probing.analyses.trees.result:TreesResult"},  # what probing.read() gives for its files
     commands=(
         Command("trees", "does attention hold the whole tree? heads as trees (MAX, MST), head ensembles, attention probes: UAS",
-                "probing.commands.trees", order=60, library="probing.analyses.trees.run:trees"),
+                "probing.commands.trees", order=60, library="probing.analyses.trees.run:trees",
+                figures="probing.analyses.trees.report:figures"),
     ),
 ))

@@ -25,6 +25,7 @@ from probing.naming import (
     selection_sides,
 )
 from probing.report.board import Cell, Row, Table, leaderboard_position, rank_rows, result_label
+from probing.results.outputs import Figures
 
 METRICS = ("uas", "uuas")
 DECODINGS = ("max", "mst")
@@ -349,3 +350,8 @@ def _table_cell(entry: dict | None, head: dict | None = None) -> Cell | None:
     return Cell(accuracy=entry["accuracy"], interval=entry.get("interval"),
                       head="" if head is None else head_name(head["layer"], head["head"]),
                       direction=None if head is None else head["direction"], pairs=entry.get("total"))
+
+
+def figures(options) -> Figures:
+    """What a trees result has beside it: T-uas, every head's MST UAS."""
+    return Figures(("uas",), lambda result, path_of: [uas_figure(result, path_of("uas"))])
