@@ -46,6 +46,7 @@ SCOPES = (
     ("leaderboards/README.md", "**What it gives.**", "\n**What is done.**"),
     ("docs/dark-secrets.md", "**BLiMP** (`probing pairs`", "\n### "),
     ("docs/minimal-pairs.md", "## Published figures", "\n## "),
+    ("docs/importance.md", "## What it finds", "\n## "),
 )
 """(Markdown file, where its findings start, what ends them): every number between is checked."""
 
