@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a GPU adds to the boards, from one script (needs torch with CUDA, and the checkpoints in $PROBING_MODELS):
 #
-#   bash leaderboards/gpu.sh            # the device check, the causal board's sized pieces, agreement's causal pieces
+#   bash leaderboards/gpu.sh            # the device check, then the causal pieces a CPU cannot finish (2-4 below)
 #   DEVICE=cuda:1 bash leaderboards/gpu.sh
 #   GPU_FAMILIES=agreement AGREEMENT_LANGUAGES=de SKIP_CHECK=1 SKIP_TABLES=1 bash leaderboards/gpu.sh  # one call's worth
 #
@@ -26,9 +26,13 @@
 #    alone) over at most 1,900 pairs (RuBLiMP's 19 paradigms x 100), so at most 193,800 pair scorings; it fits a
 #    10-minute call at about 340 pairs a second, some 54 times what two CPU cores score (leaderboards/README.md,
 #    "What runs where"). AGREEMENT_LANGUAGES picks rows of the grid, so that one call runs a few pieces.
-# 4. The tables and figures of every board (make.sh with SKIP_SCORING; SKIP_TABLES=1: not).
+# 4. The importance maps' pieces (make.sh, ONLY=importance): every head disabled alone (ablate --each-head) for
+#    gemma-3-270m and SmolLM2-135M-Instruct on the LM loss, the probe and BLiMP's agreement paradigms, the rows of
+#    causal.md's map that a CPU grid would take days over (SmolLM2: 271 conditions a unit). Made on either device,
+#    a map's piece is done for the other (--any-device); those already made (MiniLM's) are not run again.
+# 5. The tables and figures of every board (make.sh with SKIP_SCORING; SKIP_TABLES=1: not).
 #
-# GPU_FAMILIES (default: versus agreement) says which of 2 and 3 run. Each piece's time goes to
+# GPU_FAMILIES (default: versus agreement importance) says which of 2, 3 and 4 run. Each piece's time goes to
 # leaderboards/piece-times.tsv with the GPU's name; like every grid of make.sh it resumes where it stopped when called
 # again, and a piece cut short resumes from its checkpoint in $GRID_STATE (GRID_STATE=.cache/grid keeps it in the
 # working tree, ignored by git, for a machine that keeps only that).
@@ -42,11 +46,14 @@ export DEVICE="${DEVICE:-cuda}"
 if [ -z "${SKIP_CHECK:-}" ]; then
   "$python" benchmarks/run.py --device "$DEVICE" --quick --output benchmarks/gpu-report.md
 fi
-families=" ${GPU_FAMILIES:-versus agreement} "
+families=" ${GPU_FAMILIES:-versus agreement importance} "
 if [[ "$families" == *" versus "* ]]; then
   VERSUS_SIZED=only ONLY=versus SKIP_TABLES=1 bash leaderboards/make.sh
 fi
 if [[ "$families" == *" agreement "* ]]; then
   AGREEMENT_CAUSAL=only ONLY=agreement SKIP_TABLES=1 bash leaderboards/make.sh
+fi
+if [[ "$families" == *" importance "* ]]; then
+  ONLY=importance SKIP_TABLES=1 bash leaderboards/make.sh
 fi
 [ -n "${SKIP_TABLES:-}" ] || SKIP_SCORING=1 bash leaderboards/make.sh

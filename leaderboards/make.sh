@@ -406,7 +406,8 @@ if [ -z "${SKIP_SCORING:-}" ] && wanted importance; then
         probe) input+=(--relations "${versus_relations[@]}" all) ;;
         minimal-pairs) input=(--phenomena "${versus_phenomena[@]}" ${versus_pairs:+--limit "$versus_pairs"}) ;;
       esac
-      piece "$importance/results/$name-$metric.json" --resumable ablate --model ".cache/models/$name" \
+      # --any-device: gpu.sh makes the decoders' maps (hours each on two CPU cores), and a CPU grid takes them as done
+      piece "$importance/results/$name-$metric.json" --resumable --any-device ablate --model ".cache/models/$name" \
         --metric "$metric" "${input[@]}" --each-head --scores-only --bootstrap 1000 --seed 0 --quiet
     done
   done
@@ -575,6 +576,21 @@ done
 # made above) set against its DEV accuracies, the versus board's DEV result (versus/results/MODEL-dev.json): per
 # model and metric the map, rho and the chosen heads' ranks (importance/maps/MODEL-METRIC.json) and its figure
 # (importance/plots/MODEL-METRIC.png), then one board of them all (importance/importance.*). No model runs here.
+map_of() {  # map_of RESULT DEV MAP FIGURE: probing importance's MAP (and FIGURE) of RESULT against DEV, unless MAP
+  # is up to date: its recorded sources are these two files as they are now. A map records when and by which commit
+  # it was made, so redrawing an unchanged one would rewrite every map on every run of this script (and no board
+  # would regenerate byte for byte). FORCE=1 redraws them all (a change of `probing importance` itself).
+  local result="$1" dev="$2" map="$3" figure="$4"
+  if [ -z "${FORCE:-}" ] && [ -f "$map" ] && [ -f "$figure" ] && "$python" -c "import hashlib, json, sys
+sources = json.load(open(sys.argv[1]))['sources']
+wanted = {'ablation': sys.argv[2], 'dev': sys.argv[3]}
+same = all(sources[key]['path'] == path and sources[key]['sha256'] == hashlib.sha256(open(path, 'rb').read()).hexdigest()
+           for key, path in wanted.items())
+sys.exit(0 if same else 1)" "$map" "$result" "$dev"; then
+    return 0
+  fi
+  probing importance "$result" --select-on "$dev" --output "$map" --figure "$figure" > /dev/null
+}
 shopt -s nullglob; importance_results=("$importance"/results/*-{lm,probe,minimal-pairs}.json); shopt -u nullglob
 importance_maps=()
 for result in "${importance_results[@]}"; do
@@ -583,8 +599,7 @@ for result in "${importance_results[@]}"; do
   dev="$versus/results/$name-dev.json"
   if [ ! -f "$dev" ]; then echo "$dev is not there: the map of $result is left out" >&2; continue; fi
   mkdir -p "$importance/maps" "$importance/plots"
-  probing importance "$result" --select-on "$dev" --output "$importance/maps/$stem.json" \
-    --figure "$importance/plots/$stem.png" > /dev/null
+  map_of "$result" "$dev" "$importance/maps/$stem.json" "$importance/plots/$stem.png"
   importance_maps+=("$importance/maps/$stem.json")
 done
 if [ "${#importance_maps[@]}" -gt 0 ]; then
@@ -608,8 +623,7 @@ for row in "${agreement_grid[@]}"; do
     dev="$agreement/results/$agreement_model-$language-dev.json"
     if [ -f "$agreement/results/$stem-each-head.json" ] && [ -f "$dev" ]; then
       mkdir -p "$agreement/maps" "$agreement/plots"
-      probing importance "$agreement/results/$stem-each-head.json" --select-on "$dev" \
-        --output "$agreement/maps/$stem.json" --figure "$agreement/plots/$stem.png" > /dev/null
+      map_of "$agreement/results/$stem-each-head.json" "$dev" "$agreement/maps/$stem.json" "$agreement/plots/$stem.png"
       agreement_maps+=("$agreement/maps/$stem.json")
     fi
   done
