@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from probing.engine import specs
@@ -386,6 +387,48 @@ def run_analysis(args: argparse.Namespace, library, options, *, analysis: str, s
             print(f"wrote {path}", file=sys.stderr)
         command.hint()
     return 0
+
+
+@dataclass(frozen=True)
+class AnalysisCommand:
+    """A command that runs one analysis, declared: ``probing NAME`` parses the options of its registry record
+    (``OPTIONS`` beside the record's ``library`` function), and :func:`run_analysis` gives them to that function
+    and shows the result, with ``table`` (``"module:function"``, result -> text printed) or ``show(result, args)``
+    where what is printed depends on the options too. ``say`` goes to the library function when given.
+
+    Everything is named and imported only when asked for, so that ``--help`` or a refused option imports no
+    analysis (and no torch); a command module is this declaration and its ``add_arguments``/``run``.
+    """
+
+    name: str
+    epilog: str
+    table: str | None = None
+    show: Callable | None = None
+    say: Callable | None = None
+
+    def record(self):
+        """The command's registry record (probing.plugins.Command)."""
+        from probing.plugins import commands
+
+        return commands()[self.name]
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.epilog = self.epilog
+        add_options(parser, self.record().option_set())
+
+    def run(self, args: argparse.Namespace) -> int:
+        from probing.plugins import analyses, resolve
+
+        record = self.record()
+        analysis = next(name for name in analyses().names() if record in analyses()[name].commands)
+        if self.table is not None:
+            table = resolve(self.table)
+            show = lambda result: print(table(result))
+        else:
+            show = lambda result: self.show(result, args)
+        extra = {} if self.say is None else {"say": self.say}
+        return run_analysis(args, resolve(record.library), record.option_set().spec, analysis=analysis, show=show,
+                            **extra)
 
 
 def _figures_of(library, options):
