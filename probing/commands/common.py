@@ -455,3 +455,45 @@ def give_result(result: dict, output, *, follow_symlinks: bool = False) -> Path 
     path = write_result(result, output, follow_symlinks=follow_symlinks)
     print(f"wrote {path}", file=sys.stderr)
     return path
+
+
+# ---------------------------------------------------------------------------- tables of result files
+
+
+def check_table_outputs(args: argparse.Namespace, *, inputs, earlier: Callable, refusal: str):
+    """``--output`` (the tables as .md, the numbers as .json) and ``--figure`` of a command that compares result
+    files into tables, checked before any file is read: an output of another kind is refused with ``refusal``,
+    and an existing ``--output`` is replaced only when it is what ``earlier(output)`` recognises. Returns that
+    probing.atomic.Earlier (None without --output), for :func:`write_tables`."""
+    from probing.atomic import check_output_path, figure_format, figure_of
+    from probing.errors import ProbingError
+
+    if args.output and not args.output.lower().endswith((".md", ".json")):
+        raise ProbingError(refusal, source="--output")
+    replaces = earlier(args.output) if args.output else None
+    for path, option, replaced in ((args.output, "--output", replaces),
+                                   (args.figure, "--figure", args.figure and figure_of(args.figure))):
+        if path:
+            check_output_path(path, option=option, inputs=inputs, follow_symlinks=args.follow_symlinks,
+                              replaces=replaced)
+    if args.figure:
+        figure_format(args.figure, option="--figure")
+    return replaces
+
+
+def write_tables(args: argparse.Namespace, numbers: dict, tables: Callable[[], str], *, replaces,
+                 draw: Callable) -> None:
+    """What :func:`check_table_outputs` checked, written: ``numbers`` to an --output .json, the Markdown
+    ``tables()`` to an --output .md or else standard output, and ``draw(path)`` to --figure."""
+    from probing.atomic import write_json_atomic, write_text_atomic
+
+    if args.output and args.output.lower().endswith(".json"):
+        written = write_json_atomic(numbers, args.output, follow_symlinks=args.follow_symlinks, replaces=replaces)
+        print(f"wrote {written}", file=sys.stderr)
+    elif args.output:
+        written = write_text_atomic(tables(), args.output, follow_symlinks=args.follow_symlinks, replaces=replaces)
+        print(f"wrote {written}", file=sys.stderr)
+    else:
+        sys.stdout.write(tables())
+    if args.figure:
+        print(f"wrote {draw(args.figure)}", file=sys.stderr)
