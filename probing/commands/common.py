@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from probing.engine import specs
@@ -388,6 +389,48 @@ def run_analysis(args: argparse.Namespace, library, options, *, analysis: str, s
     return 0
 
 
+@dataclass(frozen=True)
+class AnalysisCommand:
+    """A command that runs one analysis, declared: ``probing NAME`` parses the options of its registry record
+    (``OPTIONS`` beside the record's ``library`` function), and :func:`run_analysis` gives them to that function
+    and shows the result, with ``table`` (``"module:function"``, result -> text printed) or ``show(result, args)``
+    where what is printed depends on the options too. ``say`` goes to the library function when given.
+
+    Everything is named and imported only when asked for, so that ``--help`` or a refused option imports no
+    analysis (and no torch); a command module is this declaration and its ``add_arguments``/``run``.
+    """
+
+    name: str
+    epilog: str
+    table: str | None = None
+    show: Callable | None = None
+    say: Callable | None = None
+
+    def record(self):
+        """The command's registry record (probing.plugins.Command)."""
+        from probing.plugins import commands
+
+        return commands()[self.name]
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.epilog = self.epilog
+        add_options(parser, self.record().option_set())
+
+    def run(self, args: argparse.Namespace) -> int:
+        from probing.plugins import analyses, resolve
+
+        record = self.record()
+        analysis = next(name for name in analyses().names() if record in analyses()[name].commands)
+        if self.table is not None:
+            table = resolve(self.table)
+            show = lambda result: print(table(result))
+        else:
+            show = lambda result: self.show(result, args)
+        extra = {} if self.say is None else {"say": self.say}
+        return run_analysis(args, resolve(record.library), record.option_set().spec, analysis=analysis, show=show,
+                            **extra)
+
+
 def _figures_of(library, options):
     """The figures the command record whose library function is ``library`` draws with ``options`` (None: none)."""
     from probing.plugins import commands
@@ -412,3 +455,45 @@ def give_result(result: dict, output, *, follow_symlinks: bool = False) -> Path 
     path = write_result(result, output, follow_symlinks=follow_symlinks)
     print(f"wrote {path}", file=sys.stderr)
     return path
+
+
+# ---------------------------------------------------------------------------- tables of result files
+
+
+def check_table_outputs(args: argparse.Namespace, *, inputs, earlier: Callable, refusal: str):
+    """``--output`` (the tables as .md, the numbers as .json) and ``--figure`` of a command that compares result
+    files into tables, checked before any file is read: an output of another kind is refused with ``refusal``,
+    and an existing ``--output`` is replaced only when it is what ``earlier(output)`` recognises. Returns that
+    probing.atomic.Earlier (None without --output), for :func:`write_tables`."""
+    from probing.atomic import check_output_path, figure_format, figure_of
+    from probing.errors import ProbingError
+
+    if args.output and not args.output.lower().endswith((".md", ".json")):
+        raise ProbingError(refusal, source="--output")
+    replaces = earlier(args.output) if args.output else None
+    for path, option, replaced in ((args.output, "--output", replaces),
+                                   (args.figure, "--figure", args.figure and figure_of(args.figure))):
+        if path:
+            check_output_path(path, option=option, inputs=inputs, follow_symlinks=args.follow_symlinks,
+                              replaces=replaced)
+    if args.figure:
+        figure_format(args.figure, option="--figure")
+    return replaces
+
+
+def write_tables(args: argparse.Namespace, numbers: dict, tables: Callable[[], str], *, replaces,
+                 draw: Callable) -> None:
+    """What :func:`check_table_outputs` checked, written: ``numbers`` to an --output .json, the Markdown
+    ``tables()`` to an --output .md or else standard output, and ``draw(path)`` to --figure."""
+    from probing.atomic import write_json_atomic, write_text_atomic
+
+    if args.output and args.output.lower().endswith(".json"):
+        written = write_json_atomic(numbers, args.output, follow_symlinks=args.follow_symlinks, replaces=replaces)
+        print(f"wrote {written}", file=sys.stderr)
+    elif args.output:
+        written = write_text_atomic(tables(), args.output, follow_symlinks=args.follow_symlinks, replaces=replaces)
+        print(f"wrote {written}", file=sys.stderr)
+    else:
+        sys.stdout.write(tables())
+    if args.figure:
+        print(f"wrote {draw(args.figure)}", file=sys.stderr)

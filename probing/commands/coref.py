@@ -12,27 +12,16 @@ and reported on the same treebank (in-sample). See docs/coref.md.
 
 from __future__ import annotations
 
-import argparse
+from probing.commands.common import AnalysisCommand
 
-from probing.commands.common import add_options, run_analysis
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from probing.analyses.coref.options import OPTIONS
-
-    parser.epilog = (
+COMMAND = AnalysisCommand(
+    "coref", table="probing.analyses.coref.report:coref_table",
+    epilog=(
         "A mention is scored when an earlier mention of its entity lies in its window; a head is right when the "
         "word its attention picks (dep_to_head: the word the mention's head word attends to most; head_to_dep: the "
         "word attending most to it) is the head word of such an antecedent. Layers and heads count from 1 in "
         "tables, from 0 in the JSON."
-    )
-    add_options(parser, OPTIONS)
-
-
-def run(args: argparse.Namespace) -> int:
-    from probing.analyses.coref.options import CorefOptions
-    from probing.analyses.coref.report import coref_table
-    from probing.analyses.coref.run import coref
-
-    return run_analysis(args, coref, CorefOptions, analysis="coref", show=lambda result: print(coref_table(result)))
-
+    ),
+)
+add_arguments = COMMAND.add_arguments
+run = COMMAND.run

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from probing.commands.common import add_options, argparse_type
+from probing.commands.common import add_options, argparse_type, check_table_outputs, write_tables
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,7 +110,6 @@ def run_across(args: argparse.Namespace) -> int:
     """``--across MAP MAP ...``: the maps compared, the tables on standard output or --output, the figure."""
     from probing.analyses.importance.across import DEFAULT_MOST_HARMFUL, across
     from probing.analyses.importance.across_report import across_figure, across_markdown
-    from probing.atomic import check_output_path, figure_format, figure_of, write_json_atomic, write_text_atomic
     from probing.errors import ProbingError
     from probing.results.io import read_result
 
@@ -118,28 +117,11 @@ def run_across(args: argparse.Namespace) -> int:
         flag = "--select-on" if args.select_on else "--relations"
         raise ProbingError("compares maps already made: give it to each map's probing importance, not --across",
                            source=flag)
-    if args.output and not args.output.lower().endswith((".md", ".json")):
-        raise ProbingError("writes .md (tables) or .json (numbers) with --across", source="--output")
-    earlier = earlier_comparison(args.output) if args.output else None
-    for path, option, replaces in ((args.output, "--output", earlier),
-                                   (args.figure, "--figure", args.figure and figure_of(args.figure))):
-        if path:
-            check_output_path(path, option=option, inputs=args.across, follow_symlinks=args.follow_symlinks,
-                              replaces=replaces)
-    if args.figure:
-        figure_format(args.figure, option="--figure")
+    earlier = check_table_outputs(args, inputs=args.across, earlier=earlier_comparison,
+                                  refusal="writes .md (tables) or .json (numbers) with --across")
     named = [(path, read_result(path, analysis="importance")) for path in args.across]
     most = DEFAULT_MOST_HARMFUL if args.most_harmful is None else args.most_harmful
     compared = across(named, part=args.part, most=most, permutations=args.permutations, seed=args.seed)
-    page = across_markdown(compared, args.title)
-    if args.output and args.output.lower().endswith(".json"):
-        print(f"wrote {write_json_atomic(compared, args.output, follow_symlinks=args.follow_symlinks, replaces=earlier)}",
-              file=sys.stderr)
-    elif args.output:
-        print(f"wrote {write_text_atomic(page, args.output, follow_symlinks=args.follow_symlinks, replaces=earlier)}",
-              file=sys.stderr)
-    else:
-        sys.stdout.write(page)
-    if args.figure:
-        print(f"wrote {across_figure(compared, args.figure, args.title)}", file=sys.stderr)
+    write_tables(args, compared, lambda: across_markdown(compared, args.title), replaces=earlier,
+                 draw=lambda path: across_figure(compared, path, args.title))
     return 0

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import argparse
 
-from probing.commands.common import add_options, run_analysis
+from probing.commands.common import AnalysisCommand
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from probing.analyses.pairs.options import OPTIONS
+def show(result: dict, args: argparse.Namespace) -> None:
+    """The run's header, then the accuracy of every paradigm."""
+    from probing.analyses.pairs.report import pairs_header, pairs_table
 
-    parser.epilog = (
+    print(pairs_header(result))
+    print(pairs_table(result["pairs"]))
+
+
+COMMAND = AnalysisCommand(
+    "pairs", show=show,
+    epilog=(
         "A pair is right when the model gives the grammatical sentence the higher log-probability (a tie is "
         "wrong): log p(sentence) sums log p(token | all before it) over the sentence's tokens, tokenized as plain "
         "text after one BOS token (EOS when the tokenizer has no BOS). Overall = the mean of the paradigm "
@@ -22,17 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "home, every file checked by its pinned sha256; or your own file (--pairs-file), unpinned. probing data "
         "pairs NAME writes a set out as JSON lines. Masked LMs have no minimal-pair score. Rules: "
         "docs/minimal-pairs.md."
-    )
-    add_options(parser, OPTIONS)
-
-
-def run(args: argparse.Namespace) -> int:
-    from probing.analyses.pairs.api import pairs
-    from probing.analyses.pairs.options import PairsOptions
-    from probing.analyses.pairs.report import pairs_header, pairs_table
-
-    def show(result: dict) -> None:
-        print(pairs_header(result))
-        print(pairs_table(result["pairs"]))
-
-    return run_analysis(args, pairs, PairsOptions, analysis="pairs", show=show)
+    ),
+)
+add_arguments = COMMAND.add_arguments
+run = COMMAND.run

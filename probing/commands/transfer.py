@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
+
+from probing.commands.common import check_table_outputs, write_tables
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,34 +37,15 @@ def earlier_atlas(output: str):
 
 def run(args: argparse.Namespace) -> int:
     from probing.analyses.probe.atlas import atlas_figure, atlas_markdown
-    from probing.atomic import check_output_path, figure_format, figure_of, write_json_atomic, write_text_atomic
-    from probing.errors import ProbingError
     from probing.results.io import read_result
     from probing.stats.transfer import transfer
 
-    if args.output and not args.output.lower().endswith((".md", ".json")):
-        raise ProbingError("writes .md (tables) or .json (numbers)", source="--output")
-    earlier = earlier_atlas(args.output) if args.output else None
-    for path, option, replaces in ((args.output, "--output", earlier),
-                                   (args.figure, "--figure", args.figure and figure_of(args.figure))):
-        if path:
-            check_output_path(path, option=option, inputs=args.results, follow_symlinks=args.follow_symlinks,
-                              replaces=replaces)
-    if args.figure:
-        figure_format(args.figure, option="--figure")
+    earlier = check_table_outputs(args, inputs=args.results, earlier=earlier_atlas,
+                                  refusal="writes .md (tables) or .json (numbers)")
     atlas = transfer([read_result(path, analysis="probe") for path in args.results])
     model = atlas["model"]
     title = args.title or (f"{model.get('name') or model.get('name_or_path')}"
                            f"{' (random init)' if model.get('random_init') else ''}: heads across languages")
-    if args.output and args.output.lower().endswith(".json"):
-        written = write_json_atomic(atlas, args.output, follow_symlinks=args.follow_symlinks, replaces=earlier)
-        print(f"wrote {written}", file=sys.stderr)
-    elif args.output:
-        written = write_text_atomic(atlas_markdown(atlas, title), args.output, follow_symlinks=args.follow_symlinks,
-                                    replaces=earlier)
-        print(f"wrote {written}", file=sys.stderr)
-    else:
-        sys.stdout.write(atlas_markdown(atlas, title))
-    if args.figure:
-        print(f"wrote {atlas_figure(atlas, args.figure, title)}", file=sys.stderr)
+    write_tables(args, atlas, lambda: atlas_markdown(atlas, title), replaces=earlier,
+                 draw=lambda path: atlas_figure(atlas, path, title))
     return 0

@@ -3,15 +3,11 @@ attention probes (Htut et al. 2019; Limisiewicz et al. 2020; Clark et al. 2019 s
 
 from __future__ import annotations
 
-import argparse
+from probing.commands.common import AnalysisCommand
 
-from probing.commands.common import add_options, run_analysis
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from probing.analyses.trees.options import OPTIONS
-
-    parser.epilog = (
+COMMAND = AnalysisCommand(
+    "trees", table="probing.analyses.trees.report:tables",
+    epilog=(
         "--treebank en_ewt (a public treebank with dev and test splits) chooses on en_ewt:dev and reports on "
         "en_ewt:test with 95% intervals (a one-split treebank such as ko_pud: on ko_pud:even and ko_pud:odd); "
         "--select-on DEV --treebank TEST does the same for any pair, and DEV may be "
@@ -19,14 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "choose again. Without either, every number is chosen and measured on --treebank (in-sample), and the "
         "result holds the choices for a later --select-on. With --output T.json, T-uas.png shows every head's MST "
         "UAS. Layers and heads count from 1 in tables and figures, from 0 in the JSON. Rules: docs/trees.md."
-    )
-    add_options(parser, OPTIONS)
-
-
-def run(args: argparse.Namespace) -> int:
-    from probing.analyses.trees.options import TreesOptions
-    from probing.analyses.trees.report import tables
-    from probing.analyses.trees.run import trees
-
-    return run_analysis(args, trees, TreesOptions, analysis="trees", show=lambda result: print(tables(result)))
-
+    ),
+)
+add_arguments = COMMAND.add_arguments
+run = COMMAND.run

@@ -12,69 +12,53 @@ probing.results.schema.specs.Invalid: conditions[1].heads[0][0]: layer 2 does no
 
 from __future__ import annotations
 
+from probing.results.schema import specs
 from probing.results.schema.blocks import STATE
-from probing.results.schema.specs import (
-    BOOL,
-    COUNT,
-    HEAD,
-    LAYER,
-    NUMBER,
-    SHARE,
-    STR,
-    Field,
-    Invalid,
-    ListOf,
-    MapOf,
-    Nullable,
-    Obj,
-    OneOf,
-    Shape,
-)
 from probing.results.schema.validation import heads_per_layer
 
-VERSUS_SET = Obj(
+VERSUS_SET = specs.Obj(
     {
-        "chosen": Field(Obj({
-            "heads": Field(ListOf(ListOf(COUNT, 2)), "the chosen set's [layer, head] (from 0)"),
-            "effect": Field(Nullable(NUMBER), "metric(disabled) - metric(intact) on the same units; null: no unit"),
-            "interval": Field(Nullable(ListOf(NUMBER, 2)), "95% paired bootstrap interval of the effect"),
-            "se": Field(Nullable(NUMBER), "the effect's standard error: the standard deviation of its paired bootstrap "
+        "chosen": specs.Field(specs.Obj({
+            "heads": specs.Field(specs.ListOf(specs.ListOf(specs.COUNT, 2)), "the chosen set's [layer, head] (from 0)"),
+            "effect": specs.Field(specs.Nullable(specs.NUMBER), "metric(disabled) - metric(intact) on the same units; null: no unit"),
+            "interval": specs.Field(specs.Nullable(specs.ListOf(specs.NUMBER, 2)), "95% paired bootstrap interval of the effect"),
+            "se": specs.Field(specs.Nullable(specs.NUMBER), "the effect's standard error: the standard deviation of its paired bootstrap "
                                           "replicates (null: fewer than two with units)", required=False),
         }), "the chosen set (the top k heads of the relation on DEV)"),
-        "random": Field(Nullable(Obj({
-            "mean": Field(NUMBER, "mean effect of the matched random sets"),
-            "percentiles": Field(ListOf(NUMBER, 2), "their 2.5th and 97.5th percentiles"),
-            "draws": Field(COUNT, "matched random sets drawn (a set drawn twice counts twice); exact: every set of "
+        "random": specs.Field(specs.Nullable(specs.Obj({
+            "mean": specs.Field(specs.NUMBER, "mean effect of the matched random sets"),
+            "percentiles": specs.Field(specs.ListOf(specs.NUMBER, 2), "their 2.5th and 97.5th percentiles"),
+            "draws": specs.Field(specs.COUNT, "matched random sets drawn (a set drawn twice counts twice); exact: every set of "
                                   "the space, once"),
-            "distinct": Field(COUNT, "distinct sets among them, each computed once", required=False),
+            "distinct": specs.Field(specs.COUNT, "distinct sets among them, each computed once", required=False),
         })), "the matched random sets' effects, or null without draws"),
-        "short_sets": Field(COUNT, "random draws smaller than the chosen set (a layer had too few heads left)"),
-        "p_value": Field(Nullable(SHARE), "(1 + count) / (1 + draws), count the draws at least as harmful"),
-        "exact": Field(BOOL, "whether the random sets are the whole space of matched sets (it held no more sets "
+        "short_sets": specs.Field(specs.COUNT, "random draws smaller than the chosen set (a layer had too few heads left)"),
+        "p_value": specs.Field(specs.Nullable(specs.SHARE), "(1 + count) / (1 + draws), count the draws at least as harmful"),
+        "exact": specs.Field(specs.BOOL, "whether the random sets are the whole space of matched sets (it held no more sets "
                              "than the draws asked for), each once: p is then exact", required=False),
-        "space": Field(Nullable(COUNT), "distinct matched random sets there are: layer-matched, the product over the "
+        "space": specs.Field(specs.Nullable(specs.COUNT), "distinct matched random sets there are: layer-matched, the product over the "
                                         "chosen set's layers of C(heads left there, heads taken); band-matched, C(heads "
                                         "of the chosen heads' bands, k); null beyond an int64", required=False),
     }
 )
 
-VERSUS = Obj(
+VERSUS = specs.Obj(
     {
-        "metric": Field(STR, "the metric's name (accuracy, loss, probe)"),
-        "higher_is_better": Field(BOOL, "whether a drop of the metric is the harmful direction"),
-        "match": Field(OneOf(("layer", "band")), "how the random sets were matched (--match): as many heads in each "
+        "metric": specs.Field(specs.STR, "the metric's name (accuracy, loss, probe)"),
+        "higher_is_better": specs.Field(specs.BOOL, "whether a drop of the metric is the harmful direction"),
+        "match": specs.Field(specs.OneOf(("layer", "band")), "how the random sets were matched (--match): as many heads in each "
                                                  "layer, or k heads from layers L-1 to L+1 of the chosen heads; absent "
                                                  "in files written before band matching (layer)", required=False),
-        "parts": Field(MapOf(MapOf(VERSUS_SET, "chosen set REL@K"), "metric part"), "per metric part and chosen set"),
+        "parts": specs.Field(specs.MapOf(specs.MapOf(VERSUS_SET, "chosen set REL@K"), "metric part"), "per metric part and chosen set"),
     }
 )
 
 PAYLOAD = {
-    "conditions": Field(ListOf(Obj({"label": Field(STR, "")})), "each condition's change"),
-    "state": Field(STATE.spec, STATE.doc + "; with the probe as the metric, the intact model's counts "
-                   "are c0.NAME and every other condition i's are d{i}.NAME, their difference from the intact model's, "
-                   "zigzag-coded (0, -1, 1, -2 as 0, 1, 2, 3); files written before hold c{i}.NAME for every condition"),
-    "versus": Field(VERSUS, "a --chosen run: per metric part and chosen set, its effect against the matched random "
+    "conditions": specs.Field(specs.ListOf(specs.Obj({"label": specs.Field(specs.STR, "")})), "each condition's change"),
+    "state": specs.Field(STATE.spec, STATE.doc + "; with the probe as the metric, the intact model's counts "
+                         "are c0.NAME and every other condition i's are d{i}.NAME, their difference from the intact model's, "
+                         "zigzag-coded (0, -1, 1, -2 as 0, 1, 2, 3); files written before hold c{i}.NAME for every condition"),
+    "versus": specs.Field(VERSUS, "a --chosen run: per metric part and chosen set, its effect against the matched random "
                             "sets' (docs/dark-secrets.md)", required=False),
 }
 
@@ -88,34 +72,35 @@ def versus_matches_the_conditions(result: dict) -> None:
         return
     labels = {condition["label"]: condition.get("heads", []) for condition in result["conditions"]}
     metric = result.get("metric", {})  # undeclared by the payload, but what the parts are named against
-    Obj({"parts": Field(Nullable(ListOf(STR)), "the metric's parts", required=False)}).check(metric, "metric", Shape())
+    parts_spec = specs.Field(specs.Nullable(specs.ListOf(specs.STR)), "the metric's parts", required=False)
+    specs.Obj({"parts": parts_spec}).check(metric, "metric", specs.Shape())
     parts = metric.get("parts")
     for part, sets in result["versus"]["parts"].items():
         if parts is not None and part not in parts:
-            raise Invalid(f"versus.parts.{part}", f"is not a part of the metric ({', '.join(parts)})")
+            raise specs.Invalid(f"versus.parts.{part}", f"is not a part of the metric ({', '.join(parts)})")
         for key, entry in sets.items():
             where = f"versus.parts.{part}.{key}"
             if labels.get(f"{key}:chosen") != entry["chosen"]["heads"]:
-                raise Invalid(f"{where}.chosen.heads", f"are not the heads of condition {key}:chosen")
+                raise specs.Invalid(f"{where}.chosen.heads", f"are not the heads of condition {key}:chosen")
             draws = sum(len(label.rpartition(":")[2].split(",")) for label in labels
                         if label.startswith((f"{key}:random", f"{key}:exact")))  # randomI,J: two draws, one set
             found = 0 if entry["random"] is None else entry["random"]["draws"]
             if found != draws and entry["chosen"]["effect"] is not None:  # a part without units has no draws
-                raise Invalid(f"{where}.random.draws", f"says {found}, the result ran {draws} random sets for {key}")
+                raise specs.Invalid(f"{where}.random.draws", f"says {found}, the result ran {draws} random sets for {key}")
             if entry["short_sets"] > draws:
-                raise Invalid(f"{where}.short_sets", f"{entry['short_sets']} of {draws} draws")
+                raise specs.Invalid(f"{where}.short_sets", f"{entry['short_sets']} of {draws} draws")
 
 
 
 def heads_exist_in_the_model(result: dict) -> None:
     """Every condition's disabled heads are [layer, head] pairs (from 0) of the model the result records: a
     merge or a table must not meet a head the model does not have."""
-    shape = Shape(result["model"]["num_layers"], heads_per_layer(result))
+    shape = specs.Shape(result["model"]["num_layers"], heads_per_layer(result))
     for index, condition in enumerate(result["conditions"]):
         where = f"conditions[{index}].heads"
         if "heads" not in condition:
-            raise Invalid(where, "missing (the [layer, head] pairs the condition disables)")
-        ListOf(ListOf(COUNT, 2)).check(condition["heads"], where, shape)
+            raise specs.Invalid(where, "missing (the [layer, head] pairs the condition disables)")
+        specs.ListOf(specs.ListOf(specs.COUNT, 2)).check(condition["heads"], where, shape)
         for number, (layer, head) in enumerate(condition["heads"]):
-            LAYER.check(layer, f"{where}[{number}][0]", shape)
-            HEAD.check(head, f"{where}[{number}][1]", shape)
+            specs.LAYER.check(layer, f"{where}[{number}][0]", shape)
+            specs.HEAD.check(head, f"{where}[{number}][1]", shape)

@@ -15,76 +15,59 @@ import math
 
 from probing.analyses.heads.behaviour import LABELS
 from probing.analyses.surface.payload import SURFACE, check_surface_block, check_surface_state
+from probing.results.schema import specs
 from probing.results.schema.blocks import STATE, TOKEN_NAMES
-from probing.results.schema.specs import (
-    COUNT,
-    HEAD,
-    LAYER,
-    NON_NEGATIVE,
-    NUMBER,
-    SHARE,
-    STR,
-    Field,
-    Grid,
-    Invalid,
-    ListOf,
-    MapOf,
-    Nullable,
-    Obj,
-    OneOf,
-    Section,
-)
 from probing.results.schema.validation import heads_per_layer
 
 LARGEST_DIVERGENCE = math.log(2) + 1e-6
 """The Jensen-Shannon divergence is at most ln 2 nats (the written means are rounded to 7 decimals)."""
 
-DIVERGENCE = Obj({
-    "mean": Field(ListOf(ListOf(NON_NEGATIVE)), "[head][head] mean divergence in nats, heads numbered layer * "
+DIVERGENCE = specs.Obj({
+    "mean": specs.Field(specs.ListOf(specs.ListOf(specs.NON_NEGATIVE)), "[head][head] mean divergence in nats, heads numbered layer * "
                                                 "num_heads + head; symmetric, zero diagonal, at most ln 2"),
-    "rows": Field(COUNT, "query rows averaged over (every real query: surface.queries.real)"),
-    "units": Field(STR, "nats"),
-    "smoothing": Field(STR, "what was added to each row before the divergence"),
-    "head_order": Field(STR, "how heads are numbered"),
+    "rows": specs.Field(specs.COUNT, "query rows averaged over (every real query: surface.queries.real)"),
+    "units": specs.Field(specs.STR, "nats"),
+    "smoothing": specs.Field(specs.STR, "what was added to each row before the divergence"),
+    "head_order": specs.Field(specs.STR, "how heads are numbered"),
 })
 
-BEHAVIOUR_RULES = Obj({
-    "shares": Field(MapOf(Obj({"statistic": Field(STR, "a surface statistic"),
-                               "above": Field(SHARE, "the share it must exceed")}), "label"),
-                    "the share rules, by label"),
-    "broad": Field(Obj({"entropy_at_least_times_uniform": Field(NON_NEGATIVE, "share of the uniform entropy")}),
-                   "the rule for broad attention"),
-    "tie_break": Field(STR, "which rule wins when several hold"),
+BEHAVIOUR_RULES = specs.Obj({
+    "shares": specs.Field(specs.MapOf(specs.Obj({"statistic": specs.Field(specs.STR, "a surface statistic"),
+                                                 "above": specs.Field(specs.SHARE, "the share it must exceed")}), "label"),
+                          "the share rules, by label"),
+    "broad": specs.Field(specs.Obj({"entropy_at_least_times_uniform": specs.Field(specs.NON_NEGATIVE, "share of the uniform entropy")}),
+                         "the rule for broad attention"),
+    "tie_break": specs.Field(specs.STR, "which rule wins when several hold"),
 })
 
-PROBE_MARK = Obj({
-    "relation": Field(STR, "a relation of the probe result"),
-    "layer": Field(LAYER, "from 0"),
-    "head": Field(HEAD, "from 0"),
-    "accuracy": Field(SHARE, "the head's accuracy in the probe result"),
+PROBE_MARK = specs.Obj({
+    "relation": specs.Field(specs.STR, "a relation of the probe result"),
+    "layer": specs.Field(specs.LAYER, "from 0"),
+    "head": specs.Field(specs.HEAD, "from 0"),
+    "accuracy": specs.Field(specs.SHARE, "the head's accuracy in the probe result"),
 })
 
-HEADS = Obj(
+HEADS = specs.Obj(
     {
-        "divergence": Field(DIVERGENCE, "the Jensen-Shannon divergence of every pair of heads"),
-        "mds": Field(ListOf(ListOf(NUMBER, 2)), "each head's [x, y] in the MDS map, in head_order"),
-        "mds_of": Field(STR, "what the map embeds"),
-        "behaviour": Field(Grid(OneOf(LABELS)), "[layer][head] behaviour label"),
-        "behaviour_rules": Field(BEHAVIOUR_RULES, "the thresholds the labels were given by"),
-        "probe": Field(Nullable(STR), "the probe result named by --probe, or null", required=False),
-        "probe_marks": Field(ListOf(PROBE_MARK), "each relation's best head in that probe result", required=False),
+        "divergence": specs.Field(DIVERGENCE, "the Jensen-Shannon divergence of every pair of heads"),
+        "mds": specs.Field(specs.ListOf(specs.ListOf(specs.NUMBER, 2)), "each head's [x, y] in the MDS map, in head_order"),
+        "mds_of": specs.Field(specs.STR, "what the map embeds"),
+        "behaviour": specs.Field(specs.Grid(specs.OneOf(LABELS)), "[layer][head] behaviour label"),
+        "behaviour_rules": specs.Field(BEHAVIOUR_RULES, "the thresholds the labels were given by"),
+        "probe": specs.Field(specs.Nullable(specs.STR), "the probe result named by --probe, or null", required=False),
+        "probe_marks": specs.Field(specs.ListOf(PROBE_MARK), "each relation's best head in that probe result", required=False),
     },
     "the heads map",
 )
 
 PAYLOAD = {
     "token_names": TOKEN_NAMES,
-    "surface": Field(SURFACE, "the surface statistics the behaviours are read from (derived from state)"),
-    "heads": Field(HEADS, "divergences, MDS map, behaviours (derived from state)"),
+    "surface": specs.Field(SURFACE, "the surface statistics the behaviours are read from (derived from state)"),
+    "heads": specs.Field(HEADS, "divergences, MDS map, behaviours (derived from state)"),
     "state": STATE,
 }
 
-SECTIONS = (Section("token_names", TOKEN_NAMES.spec), Section("surface", SURFACE), Section("heads", HEADS))
+SECTIONS = (specs.Section("token_names", TOKEN_NAMES.spec), specs.Section("surface", SURFACE), specs.Section("heads", HEADS))
 """The blocks docs/results.md shows in tables of their own."""
 
 
@@ -97,30 +80,30 @@ def check_heads(result: dict) -> None:
     block, heads = result["heads"], layers * per_layer
     check_divergence(block["divergence"], heads=heads)
     if len(block["mds"]) != heads:
-        raise Invalid("heads.mds", f"places {len(block['mds'])} heads, the model has {heads}")
+        raise specs.Invalid("heads.mds", f"places {len(block['mds'])} heads, the model has {heads}")
     real = result["surface"]["queries"]["real"]
     if block["divergence"]["rows"] != real:
-        raise Invalid("heads.divergence.rows", f"is {block['divergence']['rows']}, but surface.queries.real is {real}")
+        raise specs.Invalid("heads.divergence.rows", f"is {block['divergence']['rows']}, but surface.queries.real is {real}")
     for key, shape in (("divergence", [heads, heads]), ("rows", [])):
         if key not in result["state"]:
-            raise Invalid(f"state.{key}", "missing")
+            raise specs.Invalid(f"state.{key}", "missing")
         if result["state"][key]["shape"] != shape:
-            raise Invalid(f"state.{key}.shape", f"is {result['state'][key]['shape']}, expected {shape}")
+            raise specs.Invalid(f"state.{key}.shape", f"is {result['state'][key]['shape']}, expected {shape}")
 
 
 def check_divergence(divergence: dict, *, heads: int) -> None:
     """A ``heads`` x ``heads`` matrix, symmetric, zero on the diagonal, within [0, ln 2]."""
     mean = divergence["mean"]
     if len(mean) != heads or any(len(row) != heads for row in mean):
-        raise Invalid("heads.divergence.mean", f"is not a {heads} x {heads} matrix (one row and column per head)")
+        raise specs.Invalid("heads.divergence.mean", f"is not a {heads} x {heads} matrix (one row and column per head)")
     for first, row in enumerate(mean):
         if row[first] != 0:
-            raise Invalid(f"heads.divergence.mean[{first}][{first}]", f"{row[first]}: a head's divergence from "
+            raise specs.Invalid(f"heads.divergence.mean[{first}][{first}]", f"{row[first]}: a head's divergence from "
                                                                        "itself is 0")
         for second, value in enumerate(row[first + 1:], start=first + 1):
             where = f"heads.divergence.mean[{first}][{second}]"
             if value > LARGEST_DIVERGENCE:
-                raise Invalid(where, f"{value} nats, more than ln 2 ({math.log(2):.6f})")
+                raise specs.Invalid(where, f"{value} nats, more than ln 2 ({math.log(2):.6f})")
             if value != mean[second][first]:
-                raise Invalid(where, f"{value}, but mean[{second}][{first}] is {mean[second][first]}: the "
+                raise specs.Invalid(where, f"{value}, but mean[{second}][{first}] is {mean[second][first]}: the "
                                      "divergence is symmetric")

@@ -17,161 +17,145 @@ from __future__ import annotations
 import numpy as np
 
 from probing.naming import DIRECTIONS
+from probing.results.schema import specs
 from probing.results.schema.arrays import encode_array
 from probing.results.schema.blocks import BEST, CHOSEN_HEAD, DIFFERENCE, HALF, HEAD_REPORT, SELECT_ON_MODEL, SHARE_REPORT
-from probing.results.schema.specs import (
-    COUNT,
-    HEAD,
-    INT,
-    LAYER,
-    LEVEL,
-    SHARE,
-    STR,
-    Array,
-    Field,
-    Grid,
-    Invalid,
-    ListOf,
-    MapOf,
-    Nullable,
-    Obj,
-    OneOf,
-    Section,
-    Shape,
-    decoded,
-    shown,
-)
 from probing.results.schema.validation import heads_per_layer
 
-CAUSAL_BEST = Nullable(
-    Obj(
-        {
-            "layer": Field(LAYER, "from 0"),
-            "head": Field(HEAD, "from 0"),
-            "direction": Field(OneOf(("causal",)), "causal"),
-            "accuracy": Field(SHARE, "correct / total"),
-        }
+CAUSAL_BEST = specs.Nullable(
+    specs.Obj(
+              {
+            "layer": specs.Field(specs.LAYER, "from 0"),
+            "head": specs.Field(specs.HEAD, "from 0"),
+            "direction": specs.Field(specs.OneOf(("causal",)), "causal"),
+            "accuracy": specs.Field(specs.SHARE, "correct / total"),
+              }
     )
 )
 
-CAUSAL = Obj(
+CAUSAL = specs.Obj(
     {
-        "heads": Field(Grid(), "correct counts of every head in the causal direction, [layer][head] from 0: the "
+        "heads": specs.Field(specs.Grid(), "correct counts of every head in the causal direction, [layer][head] from 0: the "
                                "later word of a pair attends most, among earlier words, to the earlier one"),
-        "best": Field(CAUSAL_BEST, "the most accurate head in the causal direction (ties: lower layer, lower head); "
+        "best": specs.Field(CAUSAL_BEST, "the most accurate head in the causal direction (ties: lower layer, lower head); "
                                    "direction 'causal'"),
-        "head_first": Field(COUNT, "pairs whose head precedes the dependent (what dep_to_head can reach; "
+        "head_first": specs.Field(specs.COUNT, "pairs whose head precedes the dependent (what dep_to_head can reach; "
                                    "head_to_dep reaches the others)"),
     },
     "the causal direction of a decoder",
 )
 
-RELATION = Obj(
+RELATION = specs.Obj(
     {
-        "total": Field(COUNT, "(dependent, head) pairs scored"),
-        "heads": Field(Obj({"dep_to_head": Field(Grid(), "correct counts"), "head_to_dep": Field(Grid(), "correct counts")}),
-                       "correct predictions of every head, per direction, [layer][head] from 0"),
-        "baselines": Field(MapOf(COUNT, "offset"), "correct predictions of each fixed offset (-3 .. +3)"),
-        "best": Field(BEST, "the most accurate head (ties: lower layer, lower head, dep_to_head first)"),
-        "best_baseline": Field(Nullable(Obj({"offset": Field(INT, "signed"), "accuracy": Field(SHARE, "")})),
-                               "the most accurate offset (ties: the offset listed first)"),
-        "reachable": Field(MapOf(COUNT, "direction"), "pairs each direction can get right at all (causal stacks see "
+        "total": specs.Field(specs.COUNT, "(dependent, head) pairs scored"),
+        "heads": specs.Field(specs.Obj({"dep_to_head": specs.Field(specs.Grid(), "correct counts"),
+                                        "head_to_dep": specs.Field(specs.Grid(), "correct counts")}),
+                             "correct predictions of every head, per direction, [layer][head] from 0"),
+        "baselines": specs.Field(specs.MapOf(specs.COUNT, "offset"), "correct predictions of each fixed offset (-3 .. +3)"),
+        "best": specs.Field(BEST, "the most accurate head (ties: lower layer, lower head, dep_to_head first)"),
+        "best_baseline": specs.Field(specs.Nullable(specs.Obj({"offset": specs.Field(specs.INT, "signed"),
+                                                               "accuracy": specs.Field(specs.SHARE, "")})),
+                                     "the most accurate offset (ties: the offset listed first)"),
+        "reachable": specs.Field(specs.MapOf(specs.COUNT, "direction"), "pairs each direction can get right at all (causal stacks see "
                                                       "one side)", required=False),
-        "best_reachable": Field(BEST, "the best head by accuracy over reachable pairs", required=False),
-        "causal": Field(CAUSAL, "decoders only: the causal direction (each pair scored by its later word)",
-                        required=False),
+        "best_reachable": specs.Field(BEST, "the best head by accuracy over reachable pairs", required=False),
+        "causal": specs.Field(CAUSAL, "decoders only: the causal direction (each pair scored by its later word)",
+                              required=False),
     }
 )
 
-BOOTSTRAP = Nullable(
-    Obj(
-        {
-            "replicates": Field(COUNT, "Poisson bootstrap replicates over sentences"),
-            "seed": Field(INT, "seed of the per-sentence weights"),
-            "method": Field(STR, "'poisson'"),
-        }
+BOOTSTRAP = specs.Nullable(
+    specs.Obj(
+              {
+            "replicates": specs.Field(specs.COUNT, "Poisson bootstrap replicates over sentences"),
+            "seed": specs.Field(specs.INT, "seed of the per-sentence weights"),
+            "method": specs.Field(specs.STR, "'poisson'"),
+              }
     )
 )
 
-STATE_ARRAYS = Obj({
-    "total": Field(Array(), "[R] pairs per relation (R relations, in the order of relations)"),
-    "heads": Field(Array(), "[R, 2, L, H] correct counts per direction (dep_to_head, head_to_dep), layer and head"),
-    "baselines": Field(Array(), "[R, O] correct counts per offset, in the order of config.offsets"),
-    "reachable": Field(Array(), "[R, 2] pairs each direction can reach"),
-    "causal_heads": Field(Array(), "[R, L, H] correct counts in the causal direction", required=False),
-    "head_first": Field(Array(), "[R] pairs whose head comes first", required=False),
-    "boot_total": Field(Array(), "[B, R] replicate sums of total (B replicates)", required=False),
-    "boot_heads": Field(Array(), "[B, R, 2, L, H] replicate sums of heads", required=False),
-    "boot_baselines": Field(Array(), "[B, R, O] replicate sums of baselines", required=False),
-    "boot_causal": Field(Array(), "[B, R, L, H] replicate sums of causal_heads", required=False),
-    "sentences": Field(Array(), "[] sentences scored"),
-    "words": Field(Array(), "[] words scored"),
+STATE_ARRAYS = specs.Obj({
+    "total": specs.Field(specs.Array(), "[R] pairs per relation (R relations, in the order of relations)"),
+    "heads": specs.Field(specs.Array(), "[R, 2, L, H] correct counts per direction (dep_to_head, head_to_dep), layer and head"),
+    "baselines": specs.Field(specs.Array(), "[R, O] correct counts per offset, in the order of config.offsets"),
+    "reachable": specs.Field(specs.Array(), "[R, 2] pairs each direction can reach"),
+    "causal_heads": specs.Field(specs.Array(), "[R, L, H] correct counts in the causal direction", required=False),
+    "head_first": specs.Field(specs.Array(), "[R] pairs whose head comes first", required=False),
+    "boot_total": specs.Field(specs.Array(), "[B, R] replicate sums of total (B replicates)", required=False),
+    "boot_heads": specs.Field(specs.Array(), "[B, R, 2, L, H] replicate sums of heads", required=False),
+    "boot_baselines": specs.Field(specs.Array(), "[B, R, O] replicate sums of baselines", required=False),
+    "boot_causal": specs.Field(specs.Array(), "[B, R, L, H] replicate sums of causal_heads", required=False),
+    "sentences": specs.Field(specs.Array(), "[] sentences scored"),
+    "words": specs.Field(specs.Array(), "[] words scored"),
 }, "the probe's state")
 """The probe's state arrays: decoders add the causal ones, a bootstrap the replicate sums; what merges add up."""
 
-STATE = Field(MapOf(Array(), "name"), "the counts relations shows, as arrays, and the bootstrap's replicate sums "
+STATE = specs.Field(specs.MapOf(specs.Array(), "name"), "the counts relations shows, as arrays, and the bootstrap's replicate sums "
                                       "(the arrays below); what merges add up and intervals are made from")
 
-TREEBANK = Obj(
+TREEBANK = specs.Obj(
     {
-        "path": Field(STR, "the treebank file"),
-        "sha256": Field(STR, "of its bytes"),
-        "sentences_total": Field(COUNT, "sentences in the file"),
-        "sentences_scored": Field(COUNT, "sentences scored (after --limit, --shard, skips)"),
-        "words_scored": Field(COUNT, "words of the scored sentences"),
-        "skipped": Field(MapOf(COUNT, "reason"), "sentences not scored, by reason"),
-        "unk_substituted_words": Field(COUNT, "words that gave no piece and were replaced by the unknown token"),
-        "tokenized_apart_words": Field(COUNT, "words of running text that shared a piece with a "
+        "path": specs.Field(specs.STR, "the treebank file"),
+        "sha256": specs.Field(specs.STR, "of its bytes"),
+        "sentences_total": specs.Field(specs.COUNT, "sentences in the file"),
+        "sentences_scored": specs.Field(specs.COUNT, "sentences scored (after --limit, --shard, skips)"),
+        "words_scored": specs.Field(specs.COUNT, "words of the scored sentences"),
+        "skipped": specs.Field(specs.MapOf(specs.COUNT, "reason"), "sentences not scored, by reason"),
+        "unk_substituted_words": specs.Field(specs.COUNT, "words that gave no piece and were replaced by the unknown token"),
+        "tokenized_apart_words": specs.Field(specs.COUNT, "words of running text that shared a piece with a "
                                               "neighbour and were tokenized on their own (absent: none)",
-                                       required=False),
-        "half": Field(HALF, "the half of a one-split treebank scored (even or odd), its --limit "
+                                             required=False),
+        "half": specs.Field(HALF, "the half of a one-split treebank scored (even or odd), its --limit "
                             "and the rule", required=False),
     }
 )
 
-REPORT = Obj({
-    "head": Field(HEAD_REPORT, "the chosen head's accuracy here, or null"),
-    "baseline": Field(Nullable(Obj({"offset": Field(INT, "signed"), **SHARE_REPORT.fields})),
-                      "the chosen offset's accuracy here, or null"),
-    "difference": Field(Nullable(DIFFERENCE), "head minus baseline, or null"),
+REPORT = specs.Obj({
+    "head": specs.Field(HEAD_REPORT, "the chosen head's accuracy here, or null"),
+    "baseline": specs.Field(specs.Nullable(specs.Obj({"offset": specs.Field(specs.INT, "signed"), **SHARE_REPORT.fields})),
+                            "the chosen offset's accuracy here, or null"),
+    "difference": specs.Field(specs.Nullable(DIFFERENCE), "head minus baseline, or null"),
 })
 
-HELDOUT = Obj({
-    "level": Field(LEVEL, "coverage of the intervals"),
-    "replicates": Field(COUNT, "bootstrap replicates (0: no intervals)"),
-    "seed": Field(Nullable(INT), "seed of the replicates"),
-    "select_on": Field(Obj({"treebank": Field(Obj({"path": Field(STR, ""), "sha256": Field(STR, "")}),
-                                              "the DEV treebank"),
-                            "model": Field(SELECT_ON_MODEL, "the DEV run's model")}), "the DEV run chosen on"),
-    "report_on": Field(Obj({"path": Field(STR, ""), "sha256": Field(STR, "")}), "this result's treebank"),
-    "relations": Field(MapOf(Obj({
-        "pairs": Field(COUNT, "pairs of the relation here"),
-        "dev": Field(Obj({"pairs": Field(COUNT, "pairs on DEV"),
-                          "head": Field(Nullable(Obj({**CHOSEN_HEAD, "accuracy": Field(SHARE, "on DEV"),
-                                                      "ties": Field(COUNT, "heads tied on DEV")})), "or null"),
-                          "baseline": Field(Nullable(Obj({"offset": Field(INT, "signed"),
-                                                          "accuracy": Field(SHARE, "on DEV"),
-                                                          "ties": Field(COUNT, "offsets tied")})), "or null")}),
-                     "what DEV chose"),
-        "heldout": Field(REPORT, "DEV's choice measured here"),
-        "in_sample": Field(REPORT, "this treebank's own best, for comparison"),
+HELDOUT = specs.Obj({
+    "level": specs.Field(specs.LEVEL, "coverage of the intervals"),
+    "replicates": specs.Field(specs.COUNT, "bootstrap replicates (0: no intervals)"),
+    "seed": specs.Field(specs.Nullable(specs.INT), "seed of the replicates"),
+    "select_on": specs.Field(specs.Obj({"treebank": specs.Field(specs.Obj({"path": specs.Field(specs.STR, ""),
+                                                                          "sha256": specs.Field(specs.STR, "")}),
+                                                                "the DEV treebank"),
+                                        "model": specs.Field(SELECT_ON_MODEL, "the DEV run's model")}), "the DEV run chosen on"),
+    "report_on": specs.Field(specs.Obj({"path": specs.Field(specs.STR, ""), "sha256": specs.Field(specs.STR, "")}),
+                             "this result's treebank"),
+    "relations": specs.Field(specs.MapOf(specs.Obj({
+        "pairs": specs.Field(specs.COUNT, "pairs of the relation here"),
+        "dev": specs.Field(specs.Obj({
+            "pairs": specs.Field(specs.COUNT, "pairs on DEV"),
+            "head": specs.Field(specs.Nullable(specs.Obj({**CHOSEN_HEAD, "accuracy": specs.Field(specs.SHARE, "on DEV"),
+                                                          "ties": specs.Field(specs.COUNT, "heads tied on DEV")})), "or null"),
+            "baseline": specs.Field(specs.Nullable(specs.Obj({"offset": specs.Field(specs.INT, "signed"),
+                                                              "accuracy": specs.Field(specs.SHARE, "on DEV"),
+                                                              "ties": specs.Field(specs.COUNT, "offsets tied")})), "or null"),
+        }), "what DEV chose"),
+        "heldout": specs.Field(REPORT, "DEV's choice measured here"),
+        "in_sample": specs.Field(REPORT, "this treebank's own best, for comparison"),
     }), "relation"), "per relation: the DEV choice, its held-out and in-sample numbers"),
 })
 
 PAYLOAD = {
-    "treebank": Field(TREEBANK, "the treebank block of the probe's contract (docs/results.md)"),
-    "relations": Field(MapOf(RELATION, "relation"), "per relation: counts of every head and offset"),
-    "bootstrap": Field(BOOTSTRAP, "the bootstrap's settings (its replicate sums are in state), or null "
+    "treebank": specs.Field(TREEBANK, "the treebank block of the probe's contract (docs/results.md)"),
+    "relations": specs.Field(specs.MapOf(RELATION, "relation"), "per relation: counts of every head and offset"),
+    "bootstrap": specs.Field(BOOTSTRAP, "the bootstrap's settings (its replicate sums are in state), or null "
                                   "(--bootstrap 0)"),
-    "heldout": Field(HELDOUT, "choice on a selection treebank, reported here with intervals", required=False),
+    "heldout": specs.Field(HELDOUT, "choice on a selection treebank, reported here with intervals", required=False),
     "state": STATE,
 }
 
 SECTIONS = (
-    Section("relations.NAME", RELATION),
-    Section("relations.NAME.causal", CAUSAL, note="decoders"),
-    Section("heldout", HELDOUT),
-    Section("state", STATE_ARRAYS),
+    specs.Section("relations.NAME", RELATION),
+    specs.Section("relations.NAME.causal", CAUSAL, note="decoders"),
+    specs.Section("heldout", HELDOUT),
+    specs.Section("state", STATE_ARRAYS),
 )
 """The blocks docs/results.md shows in tables of their own."""
 
@@ -181,9 +165,9 @@ def counts_within_totals(result: dict) -> None:
     replicate arrays of the bootstrap's shapes, and a held-out block of the result's relations and pair counts."""
     treebank = result["treebank"]
     if treebank["sentences_scored"] > treebank["sentences_total"]:
-        raise Invalid("treebank.sentences_scored", f"{treebank['sentences_scored']} is more than sentences_total "
+        raise specs.Invalid("treebank.sentences_scored", f"{treebank['sentences_scored']} is more than sentences_total "
                                                    f"({treebank['sentences_total']})")
-    ListOf(INT).check(result["config"].get("offsets", []), "config.offsets", Shape())  # read as numbers below
+    specs.ListOf(specs.INT).check(result["config"].get("offsets", []), "config.offsets", specs.Shape())  # read as numbers below
     offsets = [str(offset) for offset in result["config"].get("offsets", [])]
     for name, entry in result["relations"].items():
         total = entry["total"]
@@ -191,44 +175,44 @@ def counts_within_totals(result: dict) -> None:
             for layer, row in enumerate(grid):
                 for head, count in enumerate(row):
                     if count > total:
-                        raise Invalid(f"relations.{name}.heads.{direction}[{layer}][{head}]",
-                                      f"{count} correct of {total} pairs")
+                        raise specs.Invalid(f"relations.{name}.heads.{direction}[{layer}][{head}]",
+                                            f"{count} correct of {total} pairs")
         for offset, count in entry["baselines"].items():
             if not _is_offset(offset):
-                raise Invalid(f"relations.{name}.baselines.{offset}", "is not an offset (a signed integer)")
+                raise specs.Invalid(f"relations.{name}.baselines.{offset}", "is not an offset (a signed integer)")
             if count > total:
-                raise Invalid(f"relations.{name}.baselines.{offset}", f"{count} correct of {total} pairs")
+                raise specs.Invalid(f"relations.{name}.baselines.{offset}", f"{count} correct of {total} pairs")
         if offsets and sorted(entry["baselines"], key=int) != sorted(offsets, key=int):
-            raise Invalid(f"relations.{name}.baselines", f"has offsets {list(entry['baselines'])}, config says {offsets}")
+            raise specs.Invalid(f"relations.{name}.baselines", f"has offsets {list(entry['baselines'])}, config says {offsets}")
         for direction, count in (entry.get("reachable") or {}).items():
             if count > total:
-                raise Invalid(f"relations.{name}.reachable.{direction}", f"{count} of {total} pairs")
+                raise specs.Invalid(f"relations.{name}.reachable.{direction}", f"{count} of {total} pairs")
         causal = entry.get("causal")
         if causal is not None:
             if not result["model"].get("is_causal"):
-                raise Invalid(f"relations.{name}.causal", "present for a model that is not causal")
+                raise specs.Invalid(f"relations.{name}.causal", "present for a model that is not causal")
             if causal["head_first"] > total:
-                raise Invalid(f"relations.{name}.causal.head_first", f"{causal['head_first']} of {total} pairs")
+                raise specs.Invalid(f"relations.{name}.causal.head_first", f"{causal['head_first']} of {total} pairs")
             for layer, row in enumerate(causal["heads"]):
                 for head, count in enumerate(row):
                     if count > total:
-                        raise Invalid(f"relations.{name}.causal.heads[{layer}][{head}]",
-                                      f"{count} correct of {total} pairs")
+                        raise specs.Invalid(f"relations.{name}.causal.heads[{layer}][{head}]",
+                                            f"{count} correct of {total} pairs")
     _state_matches(result)
     heldout = result.get("heldout")
     if heldout:
         if list(heldout["relations"]) != list(result["relations"]):
-            raise Invalid("heldout.relations", f"has relations {shown(list(heldout['relations']))}, the result "
-                                               f"{shown(list(result['relations']))}")
+            raise specs.Invalid("heldout.relations", f"has relations {specs.shown(list(heldout['relations']))}, the result "
+                                               f"{specs.shown(list(result['relations']))}")
         for name, entry in heldout["relations"].items():
             if entry["pairs"] != result["relations"][name]["total"]:
-                raise Invalid(f"heldout.relations.{name}.pairs",
-                              f"{entry['pairs']}, but relations.{name}.total is {result['relations'][name]['total']}")
+                raise specs.Invalid(f"heldout.relations.{name}.pairs",
+                                    f"{entry['pairs']}, but relations.{name}.total is {result['relations'][name]['total']}")
             for part in ("dev", "heldout", "in_sample"):  # an offset is read by its place in config.offsets
                 baseline = entry[part]["baseline"]
                 if offsets and baseline is not None and str(baseline["offset"]) not in offsets:
-                    raise Invalid(f"heldout.relations.{name}.{part}.baseline.offset",
-                                  f"{baseline['offset']} is not among config.offsets ({', '.join(offsets)})")
+                    raise specs.Invalid(f"heldout.relations.{name}.{part}.baseline.offset",
+                                        f"{baseline['offset']} is not among config.offsets ({', '.join(offsets)})")
 
 
 def _is_offset(key: str) -> bool:
@@ -259,21 +243,21 @@ def _state_matches(result: dict) -> None:
             shapes["boot_causal"] = [boot["replicates"], *shapes["causal_heads"]]
     for name, shape in shapes.items():
         if name not in state:
-            raise Invalid(f"state.{name}", "missing")
+            raise specs.Invalid(f"state.{name}", "missing")
         if state[name]["shape"] != shape:
-            raise Invalid(f"state.{name}.shape", f"is {state[name]['shape']}, expected {shape}")
+            raise specs.Invalid(f"state.{name}.shape", f"is {state[name]['shape']}, expected {shape}")
     extra = sorted(set(state) - set(shapes))
     if extra:
-        raise Invalid(f"state.{extra[0]}", "is not an array of this result (its bootstrap or model says otherwise)")
+        raise specs.Invalid(f"state.{extra[0]}", "is not an array of this result (its bootstrap or model says otherwise)")
     shown_counts = _counts_shown(result, names, offsets, causal)
     for name, expected in shown_counts.items():
         if name not in state:
             continue  # an older file's relation without reachable counts: merging it says so
-        if decoded(state[name], f"state.{name}").tolist() != expected:
-            raise Invalid(f"state.{name}", "differs from the counts the result shows (relations, treebank)")
+        if specs.decoded(state[name], f"state.{name}").tolist() != expected:
+            raise specs.Invalid(f"state.{name}", "differs from the counts the result shows (relations, treebank)")
     for name in shapes:
-        if name.startswith("boot_") and decoded(state[name], f"state.{name}").min(initial=0) < 0:
-            raise Invalid(f"state.{name}", "holds a negative count")
+        if name.startswith("boot_") and specs.decoded(state[name], f"state.{name}").min(initial=0) < 0:
+            raise specs.Invalid(f"state.{name}", "holds a negative count")
 
 
 def _counts_shown(result: dict, names: list[str], offsets: list[str], causal: bool) -> dict:

@@ -17,22 +17,8 @@ probing.results.schema.specs.Invalid: surface.heads.self[0][0]: 1.5 is a share o
 
 from __future__ import annotations
 
+from probing.results.schema import specs
 from probing.results.schema.blocks import STATE, TOKEN_NAMES
-from probing.results.schema.specs import (
-    COUNT,
-    NON_NEGATIVE,
-    NUMBER,
-    STR,
-    Field,
-    Grid,
-    Invalid,
-    ListOf,
-    MapOf,
-    Nullable,
-    Obj,
-    Section,
-    decoded,
-)
 from probing.results.schema.validation import heads_per_layer
 
 QUERY_GROUPS = ("real", "first", "separator", "other", "punctuation")
@@ -47,32 +33,32 @@ ROUNDING = 2 * 10**-DECIMALS
 ENTROPY_SLACK = 1e-3
 """How far (nats) a mean entropy may exceed its uniform baseline: half-precision rows sum to 1 only nearly."""
 
-SURFACE = Obj(
+SURFACE = specs.Obj(
     {
-        "num_heads": Field(COUNT, "heads per layer of the grids (rollout: 1)"),
-        "heads": Field(MapOf(Nullable(Grid(NUMBER)), "statistic"),
-                       "per statistic, the [layer][head] mean over queries from 0: a share of attention (0 to 1), or "
-                       "an entropy in nats; null where no query or key of its kind was seen"),
-        "layer_means": Field(MapOf(Nullable(ListOf(NUMBER)), "statistic"),
-                             "per statistic, each layer's mean over its heads (null with the statistic)"),
-        "uniform_entropy": Field(MapOf(Nullable(NON_NEGATIVE), "statistic"),
-                                 "per entropy statistic, the entropy of uniform attention over the same keys"),
-        "queries": Field(Obj({group: Field(COUNT, f"{group} query tokens") for group in QUERY_GROUPS}),
-                         "query tokens summed, by kind (real = separator + other)"),
-        "units": Field(COUNT, "units read"),
-        "definitions": Field(MapOf(STR, "statistic"), "what each statistic measures, in words"),
+        "num_heads": specs.Field(specs.COUNT, "heads per layer of the grids (rollout: 1)"),
+        "heads": specs.Field(specs.MapOf(specs.Nullable(specs.Grid(specs.NUMBER)), "statistic"),
+                             "per statistic, the [layer][head] mean over queries from 0: a share of attention (0 to 1), or "
+                             "an entropy in nats; null where no query or key of its kind was seen"),
+        "layer_means": specs.Field(specs.MapOf(specs.Nullable(specs.ListOf(specs.NUMBER)), "statistic"),
+                                   "per statistic, each layer's mean over its heads (null with the statistic)"),
+        "uniform_entropy": specs.Field(specs.MapOf(specs.Nullable(specs.NON_NEGATIVE), "statistic"),
+                                       "per entropy statistic, the entropy of uniform attention over the same keys"),
+        "queries": specs.Field(specs.Obj({group: specs.Field(specs.COUNT, f"{group} query tokens") for group in QUERY_GROUPS}),
+                               "query tokens summed, by kind (real = separator + other)"),
+        "units": specs.Field(specs.COUNT, "units read"),
+        "definitions": specs.Field(specs.MapOf(specs.STR, "statistic"), "what each statistic measures, in words"),
     },
     "the surface statistics",
 )
 
 PAYLOAD = {
     "token_names": TOKEN_NAMES,
-    "surface": Field(SURFACE, "per-head shares and entropies, per-layer means, baselines, query counts (derived "
+    "surface": specs.Field(SURFACE, "per-head shares and entropies, per-layer means, baselines, query counts (derived "
                               "from state)"),
     "state": STATE,
 }
 
-SECTIONS = (Section("token_names", TOKEN_NAMES.spec), Section("surface", SURFACE))
+SECTIONS = (specs.Section("token_names", TOKEN_NAMES.spec), specs.Section("surface", SURFACE))
 """The blocks docs/results.md shows in tables of their own."""
 
 
@@ -86,13 +72,13 @@ def check_surface(result: dict) -> None:
 def check_surface_block(block: dict, path: str, *, num_layers: int, num_heads: int) -> None:
     """Bounds and cross-field rules of one ``surface`` block, each refusal naming the field."""
     if block["num_heads"] != num_heads:
-        raise Invalid(f"{path}.num_heads", f"is {block['num_heads']}, the grids hold {num_heads} heads per layer")
+        raise specs.Invalid(f"{path}.num_heads", f"is {block['num_heads']}, the grids hold {num_heads} heads per layer")
     statistics = set(block["heads"])
     for name in ("layer_means", "definitions"):
         if set(block[name]) != statistics:
-            raise Invalid(f"{path}.{name}", f"names {sorted(block[name])}, heads names {sorted(statistics)}")
+            raise specs.Invalid(f"{path}.{name}", f"names {sorted(block[name])}, heads names {sorted(statistics)}")
     if not set(block["uniform_entropy"]) <= statistics:
-        raise Invalid(f"{path}.uniform_entropy", f"names {sorted(set(block['uniform_entropy']) - statistics)}, "
+        raise specs.Invalid(f"{path}.uniform_entropy", f"names {sorted(set(block['uniform_entropy']) - statistics)}, "
                                                  "which heads lacks")
     for name, grid in block["heads"].items():
         _check_statistic(block, path, name, grid, num_layers)
@@ -102,36 +88,36 @@ def check_surface_block(block: dict, path: str, *, num_layers: int, num_heads: i
 def _check_statistic(block: dict, path: str, name: str, grid: list | None, num_layers: int) -> None:
     means = block["layer_means"][name]
     if (grid is None) != (means is None):
-        raise Invalid(f"{path}.layer_means.{name}", f"is {'null' if means is None else 'a list'}, but "
+        raise specs.Invalid(f"{path}.layer_means.{name}", f"is {'null' if means is None else 'a list'}, but "
                                                     f"heads.{name} is {'null' if grid is None else 'measured'}")
     if grid is None:
         return
     if len(means) != num_layers:
-        raise Invalid(f"{path}.layer_means.{name}", f"has {len(means)} layers, the model {num_layers}")
+        raise specs.Invalid(f"{path}.layer_means.{name}", f"has {len(means)} layers, the model {num_layers}")
     baseline = block["uniform_entropy"].get(name)
     for layer, row in enumerate(grid):
         for head, value in enumerate(row):
             where = f"{path}.heads.{name}[{layer}][{head}]"
             if name not in block["uniform_entropy"] and not 0 <= value <= 1:
-                raise Invalid(where, f"{value} is a share of attention, expected between 0 and 1")
+                raise specs.Invalid(where, f"{value} is a share of attention, expected between 0 and 1")
             if name in block["uniform_entropy"] and not 0 <= value <= (baseline or 0) + ENTROPY_SLACK:
-                raise Invalid(where, f"{value} nats, expected between 0 and the uniform entropy "
+                raise specs.Invalid(where, f"{value} nats, expected between 0 and the uniform entropy "
                                      f"uniform_entropy.{name} ({baseline})")
         if abs(sum(row) / len(row) - means[layer]) > ROUNDING:
-            raise Invalid(f"{path}.layer_means.{name}[{layer}]",
-                          f"{means[layer]} is not the mean of heads.{name}[{layer}] ({sum(row) / len(row):.6f})")
+            raise specs.Invalid(f"{path}.layer_means.{name}[{layer}]",
+                                f"{means[layer]} is not the mean of heads.{name}[{layer}] ({sum(row) / len(row):.6f})")
 
 
 def _check_queries(block: dict, path: str) -> None:
     queries = block["queries"]
     if queries["separator"] + queries["other"] != queries["real"]:
-        raise Invalid(f"{path}.queries", f"separator ({queries['separator']}) and other ({queries['other']}) do not "
+        raise specs.Invalid(f"{path}.queries", f"separator ({queries['separator']}) and other ({queries['other']}) do not "
                                          f"add up to real ({queries['real']})")
     for group in ("first", "punctuation"):
         if queries[group] > queries["other"]:
-            raise Invalid(f"{path}.queries.{group}", f"{queries[group]} of {queries['other']} other queries")
+            raise specs.Invalid(f"{path}.queries.{group}", f"{queries[group]} of {queries['other']} other queries")
     if block["units"] > queries["real"]:
-        raise Invalid(f"{path}.units", f"{block['units']} units of {queries['real']} real queries")
+        raise specs.Invalid(f"{path}.units", f"{block['units']} units of {queries['real']} real queries")
 
 
 def check_surface_state(result: dict, *, prefix: str) -> None:
@@ -146,12 +132,12 @@ def check_surface_state(result: dict, *, prefix: str) -> None:
     for group in QUERY_GROUPS:
         key = f"{prefix}queries.{group}"
         _state_shape(state, key, [])
-        if int(decoded(state[key], f"state.{key}")) != block["queries"][group]:
-            raise Invalid(f"state.{key}", f"disagrees with surface.queries.{group} ({block['queries'][group]})")
+        if int(specs.decoded(state[key], f"state.{key}")) != block["queries"][group]:
+            raise specs.Invalid(f"state.{key}", f"disagrees with surface.queries.{group} ({block['queries'][group]})")
 
 
 def _state_shape(state: dict, key: str, shape: list[int]) -> None:
     if key not in state:
-        raise Invalid(f"state.{key}", "missing")
+        raise specs.Invalid(f"state.{key}", "missing")
     if state[key]["shape"] != shape:
-        raise Invalid(f"state.{key}.shape", f"is {state[key]['shape']}, expected {shape}")
+        raise specs.Invalid(f"state.{key}.shape", f"is {state[key]['shape']}, expected {shape}")
