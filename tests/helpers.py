@@ -610,3 +610,24 @@ def registrar(table: dict[str, Callable], marked: set[str] | None = None, *, mar
         return file
 
     return register
+
+
+def record_chunks(monkeypatch, stop_after: int | None = None) -> list:
+    """Record the units of every chunk a checkpointed pass saves (the list returned), and with ``stop_after`` stop
+    the run as Ctrl-C would once that many units are saved: how the resume tests cut a run short at a known unit.
+    Called again in the same test, it records afresh (the checkpointer's own saving is kept, once).
+    """
+    from probing.engine.checkpointing import Checkpointer
+
+    saved = getattr(Checkpointer.chunk_done, "saved", Checkpointer.chunk_done)
+    scored: list = []
+
+    def chunk_done(self, run, chunk):
+        scored.extend(chunk)
+        saved(self, run, chunk)
+        if stop_after is not None and self._consumed >= stop_after:
+            raise KeyboardInterrupt
+
+    chunk_done.saved = saved
+    monkeypatch.setattr(Checkpointer, "chunk_done", chunk_done)
+    return scored

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 import torch
-from helpers import HAND_PAIRS, hand_blimp, tiny_model
+from helpers import HAND_PAIRS, hand_blimp, record_chunks, tiny_model
 
 import probing.analyses.ablation.accumulator as ablation
 from probing.analyses.ablation.conditions import INTACT, Condition
@@ -224,7 +224,6 @@ def test_a_minimal_pairs_run_stopped_half_way_resumes_to_the_uninterrupted_resul
     resumed run scores the other 4 only and writes the very result of an uninterrupted run; another run's
     checkpoint is refused by what differs."""
     from probing.cli import main
-    from probing.engine.checkpointing import Checkpointer
     from probing.results.io import read_result
 
     blimp = hand_blimp(tmp_path / "blimp", monkeypatch)
@@ -233,16 +232,7 @@ def test_a_minimal_pairs_run_stopped_half_way_resumes_to_the_uninterrupted_resul
               "--paradigms", "anaphor_gender_agreement", "--heads", "1-1", "--heads", "2-3,2-4", "--bootstrap", "30",
               "--batch-size", "2", "--checkpoint-every", "0"]
     assert main([*common, "--output", str(whole)]) == 0
-    saved = Checkpointer.chunk_done
-    scored = []
-
-    def stop_after_four(self, run, chunk):
-        scored.extend(chunk)
-        saved(self, run, chunk)
-        if self._consumed >= 4:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(Checkpointer, "chunk_done", stop_after_four)
+    scored = record_chunks(monkeypatch, stop_after=4)
     assert main([*common, "--output", str(stopped), "--checkpoint", str(checkpoint)]) == 130
     assert checkpoint.is_file() and not stopped.exists() and scored == [0, 1, 2, 3]
     from probing.engine.checkpointing import load, progress
@@ -252,8 +242,7 @@ def test_a_minimal_pairs_run_stopped_half_way_resumes_to_the_uninterrupted_resul
     capsys.readouterr()
     assert main([*common, "--limit", "6", "--output", str(stopped), "--checkpoint", str(checkpoint), "--resume"]) == 2
     assert "checkpoint is of another run" in capsys.readouterr().err and checkpoint.is_file()
-    scored.clear()
-    monkeypatch.setattr(Checkpointer, "chunk_done", lambda self, run, chunk: (scored.extend(chunk), saved(self, run, chunk)))
+    scored = record_chunks(monkeypatch)
     assert main([*common, "--output", str(stopped), "--checkpoint", str(checkpoint), "--resume"]) == 0
     assert "resuming" in capsys.readouterr().err and scored == [4, 5, 6, 7] and not checkpoint.exists()
     first, second = read_result(whole), read_result(stopped)

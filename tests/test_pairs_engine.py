@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import HAND_PAIRS, tiny_model
+from helpers import HAND_PAIRS, record_chunks, tiny_model
 
 import probing.engine.pair_passes as pair_passes
 import probing.model.token_scores as token_scores
@@ -56,27 +56,17 @@ def test_a_pairs_run_stopped_half_way_resumes_to_the_uninterrupted_result(pair_f
     """probing pairs takes --checkpoint/--resume as every long command does: a run stopped after 4 of the 8 pairs
     keeps their log-probabilities, and the resumed run scores the other 4 only, to the very numbers of one run."""
     from probing.cli import main
-    from probing.engine.checkpointing import Checkpointer
     from probing.results.io import read_result
 
     whole, stopped, checkpoint = tmp_path / "whole.json", tmp_path / "stopped.json", tmp_path / "run.checkpoint"
     common = ["pairs", "--quiet", "--model", tiny_model("llama"), "--pairs-file", pair_file, "--batch-size", "4",
               "--checkpoint-every", "0"]
     assert main([*common, "--output", str(whole)]) == 0
-    saved, scored = Checkpointer.chunk_done, []
-
-    def stop_after_four(self, run, chunk):
-        scored.extend(chunk)
-        saved(self, run, chunk)
-        if self._consumed >= 4:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(Checkpointer, "chunk_done", stop_after_four)
+    scored = record_chunks(monkeypatch, stop_after=4)
     assert main([*common, "--output", str(stopped), "--checkpoint", str(checkpoint)]) == 130
     assert checkpoint.is_file() and not stopped.exists() and len(scored) == 4
     first_part = set(scored)
-    scored.clear()
-    monkeypatch.setattr(Checkpointer, "chunk_done", lambda self, run, chunk: (scored.extend(chunk), saved(self, run, chunk)))
+    scored = record_chunks(monkeypatch)
     capsys.readouterr()
     assert main([*common, "--output", str(stopped), "--checkpoint", str(checkpoint), "--resume"]) == 0
     assert "resuming" in capsys.readouterr().err and not checkpoint.exists()
